@@ -1,0 +1,5 @@
+"""kubeview: a terminal UI for GPU-cluster operators."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Sources of cluster state: the Kubernetes API, the embedded local cluster, Prometheus."""

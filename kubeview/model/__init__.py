@@ -1,0 +1,1 @@
+"""Pure cluster model: API objects in, numpy allocation arrays out. No I/O, no kubernetes import."""
