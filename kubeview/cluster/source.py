@@ -1,0 +1,31 @@
+"""The interface every cluster source (kube, local) offers to the TUI, the snapshot and the extender."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from kubeview.model.events import SourceEvent
+
+
+class ActionError(Exception):
+    """An action the cluster refused; the message is one sentence a user can act on."""
+
+
+class SourceError(Exception):
+    """The source cannot start (bad kubeconfig, unknown context, unreachable server); one sentence."""
+
+
+class ClusterSource(Protocol):
+    title: str  # "local cluster" or "CONTEXT @ https://server"
+    is_local: bool
+
+    def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event) -> None:
+        """Block, emitting Listed/WatchEvent/ConnectionState until `stop` is set. Runs in a worker thread."""
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
+        """Set a workload's replicas; returns a one-line result, raises ActionError with the refusal."""
+
+    def close(self) -> None:
+        """Stop everything this source started (processes, threads, connections)."""

@@ -1,0 +1,39 @@
+"""What cluster sources emit and the model consumes. Raw API dicts travel inside, typed at the edge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
+Kind = Literal["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One ADDED / MODIFIED / DELETED event for one object."""
+
+    kind: str
+    type: Literal["ADDED", "MODIFIED", "DELETED"]
+    obj: dict
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A full (re)list of one kind: replaces everything the model holds of that kind."""
+
+    kind: str
+    objects: list[dict]
+    resource_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionState:
+    """The source's link to its cluster: the header shows it, the view is stale while not live."""
+
+    state: Literal["connecting", "live", "stale", "reconnecting", "failed"]
+    since: float  # time.time() of the change
+    detail: str = ""
+
+
+SourceEvent = WatchEvent | Listed | ConnectionState
