@@ -1,0 +1,278 @@
+"""numba path-tracing kernels (pure: no I/O, no globals read at run time).
+
+Everything a kernel needs is an argument.  Random numbers come from a stateless
+counter-based hash: the stream of sample ``s`` of pixel ``p`` starts from
+``pcg(pcg(pcg(seed) ^ p) ^ s)`` and advances with the PCG-RXS-M-XS 32-bit step, so a
+pixel's value never depends on which process, thread or task computed it.
+
+:func:`render_tile` writes, for every pixel of a tile, the float64 *sum* of samples
+``s0 .. s1-1`` added in sample order.  The image is the sum of such chunk sums over the
+job's fixed chunks, in chunk order, divided by the samples per pixel
+(:func:`accumulate_image` does exactly that, and so does the producer).
+
+The tile function is written once and compiled twice (umap style): serially and with
+``prange`` over pixels.  Both give the same bits because every pixel is independent and
+fastmath is off.  Brute force is the same kernel over a one-leaf BVH.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit, prange
+
+from renderer.scene import Scene
+
+_OPTS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
+
+
+@njit(**_OPTS)
+def pcg_hash(x: np.uint64) -> np.uint64:
+    """PCG-RXS-M-XS hash of a 32-bit value held in a uint64 (result < 2**32)."""
+    m = np.uint64(0xFFFFFFFF)
+    s = (x * np.uint64(747796405) + np.uint64(2891336453)) & m
+    w = (((s >> ((s >> np.uint64(28)) + np.uint64(4))) ^ s) * np.uint64(277803737)) & m
+    return (w >> np.uint64(22)) ^ w
+
+
+@njit(**_OPTS)
+def sample_state(seed: int, pixel: int, sample: int) -> np.uint64:
+    """Initial RNG state of one sample of one pixel."""
+    h = pcg_hash(np.uint64(seed) & np.uint64(0xFFFFFFFF))
+    h = pcg_hash(h ^ (np.uint64(pixel) & np.uint64(0xFFFFFFFF)))
+    return pcg_hash(h ^ (np.uint64(sample) & np.uint64(0xFFFFFFFF)))
+
+
+@njit(**_OPTS)
+def next_float(state: np.uint64) -> tuple[np.uint64, float]:
+    """Advance the state; return (new state, uniform float in [0, 1) with 24 bits)."""
+    m = np.uint64(0xFFFFFFFF)
+    s = (state * np.uint64(747796405) + np.uint64(2891336453)) & m
+    w = (((s >> ((s >> np.uint64(28)) + np.uint64(4))) ^ s) * np.uint64(277803737)) & m
+    w = (w >> np.uint64(22)) ^ w
+    return s, float(w >> np.uint64(8)) * (1.0 / 16777216.0)
+
+
+@njit(**_OPTS)
+def _in_unit_sphere(state: np.uint64) -> tuple[np.uint64, float, float, float]:
+    while True:
+        state, a = next_float(state)
+        state, b = next_float(state)
+        state, c = next_float(state)
+        x, y, z = 2.0 * a - 1.0, 2.0 * b - 1.0, 2.0 * c - 1.0
+        if x * x + y * y + z * z < 1.0:
+            return state, x, y, z
+
+
+@njit(**_OPTS)
+def _closest_hit(ox, oy, oz, dx, dy, dz, t_min, spheres, bounds, info, stack):  # noqa: ANN001, ANN202
+    """Index of the nearest sphere hit with t > t_min (or -1) and its t, via the BVH."""
+    ix, iy, iz = 1.0 / dx, 1.0 / dy, 1.0 / dz
+    a = dx * dx + dy * dy + dz * dz
+    closest = np.inf
+    hit = -1
+    sp = 0
+    node = 0
+    while True:
+        t0 = (bounds[node, 0] - ox) * ix
+        t1 = (bounds[node, 3] - ox) * ix
+        tn, tf = min(t0, t1), max(t0, t1)
+        t0 = (bounds[node, 1] - oy) * iy
+        t1 = (bounds[node, 4] - oy) * iy
+        tn, tf = max(tn, min(t0, t1)), min(tf, max(t0, t1))
+        t0 = (bounds[node, 2] - oz) * iz
+        t1 = (bounds[node, 5] - oz) * iz
+        tn, tf = max(tn, min(t0, t1)), min(tf, max(t0, t1))
+        if tn <= tf and tf > t_min and tn < closest:
+            count = info[node, 1]
+            if count == 0:
+                axis = info[node, 2]
+                d = dx if axis == 0 else (dy if axis == 1 else dz)
+                if d < 0.0:
+                    stack[sp] = node + 1
+                    node = info[node, 0]
+                else:
+                    stack[sp] = info[node, 0]
+                    node = node + 1
+                sp += 1
+                continue
+            start = info[node, 0]
+            for k in range(start, start + count):
+                cx = ox - spheres[k, 0]
+                cy = oy - spheres[k, 1]
+                cz = oz - spheres[k, 2]
+                r = spheres[k, 3]
+                hb = cx * dx + cy * dy + cz * dz
+                c = cx * cx + cy * cy + cz * cz - r * r
+                disc = hb * hb - a * c
+                if disc < 0.0:
+                    continue
+                sq = math.sqrt(disc)
+                root = (-hb - sq) / a
+                if root <= t_min or root >= closest:
+                    root = (-hb + sq) / a
+                    if root <= t_min or root >= closest:
+                        continue
+                closest = root
+                hit = k
+        if sp == 0:
+            return hit, closest
+        sp -= 1
+        node = stack[sp]
+
+
+@njit(**_OPTS)
+def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds, info, bg, stack):  # noqa: ANN001, ANN201
+    """Radiance along one camera ray: (r, g, b, new RNG state)."""
+    ar, ag, ab = 1.0, 1.0, 1.0
+    for _ in range(max_depth):
+        k, t = _closest_hit(ox, oy, oz, dx, dy, dz, 1e-3, spheres, bounds, info, stack)
+        if k < 0:
+            f = 0.5 * (dy / math.sqrt(dx * dx + dy * dy + dz * dz) + 1.0)
+            return (ar * ((1.0 - f) * bg[0] + f * bg[3]), ag * ((1.0 - f) * bg[1] + f * bg[4]),
+                    ab * ((1.0 - f) * bg[2] + f * bg[5]), state)
+        px, py, pz = ox + t * dx, oy + t * dy, oz + t * dz
+        r = spheres[k, 3]
+        nx, ny, nz = (px - spheres[k, 0]) / r, (py - spheres[k, 1]) / r, (pz - spheres[k, 2]) / r
+        front = dx * nx + dy * ny + dz * nz < 0.0
+        if not front:
+            nx, ny, nz = -nx, -ny, -nz
+        m = smat[k]
+        kind = mats[m, 0]
+        if kind == 0.0:  # lambertian: normal + random unit vector
+            state, u1 = next_float(state)
+            state, u2 = next_float(state)
+            z = 1.0 - 2.0 * u1
+            rr = math.sqrt(max(0.0, 1.0 - z * z))
+            phi = 2.0 * math.pi * u2
+            sx, sy, sz = nx + rr * math.cos(phi), ny + rr * math.sin(phi), nz + z
+            if abs(sx) < 1e-8 and abs(sy) < 1e-8 and abs(sz) < 1e-8:
+                sx, sy, sz = nx, ny, nz
+            dx, dy, dz = sx, sy, sz
+            ar, ag, ab = ar * mats[m, 1], ag * mats[m, 2], ab * mats[m, 3]
+        elif kind == 1.0:  # metal: mirror reflection + fuzz
+            il = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            ux, uy, uz = dx * il, dy * il, dz * il
+            dn = 2.0 * (ux * nx + uy * ny + uz * nz)
+            fuzz = mats[m, 4]
+            state, qx, qy, qz = _in_unit_sphere(state)
+            dx, dy, dz = ux - dn * nx + fuzz * qx, uy - dn * ny + fuzz * qy, uz - dn * nz + fuzz * qz
+            if dx * nx + dy * ny + dz * nz <= 0.0:
+                return 0.0, 0.0, 0.0, state
+            ar, ag, ab = ar * mats[m, 1], ag * mats[m, 2], ab * mats[m, 3]
+        else:  # dielectric: refract or reflect (Schlick)
+            ior = mats[m, 4]
+            ratio = 1.0 / ior if front else ior
+            il = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            ux, uy, uz = dx * il, dy * il, dz * il
+            cos_t = min(-(ux * nx + uy * ny + uz * nz), 1.0)
+            sin_t = math.sqrt(max(0.0, 1.0 - cos_t * cos_t))
+            r0 = (1.0 - ratio) / (1.0 + ratio)
+            r0 = r0 * r0
+            schlick = r0 + (1.0 - r0) * (1.0 - cos_t) ** 5
+            state, u = next_float(state)
+            if ratio * sin_t > 1.0 or schlick > u:
+                dn = 2.0 * (ux * nx + uy * ny + uz * nz)
+                dx, dy, dz = ux - dn * nx, uy - dn * ny, uz - dn * nz
+            else:
+                px_, py_, pz_ = ratio * (ux + cos_t * nx), ratio * (uy + cos_t * ny), ratio * (uz + cos_t * nz)
+                par = -math.sqrt(abs(1.0 - (px_ * px_ + py_ * py_ + pz_ * pz_)))
+                dx, dy, dz = px_ + par * nx, py_ + par * ny, pz_ + par * nz
+        ox, oy, oz = px, py, pz
+    return 0.0, 0.0, 0.0, state
+
+
+def _render_tile(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed,  # noqa: ANN001, ANN202
+                 cam, spheres, smat, mats, bounds, info, bg):
+    """Sum of samples s0..s1-1 for each pixel of the tile at (x0, y0), size w x h -> out (h, w, 3)."""
+    lens = cam[18]
+    for p in prange(w * h):
+        stack = np.empty(64, dtype=np.int64)  # > renderer.bvh.MAX_DEPTH
+        ty = p // w
+        tx = p - ty * w
+        x = x0 + tx
+        y = y0 + ty
+        row = height - 1 - y  # the camera's v axis points up, image rows go down
+        sr, sg, sb = 0.0, 0.0, 0.0
+        for s in range(s0, s1):
+            state = sample_state(seed, y * width + x, s)
+            state, ju = next_float(state)
+            state, jv = next_float(state)
+            u = (x + ju) / width
+            v = (row + jv) / height
+            ox, oy, oz = cam[0], cam[1], cam[2]
+            if lens > 0.0:
+                state, a = next_float(state)
+                state, b = next_float(state)
+                rad = lens * math.sqrt(a)
+                th = 2.0 * math.pi * b
+                lx, ly = rad * math.cos(th), rad * math.sin(th)
+                ox += cam[12] * lx + cam[15] * ly
+                oy += cam[13] * lx + cam[16] * ly
+                oz += cam[14] * lx + cam[17] * ly
+            dx = cam[3] + u * cam[6] + v * cam[9] - ox
+            dy = cam[4] + u * cam[7] + v * cam[10] - oy
+            dz = cam[5] + u * cam[8] + v * cam[11] - oz
+            cr, cg, cb, state = trace(ox, oy, oz, dx, dy, dz, state, max_depth,
+                                      spheres, smat, mats, bounds, info, bg, stack)
+            sr += cr
+            sg += cg
+            sb += cb
+        out[ty, tx, 0] = sr
+        out[ty, tx, 1] = sg
+        out[ty, tx, 2] = sb
+
+
+def _clone(f: types.FunctionType, suffix: str) -> types.FunctionType:
+    """A copy of ``f`` under another name, so numba's on-disk cache keeps the variants apart."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    return g
+
+
+render_tile_serial = njit(**_OPTS)(_clone(_render_tile, "_serial"))
+render_tile_parallel = njit(parallel=True, **_OPTS)(_clone(_render_tile, "_parallel"))
+
+
+def tile_function(parallel: bool) -> Callable[..., None]:
+    """The serial or the prange variant of the same tile kernel."""
+    return render_tile_parallel if parallel else render_tile_serial
+
+
+def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
+                 *, parallel: bool = False) -> np.ndarray:
+    """Per-pixel float64 sums of samples s0..s1-1 over a tile: array (h, w, 3)."""
+    out = np.zeros((h, w, 3), dtype=np.float64)
+    tile_function(parallel)(
+        out, x0, y0, w, h, s0, s1, scene.width, scene.height, scene.max_depth, scene.seed,
+        scene.camera, scene.spheres, scene.sphere_material, scene.materials,
+        scene.bvh_bounds, scene.bvh_info, scene.background,
+    )
+    return out
+
+
+def chunk_ranges(spp: int, chunk: int) -> list[tuple[int, int]]:
+    """The job's fixed sample chunks: [(s0, s1), ...] in reduction order."""
+    return [(s, min(s + chunk, spp)) for s in range(0, spp, chunk)]
+
+
+def accumulate_image(scene: Scene, *, parallel: bool = True,
+                     progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """The reference image: sum of chunk sums in chunk order, / spp.  (H, W, 3) float64."""
+    acc = np.zeros((scene.height, scene.width, 3), dtype=np.float64)
+    for s0, s1 in chunk_ranges(scene.spp, scene.chunk):
+        acc += render_chunk(scene, 0, 0, scene.width, scene.height, s0, s1, parallel=parallel)
+        if progress is not None:
+            progress(s1 - s0)
+    return acc / scene.spp
+
+
+def to_png_bytes(image: np.ndarray) -> np.ndarray:
+    """Linear float image -> 8-bit sRGB-ish (gamma 2) uint8 array, as in the book."""
+    g = np.sqrt(np.clip(np.nan_to_num(image, nan=0.0), 0.0, None))
+    return (256.0 * np.clip(g, 0.0, 0.999)).astype(np.uint8)

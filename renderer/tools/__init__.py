@@ -1,0 +1,1 @@
+"""Developer tools for the renderer (not needed at run time)."""
