@@ -270,9 +270,3 @@ def accumulate_image(scene: Scene, *, parallel: bool = True,
         if progress is not None:
             progress(s1 - s0)
     return acc / scene.spp
-
-
-def to_png_bytes(image: np.ndarray) -> np.ndarray:
-    """Linear float image -> 8-bit sRGB-ish (gamma 2) uint8 array, as in the book."""
-    g = np.sqrt(np.clip(np.nan_to_num(image, nan=0.0), 0.0, None))
-    return (256.0 * np.clip(g, 0.0, 0.999)).astype(np.uint8)

@@ -1,0 +1,363 @@
+"""The producer: an asyncio TCP server that hands out tasks and accumulates the image.
+
+Consumers say HELLO (with the shared token, if one is set), get the JOB (scene text and
+settings), then REQUEST tasks and send RESULTs.  Tasks are leased: a consumer that
+disconnects or whose lease runs out loses its tasks to the queue; a duplicate or late
+result is ignored.  A REQUEST that cannot be served yet is parked and answered when a task
+is requeued or the job is done, so nobody polls.  A client that breaks the protocol is
+logged and disconnected; its leases go back to the queue and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from renderer import checkpoint as ckpt
+from renderer import protocol as proto
+from renderer.image import write_outputs
+from renderer.scene import Scene
+from renderer.status import ConsumerInfo, RateMeter, StatusServer
+from renderer.tasks import TaskBook
+
+log = logging.getLogger("renderer.producer")
+
+_CONSUMER_TYPES = proto.FROM_CONSUMER - {proto.MsgType.HELLO}
+
+
+@dataclass(frozen=True)
+class ProducerSettings:
+    lease_seconds: float = 300.0
+    """A task not returned within this time goes back to the queue."""
+    hello_timeout: float = 10.0
+    """A new connection must say HELLO within this time."""
+    frame_timeout: float = 60.0
+    """Once a frame header arrived, its payload must follow within this time."""
+    max_connections: int = 4096
+    max_outstanding: int = 2
+    """Leases plus parked requests per consumer (one task in hand, one prefetched)."""
+    max_gone: int = 256
+    """Disconnected consumers kept in the status list."""
+    linger_seconds: float = 2.0
+    """After the image is written, wait this long for consumers to hear DONE."""
+
+
+@dataclass(eq=False)
+class Connection:
+    owner: str
+    info: ConsumerInfo
+    writer: asyncio.StreamWriter
+    wanted: int = 0
+    leases: set[int] = field(default_factory=set)
+    closed: bool = False
+
+    def send(self, msg: proto.Message) -> None:
+        if not self.closed:
+            self.writer.write(proto.encode(msg))
+
+
+class Producer:
+    """One render job served over TCP; see the module docstring."""
+
+    def __init__(self, scene: Scene, *, output: str | Path | None = None, raw: str | Path | None = None,
+                 checkpoint: str | Path | None = None, token: bytes | None = None,
+                 serve_after_done: bool = False, settings: ProducerSettings | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.scene = scene
+        self.book = TaskBook(scene)
+        self.output, self.raw, self.checkpoint_path = output, raw, checkpoint
+        self.output_name = str(output) if output is not None else (str(raw) if raw is not None else None)
+        self.token = token
+        self.serve_after_done = serve_after_done
+        self.settings = settings or ProducerSettings()
+        self.clock = clock
+        self.started = clock()
+        self.finished = False
+        self.finished_at: float | None = None
+        self.final_image: np.ndarray | None = None
+        self.meter = RateMeter()
+        self.consumers: dict[str, ConsumerInfo] = {}
+        self.conns: dict[str, Connection] = {}
+        self._open = 0
+        self._owners = (f"c{i}" for i in itertools.count(1))
+        self._waiting: deque[Connection] = deque()
+        self._fingerprint = scene.fingerprint()
+        self._job = proto.Job(bytes.fromhex(self._fingerprint), scene.width, scene.height, scene.spp,
+                              scene.tile, scene.chunk, scene.text)
+        self._job_frame = proto.encode(self._job)
+        self._dirty = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._finishing = False
+        self.listen_address: tuple[str, int] | None = None
+        self.status_address: tuple[str, int] | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def run(self, listen: tuple[str, int], status: tuple[str, int] | None = None) -> int:
+        """Serve until the image is written (or forever with serve_after_done, or a signal)."""
+        if self.checkpoint_path is not None:
+            snap = ckpt.load(self.checkpoint_path, self.book, self._fingerprint)
+            if snap is not None:
+                self.book.restore(snap.acc, snap.folded, snap.pending)
+                log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
+                         self.book.done, self.book.total)
+        servers = []
+        if status is not None:
+            srv = await StatusServer(self).start(*status)
+            self.status_address = srv.sockets[0].getsockname()[:2]
+            servers.append(srv)
+            log.info("status on http://%s:%d/status", *self.status_address)
+        srv = await asyncio.start_server(self._handle, *listen)
+        self.listen_address = srv.sockets[0].getsockname()[:2]
+        servers.append(srv)
+        log.info("job %s %dx%d spp %d: %d tasks (%d tiles x %d chunks); listening on %s:%d",
+                 self.scene.name, self.scene.width, self.scene.height, self.scene.spp, self.book.total,
+                 self.book.n_tiles, self.book.n_chunks, *self.listen_address)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._stop.set)
+        helpers = [asyncio.create_task(self._expirer())]
+        if self.checkpoint_path is not None:
+            helpers.append(asyncio.create_task(self._checkpointer()))
+        if self.book.finished:
+            self._start_finish()
+        try:
+            await self._stop.wait()
+            if self.finished:
+                await self._linger()
+            else:
+                log.info("stopping before the job is finished: %d/%d tasks done", self.book.done,
+                         self.book.total)
+                await self._save_checkpoint()
+        finally:
+            for h in helpers:
+                h.cancel()
+            for s in servers:
+                s.close()
+            for conn in list(self.conns.values()):
+                conn.closed = True
+                conn.writer.close()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(sig)
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _linger(self) -> None:
+        deadline = self.clock() + self.settings.linger_seconds
+        while self.conns and self.clock() < deadline:
+            await asyncio.sleep(0.05)
+
+    def _start_finish(self) -> None:
+        if not self._finishing:
+            self._finishing = True
+            asyncio.get_running_loop().create_task(self._finish())
+
+    async def _finish(self) -> None:
+        await self._save_checkpoint()
+        image = self.book.final_image()
+        t0 = self.clock()
+        await asyncio.get_running_loop().run_in_executor(None, write_outputs, image, self.output, self.raw)
+        self.final_image = image
+        self.finished = True
+        self.finished_at = self.clock()
+        log.info("done: wrote %s in %.2fs; %d tasks, %d requeued, %.1f s since start",
+                 ", ".join(str(p) for p in (self.output, self.raw) if p is not None) or "nothing",
+                 self.finished_at - t0, self.book.total, self.book.requeued, self.finished_at - self.started)
+        self._dispatch()
+        if not self.serve_after_done:
+            self._stop.set()
+
+    # -- checkpoint and leases ----------------------------------------------------------
+    async def _save_checkpoint(self) -> None:
+        if self.checkpoint_path is None:
+            return
+        snap = ckpt.snapshot(self.book, self._fingerprint)
+        await asyncio.get_running_loop().run_in_executor(None, ckpt.save, self.checkpoint_path, snap)
+
+    async def _checkpointer(self) -> None:
+        """Persist finished chunks as they arrive; bursts coalesce (<= ~20% of the time writing)."""
+        while True:
+            await self._dirty.wait()
+            self._dirty.clear()
+            t0 = self.clock()
+            try:
+                await self._save_checkpoint()
+            except OSError as e:
+                log.error("cannot write checkpoint %s: %s", self.checkpoint_path, e)
+            await asyncio.sleep(min(5.0, 4.0 * (self.clock() - t0)))
+
+    async def _expirer(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.settings.lease_seconds / 4))
+            late = self.book.expire(self.clock())
+            for tid, owner in late:
+                conn = self.conns.get(owner)
+                if conn is not None:
+                    conn.leases.discard(tid)
+                    self._set_state(conn)
+                log.warning("lease of task %d by %s expired; requeued", tid, owner)
+            if late:
+                self._dispatch()
+
+    # -- dispatch -----------------------------------------------------------------------
+    def _serve_one(self, conn: Connection) -> bool:
+        """Answer one parked REQUEST of ``conn``; False if nothing can be handed out now."""
+        if self.finished:
+            conn.send(proto.Done())
+        else:
+            spec = self.book.lease(conn.owner, self.clock(), self.settings.lease_seconds)
+            if spec is None:
+                return False
+            conn.leases.add(spec.task_id)
+            conn.send(proto.Task(spec.task_id, spec.x, spec.y, spec.w, spec.h, spec.s0, spec.s1))
+            self.meter.start(self.clock())
+            self._set_state(conn)
+        conn.wanted -= 1
+        return True
+
+    def _dispatch(self) -> None:
+        """Serve parked requests, one per consumer in turn, while tasks last."""
+        while self._waiting:
+            conn = self._waiting.popleft()
+            if conn.closed or conn.wanted <= 0:
+                continue
+            if not self._serve_one(conn):
+                self._waiting.appendleft(conn)
+                return
+            if conn.wanted > 0:
+                self._waiting.append(conn)
+
+    @staticmethod
+    def _set_state(conn: Connection) -> None:
+        conn.info.state = "working" if conn.leases else "idle"
+
+    # -- connections --------------------------------------------------------------------
+    async def _read(self, reader: asyncio.StreamReader, allowed: frozenset[proto.MsgType],
+                    timeout: float | None) -> proto.Message:
+        header = await asyncio.wait_for(reader.readexactly(proto.HEADER_SIZE), timeout)
+        mtype, length = proto.parse_header(header, allowed)
+        payload = await asyncio.wait_for(reader.readexactly(length), self.settings.frame_timeout)
+        return proto.decode(mtype, payload)
+
+    def _register(self, hello: proto.Hello, address: str, owner: str, writer: asyncio.StreamWriter) -> Connection:
+        name = hello.name or owner
+        cid, n = name, 1
+        while cid in self.consumers and self.consumers[cid].state != "gone":
+            n += 1
+            cid = f"{name}#{n}"
+        now = self.clock()
+        info = self.consumers.pop(cid, None) or ConsumerInfo(cid, address, now)
+        info.address, info.last_seen, info.state = address, now, "idle"
+        self.consumers[cid] = info
+        gone = [k for k, c in self.consumers.items() if c.state == "gone"]
+        for k in gone[: max(0, len(gone) - self.settings.max_gone)]:
+            del self.consumers[k]
+        conn = Connection(owner, info, writer)
+        self.conns[owner] = conn
+        return conn
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        owner = next(self._owners)
+        conn: Connection | None = None
+        self._open += 1
+        try:
+            if self._open > self.settings.max_connections:
+                log.warning("%s: too many connections; refused", address)
+                return
+            hello = await self._read(reader, frozenset({proto.MsgType.HELLO}), self.settings.hello_timeout)
+            assert isinstance(hello, proto.Hello)
+            if not proto.token_ok(self.token, hello.token):
+                log.warning("%s: bad token; disconnecting", address)
+                writer.write(proto.encode(proto.Error("bad token")))
+                await asyncio.wait_for(writer.drain(), 5)
+                return
+            conn = self._register(hello, address, owner, writer)
+            log.info("consumer %s connected from %s", conn.info.id, address)
+            writer.write(self._job_frame)
+            await asyncio.wait_for(writer.drain(), self.settings.frame_timeout)
+            while True:
+                msg = await self._read(reader, _CONSUMER_TYPES, None)
+                conn.info.last_seen = self.clock()
+                self._on_message(conn, msg)
+                if writer.transport.get_write_buffer_size() > 1 << 20:
+                    raise proto.ProtocolError("not reading its replies")
+        except proto.ProtocolError as e:
+            log.warning("%s (%s): protocol error: %s; disconnecting", address,
+                        conn.info.id if conn else "before HELLO", e)
+        except TimeoutError:
+            log.warning("%s: timed out; disconnecting", address)
+        except (asyncio.IncompleteReadError, ConnectionError) as e:
+            if conn is None or isinstance(e, asyncio.IncompleteReadError) and e.partial:
+                log.warning("%s: connection closed mid-frame or before HELLO", address)
+        except Exception:
+            log.exception("%s: unexpected error; disconnecting", address)
+        finally:
+            self._open -= 1
+            if conn is not None:
+                self._drop(conn)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _drop(self, conn: Connection) -> None:
+        conn.closed = True
+        self.conns.pop(conn.owner, None)
+        conn.info.state = "gone"
+        n = self.book.release(conn.owner)
+        conn.leases.clear()
+        log.info("consumer %s disconnected%s", conn.info.id, f"; {n} task(s) requeued" if n else "")
+        if n:
+            self._dispatch()
+
+    def _on_message(self, conn: Connection, msg: proto.Message) -> None:
+        if isinstance(msg, proto.Request):
+            if conn.wanted + len(conn.leases) >= self.settings.max_outstanding:
+                conn.send(proto.Wait(500))
+                return
+            conn.wanted += 1
+            if not (self._waiting and self._waiting[0] is not conn) and self._serve_one(conn):
+                return
+            if conn not in self._waiting:
+                self._waiting.append(conn)
+        elif isinstance(msg, proto.Result):
+            self._on_result(conn, msg)
+        elif isinstance(msg, proto.Return) and self.book.give_back(conn.owner, msg.task_id):
+            conn.leases.discard(msg.task_id)
+            self._set_state(conn)
+            log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
+            self._dispatch()
+
+    def _on_result(self, conn: Connection, msg: proto.Result) -> None:
+        tid = msg.task_id
+        if tid >= self.book.total or tid not in self.book.history.get(conn.owner, ()):
+            raise proto.ProtocolError(f"result for task {tid}, which was never leased to it")
+        spec = self.book.spec(tid)
+        if msg.data.shape != (spec.h, spec.w, 3):
+            raise proto.ProtocolError(f"result for task {tid} has shape {msg.data.shape}")
+        conn.leases.discard(tid)
+        self._set_state(conn)
+        if not self.book.complete(conn.owner, tid, msg.data):
+            log.info("duplicate or late result for task %d from %s ignored", tid, conn.info.id)
+            return
+        now = self.clock()
+        conn.info.tasks_done += 1
+        conn.info.meter.add(now, spec.samples)
+        self.meter.add(now, spec.samples)
+        self._dirty.set()
+        if self.book.finished:
+            self._start_finish()

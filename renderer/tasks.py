@@ -1,0 +1,182 @@
+"""The producer's book of tasks: leases, requeues, idempotent results, fixed-order reduction.
+
+Pure bookkeeping (no I/O, time is passed in).  A job of ``T`` tiles and ``C`` sample
+chunks has ``T * C`` tasks; task ``id = chunk * T + tile``, so handing out the lowest id
+first refines the whole image chunk after chunk.  A tile's chunk sums are folded into the
+accumulator strictly in chunk order (a result that arrives early waits in ``pending``),
+so the accumulated image is the same bits whichever consumer finished what, and when.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from renderer.kernels import chunk_ranges
+from renderer.scene import Scene
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    task_id: int
+    tile: int
+    chunk: int
+    x: int
+    y: int
+    w: int
+    h: int
+    s0: int
+    s1: int
+
+    @property
+    def samples(self) -> int:
+        return self.w * self.h * (self.s1 - self.s0)
+
+
+@dataclass
+class Lease:
+    owner: str
+    expires: float
+
+
+class TaskBook:
+    """Which tasks are queued, leased, pending or folded; the accumulated image."""
+
+    def __init__(self, scene: Scene) -> None:
+        self.width, self.height, self.spp = scene.width, scene.height, scene.spp
+        t = scene.tile
+        self.tiles = [(x, y, min(t, scene.width - x), min(t, scene.height - y))
+                      for y in range(0, scene.height, t) for x in range(0, scene.width, t)]
+        self.chunks = chunk_ranges(scene.spp, scene.chunk)
+        self.n_tiles, self.n_chunks = len(self.tiles), len(self.chunks)
+        self.total = self.n_tiles * self.n_chunks
+        self.samples_total = scene.width * scene.height * scene.spp
+        self.acc = np.zeros((scene.height, scene.width, 3), dtype=np.float64)
+        self.folded = np.zeros(self.n_tiles, dtype=np.int64)  # chunks folded, per tile
+        self.pending: dict[int, np.ndarray] = {}  # done, waiting for earlier chunks of its tile
+        self.leases: dict[int, Lease] = {}
+        self.history: dict[str, set[int]] = {}  # owner -> task ids ever leased to it
+        self._heap = list(range(self.total))
+        self._queued = set(self._heap)
+        self.done = 0
+        self.samples_done = 0
+        self.requeued = 0
+
+    # -- queries -----------------------------------------------------------------------
+    def spec(self, task_id: int) -> TaskSpec:
+        chunk, tile = divmod(task_id, self.n_tiles)
+        x, y, w, h = self.tiles[tile]
+        s0, s1 = self.chunks[chunk]
+        return TaskSpec(task_id, tile, chunk, x, y, w, h, s0, s1)
+
+    def is_done(self, task_id: int) -> bool:
+        chunk, tile = divmod(task_id, self.n_tiles)
+        return chunk < self.folded[tile] or task_id in self.pending
+
+    @property
+    def finished(self) -> bool:
+        return self.done == self.total
+
+    @property
+    def queued(self) -> int:
+        return len(self._queued)
+
+    def leased_by(self, owner: str) -> list[int]:
+        return [tid for tid, lease in self.leases.items() if lease.owner == owner]
+
+    # -- leases ------------------------------------------------------------------------
+    def lease(self, owner: str, now: float, duration: float) -> TaskSpec | None:
+        """Lease the lowest queued task to ``owner``, or None if nothing is queued."""
+        while self._heap:
+            tid = heapq.heappop(self._heap)
+            if tid in self._queued:
+                self._queued.discard(tid)
+                self.leases[tid] = Lease(owner, now + duration)
+                self.history.setdefault(owner, set()).add(tid)
+                return self.spec(tid)
+        return None
+
+    def _requeue(self, tid: int) -> None:
+        del self.leases[tid]
+        self._queued.add(tid)
+        heapq.heappush(self._heap, tid)
+        self.requeued += 1
+
+    def give_back(self, owner: str, task_id: int) -> bool:
+        """The owner hands a leased task back; True if it was queued again."""
+        lease = self.leases.get(task_id)
+        if lease is None or lease.owner != owner:
+            return False
+        self._requeue(task_id)
+        return True
+
+    def release(self, owner: str) -> int:
+        """The owner is gone: requeue its leases, forget its history.  Returns the count."""
+        mine = self.leased_by(owner)
+        for tid in mine:
+            self._requeue(tid)
+        self.history.pop(owner, None)
+        return len(mine)
+
+    def expire(self, now: float) -> list[tuple[int, str]]:
+        """Requeue leases that ran out: [(task id, owner), ...]."""
+        late = [(tid, lease.owner) for tid, lease in self.leases.items() if lease.expires <= now]
+        for tid, _ in late:
+            self._requeue(tid)
+        return late
+
+    # -- results -----------------------------------------------------------------------
+    def complete(self, owner: str, task_id: int, data: np.ndarray) -> bool:
+        """Record a result.  False (and nothing changes) if it is a duplicate or late one,
+        or if the task was never leased to ``owner``.  The caller checks ``data``'s shape."""
+        if task_id >= self.total or task_id not in self.history.get(owner, ()):
+            return False
+        if self.is_done(task_id):
+            return False
+        self.leases.pop(task_id, None)
+        self._queued.discard(task_id)
+        self.pending[task_id] = data
+        self.done += 1
+        self.samples_done += self.spec(task_id).samples
+        self._fold(task_id % self.n_tiles)
+        return True
+
+    def _fold(self, tile: int) -> None:
+        x, y, w, h = self.tiles[tile]
+        while True:
+            tid = int(self.folded[tile]) * self.n_tiles + tile
+            data = self.pending.pop(tid, None) if self.folded[tile] < self.n_chunks else None
+            if data is None:
+                return
+            self.acc[y:y + h, x:x + w] += data
+            self.folded[tile] += 1
+
+    def restore(self, acc: np.ndarray, folded: np.ndarray, pending: dict[int, np.ndarray]) -> None:
+        """Resume from a checkpoint (already validated against this job)."""
+        self.acc[...] = acc
+        self.folded[:] = folded
+        for tid, data in sorted(pending.items()):
+            self.pending[tid] = data
+        done = [tid for tid in range(self.total) if self.is_done(tid)]
+        self._queued.difference_update(done)
+        self._heap = sorted(self._queued)
+        self.done = len(done)
+        self.samples_done = sum(self.spec(tid).samples for tid in done)
+
+    # -- images ------------------------------------------------------------------------
+    def image_so_far(self) -> np.ndarray:
+        """Each tile's folded sum divided by its folded samples (black where none yet)."""
+        img = np.zeros_like(self.acc)
+        for tile, (x, y, w, h) in enumerate(self.tiles):
+            n = int(self.folded[tile])
+            if n:
+                img[y:y + h, x:x + w] = self.acc[y:y + h, x:x + w] / self.chunks[n - 1][1]
+        return img
+
+    def final_image(self) -> np.ndarray:
+        """The finished image: sum of chunk sums in chunk order, / spp (as kernels.accumulate_image)."""
+        if not self.finished:
+            raise RuntimeError("job not finished")
+        return self.acc / self.spp
