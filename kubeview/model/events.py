@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from kubeview.model.usage import UsageUpdate
+
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
 Kind = Literal["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"]
 
@@ -36,4 +38,4 @@ class ConnectionState:
     detail: str = ""
 
 
-SourceEvent = WatchEvent | Listed | ConnectionState
+SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate  # UsageUpdate: see model/usage.py

@@ -5,6 +5,10 @@ init container runs alone beside the sidecars started before it; restartable ini
 (sidecars, `restartPolicy: Always`) run for the pod's lifetime and add to the app sum; the pod takes
 the larger of the two; pod-level `spec.resources` wins where set; `spec.overhead` is added. Every pod
 also takes one unit of the `pods` resource.
+
+`pod_amounts` is the hot path (150,000 pods in a list): replicas of one workload share their
+containers' resources, so the result is cached by the resources' *content* (names and quantity
+strings) and shared between pods. The returned dicts are read-only by convention.
 """
 
 from __future__ import annotations
@@ -59,3 +63,70 @@ def effective(spec: dict, field: str = "requests") -> dict[str, int]:
 def per_container(spec: dict, field: str = "requests") -> list[tuple[str, dict[str, int]]]:
     """(container name, amounts) for app containers, as kube-state-metrics reports them."""
     return [(c.get("name", ""), a) for c, a in _container_amounts(spec.get("containers"), field)]
+
+
+_PerContainer = list[tuple[str, dict[str, int]]]
+_Amounts = tuple[dict[str, int], dict[str, int], _PerContainer, _PerContainer]
+_CACHE: dict[tuple, _Amounts] = {}
+_CACHE_LIMIT = 65536
+
+
+def _resources_key(containers: Iterable[dict] | None, init: bool) -> tuple:
+    key = []
+    for c in containers or ():
+        res = c.get("resources")
+        if res:
+            req, lim = res.get("requests"), res.get("limits")
+            req_key = tuple(req.items()) if req else None
+            lim_key = tuple(lim.items()) if lim else None
+        else:
+            req_key = lim_key = None
+        if init:
+            key.append((c.get("name"), req_key, lim_key, c.get("restartPolicy")))
+        else:
+            key.append((c.get("name"), req_key, lim_key))
+    return tuple(key)
+
+
+def pod_amounts(spec: dict) -> _Amounts:
+    """(effective requests, effective limits, per-app-container requests, per-app-container limits), cached.
+
+    Same values as `effective(spec, "requests")`, `effective(spec, "limits")`,
+    `per_container(spec, "requests")` and `per_container(spec, "limits")`; pods with identical
+    container resources share one result.
+    """
+    containers = spec.get("containers")
+    if containers and len(containers) == 1 and not (
+        spec.get("initContainers") or spec.get("overhead") or spec.get("resources")
+    ):  # the common case, keyed cheaply
+        c = containers[0]
+        res = c.get("resources")
+        if res:
+            req, lim = res.get("requests"), res.get("limits")
+            key = (c.get("name"), tuple(req.items()) if req else None, tuple(lim.items()) if lim else None)
+        else:
+            key = (c.get("name"),)
+    else:
+        init = spec.get("initContainers")
+        overhead = spec.get("overhead")
+        pod_res = spec.get("resources")
+        key = (
+            _resources_key(containers, False),
+            _resources_key(init, True) if init else None,
+            tuple(overhead.items()) if overhead else None,
+            (tuple((k, tuple(v.items()) if isinstance(v, dict) else v) for k, v in pod_res.items())
+             if pod_res else None),
+        )
+    try:
+        return _CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    result = (effective(spec, "requests"), effective(spec, "limits"), per_container(spec, "requests"),
+              per_container(spec, "limits"))
+    try:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = result
+    except TypeError:  # an unhashable oddity in the spec: compute, don't cache
+        pass
+    return result

@@ -1,0 +1,337 @@
+"""The cluster as kubeview sees it: source events in, allocation arrays and views out.
+
+`ClusterModel.apply` takes what a source emits (`Listed`, `WatchEvent`, `ConnectionState`,
+`UsageUpdate`) and updates incrementally: a pod event subtracts the pod's old requests from its
+node's row and adds the new ones, so one event costs O(resources of one pod), never a rebuild.
+A relist (`Listed`) rebuilds that kind in one vectorised pass. Pods bound to a node the model has
+not seen yet are remembered and counted when the node arrives.
+
+"Requested" follows kube-scheduler: pods bound to the node (`spec.nodeName`) whose phase is not
+Succeeded or Failed, Terminating ones included (their resources are held until they are gone).
+
+Not thread-safe: one thread applies events; readers take `allocation()` (a dense copy, cached per
+`version`) and the views.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
+from kubeview.model.fragmentation import Fragmentation, fragmentation
+from kubeview.model.table import NodeTable
+from kubeview.model.usage import Usage, UsageUpdate
+from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
+from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
+
+PodKey = tuple[str, str]
+WorkloadKey = tuple[str, str, str]
+
+
+class ClusterModel:
+    """Nodes, pods and workloads of one cluster, with the allocation matrix kept up to date."""
+
+    def __init__(self, title: str = "") -> None:
+        self.title = title
+        self.nodes: dict[str, NodeView] = {}
+        self.pods: dict[PodKey, PodView] = {}
+        self.workloads: dict[WorkloadKey, WorkloadView] = {}
+        self.connection = ConnectionState("connecting", time.time())
+        self.usage = Usage()
+        self.version = 0
+        self.synced: set[str] = set()  # kinds listed at least once
+        self._table = NodeTable()
+        self._bound: dict[str, dict[PodKey, PodView]] = {}  # node name -> pods counted against it
+        self._pending: dict[PodKey, PodView] = {}
+        self._alloc: Allocation | None = None
+        self._alloc_version = -1
+        self._order: list[str] | None = None  # sorted node names, None when the node set changed
+
+    # -- events ----------------------------------------------------------------------------------
+    def apply(self, event: SourceEvent) -> bool:
+        """Fold one source event in; True if anything changed (and `version` was bumped)."""
+        if isinstance(event, WatchEvent):
+            changed = self._apply_watch(event)
+        elif isinstance(event, Listed):
+            changed = self._apply_listed(event)
+        elif isinstance(event, ConnectionState):
+            changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)
+            self.connection = event
+        elif isinstance(event, UsageUpdate):
+            self.usage.merge(event)
+            changed = True
+        else:
+            raise TypeError(f"not a source event: {type(event).__name__}")
+        if changed:
+            self.version += 1
+        return changed
+
+    def apply_all(self, events) -> bool:
+        changed = False
+        for event in events:
+            changed = self.apply(event) or changed
+        return changed
+
+    def _apply_watch(self, event: WatchEvent) -> bool:
+        kind, obj = event.kind, event.obj
+        if event.type not in ("ADDED", "MODIFIED", "DELETED"):
+            return False  # BOOKMARK/ERROR are the source's business
+        deleted = event.type == "DELETED"
+        if kind == "Pod":
+            return self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)
+        if kind == "Node":
+            name = (obj.get("metadata") or {}).get("name", "")
+            return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
+        if kind in WORKLOAD_KINDS:
+            meta = obj.get("metadata") or {}
+            key = (kind, meta.get("namespace", ""), meta.get("name", ""))
+            if deleted:
+                return self.workloads.pop(key, None) is not None
+            view = WorkloadView.from_api(kind, obj)
+            old = self.workloads.get(key)
+            if old is not None and old.resource_version and old.resource_version == view.resource_version:
+                return False
+            self.workloads[key] = view
+            return True
+        return False
+
+    def _apply_listed(self, event: Listed) -> bool:
+        kind = event.kind
+        self.synced.add(kind)
+        if kind == "Pod":
+            self._relist_pods(event.objects)
+        elif kind == "Node":
+            fresh = {v.name: v for v in map(NodeView.from_api, event.objects)}
+            for name in [n for n in self.nodes if n not in fresh]:
+                self._delete_node(name)
+            for view in fresh.values():
+                self._put_node(view)
+        elif kind in WORKLOAD_KINDS:
+            for key in [k for k in self.workloads if k[0] == kind]:
+                del self.workloads[key]
+            for obj in event.objects:
+                view = WorkloadView.from_api(kind, obj)
+                self.workloads[view.key] = view
+        else:
+            return False
+        return True
+
+    # -- nodes ---------------------------------------------------------------------------------
+    def _put_node(self, view: NodeView) -> bool:
+        old = self.nodes.get(view.name)
+        if old is not None and old.resource_version and old.resource_version == view.resource_version:
+            return False
+        t = self._table
+        if old is None:
+            r = t.add(view.name)
+            t.set_node(r, view.capacity, view.allocatable)
+            for pod in (self._bound.get(view.name) or {}).values():
+                t.add_pod(r, pod.requests, pod.limits, 1)
+            self._order = None
+        else:
+            r = t.row[view.name]
+            if old.capacity != view.capacity or old.allocatable != view.allocatable:
+                t.set_node(r, view.capacity, view.allocatable)
+        self.nodes[view.name] = view
+        return True
+
+    def _delete_node(self, name: str) -> bool:
+        if self.nodes.pop(name, None) is None:
+            return False
+        self._table.remove(name)  # its pods stay in _bound: they count again if it comes back
+        self._order = None
+        return True
+
+    # -- pods ----------------------------------------------------------------------------------
+    def _put_pod(self, obj: dict) -> bool:
+        key = _pod_key(obj)
+        old = self.pods.get(key)
+        if old is not None:
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if rv and old.resource_version == rv:
+                return False
+        view = PodView.from_api(obj)
+        if old is not None:
+            self._uncount(old)
+        self.pods[key] = view
+        self._count(view)
+        return True
+
+    def _delete_pod(self, key: PodKey) -> bool:
+        old = self.pods.pop(key, None)
+        if old is None:
+            return False
+        self._uncount(old)
+        return True
+
+    def _count(self, pod: PodView) -> None:
+        node = pod.node
+        if pod.phase in TERMINAL_PHASES:
+            return
+        if node is None:
+            self._pending[pod.key] = pod
+            return
+        bound = self._bound.get(node)
+        if bound is None:
+            bound = self._bound[node] = {}
+        bound[pod.key] = pod
+        r = self._table.row.get(node)
+        if r is not None:
+            self._table.add_pod(r, pod.requests, pod.limits, 1)
+
+    def _uncount(self, pod: PodView) -> None:
+        node = pod.node
+        if pod.phase in TERMINAL_PHASES:
+            return
+        if node is None:
+            self._pending.pop(pod.key, None)
+            return
+        bound = self._bound.get(node)
+        if bound is not None and bound.pop(pod.key, None) is not None:
+            if not bound:
+                del self._bound[node]
+            r = self._table.row.get(node)
+            if r is not None:
+                self._table.add_pod(r, pod.requests, pod.limits, -1)
+
+    def _relist_pods(self, objects: list[dict]) -> None:
+        """Replace every pod: views reused where the resourceVersion is unchanged, sums rebuilt at once."""
+        t = self._table
+        t.clear_pods()
+        old_pods = self.pods
+        pods: dict[PodKey, PodView] = {}
+        bound: dict[str, dict[PodKey, PodView]] = {}
+        pending: dict[PodKey, PodView] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[int] = []
+        lrows: list[int] = []
+        lcols: list[int] = []
+        lvals: list[int] = []
+        counted_rows: list[int] = []
+        col, row_of, column = t.col, t.row, t.column
+        from_api = PodView.from_api
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            key = (meta.get("namespace", ""), meta.get("name", ""))
+            view = old_pods.get(key)
+            if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
+                view = from_api(obj)
+            pods[key] = view
+            if view.phase in TERMINAL_PHASES:
+                continue
+            node = view.node
+            if node is None:
+                pending[key] = view
+                continue
+            on_node = bound.get(node)
+            if on_node is None:
+                on_node = bound[node] = {}
+            on_node[key] = view
+            r = row_of.get(node)
+            if r is None:
+                continue
+            counted_rows.append(r)
+            for k, v in view.requests.items():
+                c = col.get(k)
+                rows.append(r)
+                cols.append(c if c is not None else column(k))
+                vals.append(v)
+            for k, v in view.limits.items():
+                c = col.get(k)
+                lrows.append(r)
+                lcols.append(c if c is not None else column(k))
+                lvals.append(v)
+        t.add_pods_bulk(rows, cols, vals, lrows, lcols, lvals)
+        if counted_rows:
+            t.pod_count[: t.pod_count.shape[0]] = np.bincount(counted_rows, minlength=t.pod_count.shape[0])
+        self.pods, self._bound, self._pending = pods, bound, pending
+
+    # -- reads ---------------------------------------------------------------------------------
+    def node_names(self) -> list[str]:
+        """Node names in row order of `allocation()` (sorted)."""
+        if self._order is None:
+            self._order = sorted(self.nodes)
+        return self._order
+
+    def allocation(self) -> Allocation:
+        """Dense nodes x resources arrays (read-only; cached until the next change)."""
+        if self._alloc is not None and self._alloc_version == self.version:
+            return self._alloc
+        names = self.node_names()
+        resources = self._table.ordered_columns()
+        m = self._table.compact(names, resources)
+        self._alloc = Allocation(
+            nodes=list(names),
+            resources=resources,
+            capacity=m["capacity"],
+            allocatable=m["allocatable"],
+            requested=m["requested"],
+            limits=m["limits"],
+            views=[self.nodes[n] for n in names],
+        )
+        self._pod_counts = m["pod_count"]
+        self._alloc_version = self.version
+        return self._alloc
+
+    def pod_counts(self) -> np.ndarray:
+        """Pods counted against each node, aligned with `allocation().nodes`."""
+        self.allocation()
+        return self._pod_counts
+
+    def pods_on(self, node: str) -> list[PodView]:
+        """The pods counted against `node` (bound, not finished), by name."""
+        return sorted((self._bound.get(node) or {}).values(), key=lambda p: p.key)
+
+    def pending(self) -> list[PodView]:
+        """Unbound, unfinished pods, by (namespace, name); `.pending_reason` has the scheduler's message."""
+        return sorted(self._pending.values(), key=lambda p: p.key)
+
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    def schedulable(self) -> np.ndarray:
+        """Per node (allocation order): Ready and not cordoned."""
+        return np.fromiter((v.ready and not v.unschedulable for v in self.allocation().views), dtype=bool,
+                           count=len(self.nodes))
+
+    def largest_fit(self, resource: str = GPU) -> np.ndarray:
+        """Per node: the largest request of `resource` that still fits (0 on unschedulable or full nodes)."""
+        alloc = self.allocation()
+        col = alloc.column(resource)
+        if col is None:
+            return np.zeros(len(alloc.nodes), dtype=np.int64)
+        free = alloc.free
+        pods_col = alloc.column("pods")
+        ok = self.schedulable()
+        if pods_col is not None:
+            ok &= free[:, pods_col] > 0
+        return np.where(ok, np.maximum(free[:, col], 0), 0)
+
+    def fragmentation(self, resource: str = GPU) -> Fragmentation:
+        """k-GPU pods that still fit vs what the free total allows, over schedulable nodes."""
+        fits = self.largest_fit(resource)
+        alloc = self.allocation()
+        col = alloc.column(resource)
+        has = alloc.allocatable[:, col] > 0 if col is not None else np.zeros(len(alloc.nodes), dtype=bool)
+        return fragmentation(fits[has], resource)
+
+    def totals(self) -> dict[str, dict[str, int]]:
+        """Per resource over all nodes: capacity, allocatable, requested, limits, free."""
+        alloc = self.allocation()
+        sums = {m: getattr(alloc, m).sum(axis=0) for m in ("capacity", "allocatable", "requested", "limits")}
+        return {
+            r: {**{m: int(v[i]) for m, v in sums.items()}, "free": int(sums["allocatable"][i] - sums["requested"][i])}
+            for i, r in enumerate(alloc.resources)
+        }
+
+    def is_synced(self, kinds: tuple[str, ...] | list[str]) -> bool:
+        return all(k in self.synced for k in kinds)
+
+
+def _pod_key(obj: dict) -> PodKey:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace", ""), meta.get("name", ""))

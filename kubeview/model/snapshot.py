@@ -1,0 +1,228 @@
+"""The `kubeview snapshot --json` document and its JSON Schema (`snapshot --schema`).
+
+One document a script can rely on: `schemaVersion` changes only when a field changes meaning or
+disappears (adding fields does not bump it). Amounts are integers in model units: cpu in
+millicores, memory and storage in bytes, everything else a count (`units` says which). Usage that
+nobody measured is `null`, never 0. docs/snapshot.md is the field reference.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from kubeview.model.allocation import GPU
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.fragmentation import Fragmentation
+
+SCHEMA_VERSION = 1
+FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
+
+
+def unit_of(resource: str) -> str:
+    """"millicores" for cpu, "bytes" for memory/storage/hugepages, "count" for the rest (GPUs, pods)."""
+    if resource == "cpu":
+        return "millicores"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return "bytes"
+    return "count"
+
+
+def _iso(t: float | None) -> str | None:
+    return None if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _fragmentation_doc(f: Fragmentation) -> dict:
+    return {
+        "resource": f.resource,
+        "freeTotal": f.free_total,
+        "largestFit": f.largest_fit,
+        "nodes": f.nodes,
+        "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded} for s in f.sizes],
+    }
+
+
+def build_snapshot(model: ClusterModel, now: float | None = None) -> dict:
+    """The snapshot document of `model` (see SNAPSHOT_SCHEMA)."""
+    alloc = model.allocation()
+    resources = alloc.resources
+    usage = model.usage
+    cols = {"capacity": alloc.capacity.tolist(), "allocatable": alloc.allocatable.tolist(),
+            "requested": alloc.requested.tolist(), "limits": alloc.limits.tolist(), "free": alloc.free.tolist()}
+    counts = model.pod_counts().tolist()
+    fits = model.largest_fit(GPU).tolist()
+    schedulable = model.schedulable().tolist()
+    nodes = []
+    for i, view in enumerate(alloc.views):
+        nu = usage.nodes.get(view.name)
+        per = {}
+        for j, r in enumerate(resources):
+            entry = {f: cols[f][i][j] for f in FIGURES}
+            entry["usage"] = (nu.cpu if r == "cpu" else nu.memory if r == "memory" else None) if nu else None
+            per[r] = entry
+        nodes.append({
+            "name": view.name,
+            "ready": view.ready,
+            "schedulable": schedulable[i],
+            "unschedulable": view.unschedulable,
+            "conditions": dict(view.conditions),
+            "taints": [{"key": t.get("key", ""), "value": t.get("value"), "effect": t.get("effect", "")}
+                       for t in view.taints],
+            "labels": dict(view.labels),
+            "podCount": counts[i],
+            "gpuLargestFit": fits[i],
+            "gpuUtilization": list(nu.gpu_util) if nu is not None and nu.gpu_util is not None else None,
+            "resources": per,
+        })
+    pod_usage = usage.pods
+    pods = []
+    for key, p in sorted(model.pods.items()):
+        pu = pod_usage.get(key)
+        pods.append({
+            "namespace": p.namespace,
+            "name": p.name,
+            "node": p.node,
+            "phase": p.phase,
+            "deleting": p.deleting,
+            "restarts": p.restarts,
+            "owner": {"kind": p.owner[0], "name": p.owner[1]} if p.owner else None,
+            "requests": p.requests,
+            "limits": p.limits,
+            "pendingReason": p.pending_reason if p.pending else None,
+            "usage": None if pu is None else {
+                "cpu": pu.cpu, "memory": pu.memory,
+                "gpuUtilization": list(pu.gpu_util) if pu.gpu_util is not None else None,
+            },
+        })
+    workloads = [
+        {"kind": w.kind, "namespace": w.namespace, "name": w.name, "desired": w.desired, "ready": w.ready,
+         "current": w.current, "available": w.available}
+        for _, w in sorted(model.workloads.items())
+    ]
+    totals = model.totals()
+    for r, t in totals.items():
+        if usage.nodes and r in ("cpu", "memory"):
+            vals = [getattr(u, r) for u in usage.nodes.values()]
+            known = [v for v in vals if v is not None]
+            t["usage"] = sum(known) if known else None
+        else:
+            t["usage"] = None
+    conn = model.connection
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "generatedAt": _iso(time.time() if now is None else now),
+        "units": {r: unit_of(r) for r in resources},
+        "cluster": {
+            "title": model.title,
+            "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
+            "version": model.version,
+            "synced": sorted(model.synced),
+            "nodes": len(alloc.nodes),
+            "readyNodes": sum(1 for v in alloc.views if v.ready),
+            "pods": len(model.pods),
+            "pendingPods": model.pending_count(),
+            "totals": totals,
+            "usage": {"source": usage.source, "at": _iso(usage.at), "window": usage.window, "error": usage.error},
+        },
+        "nodes": nodes,
+        "pods": pods,
+        "workloads": workloads,
+        "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
+    }
+
+
+# -- JSON Schema (draft 2020-12; the subset kubeview.model.schema_check understands) ------------------
+_INT = {"type": "integer"}
+_COUNT = {"type": "integer", "minimum": 0}
+_STR = {"type": "string"}
+_OPT_STR = {"type": ["string", "null"]}
+_OPT_NUM = {"type": ["number", "null"]}
+_TIME = {"type": ["string", "null"], "description": "ISO 8601 UTC, e.g. 2026-11-22T10:05:32Z"}
+_AMOUNTS = {"type": "object", "additionalProperties": _INT,
+            "description": "resource name -> amount in model units (see units)"}
+
+
+def _obj(props: dict, required: list[str] | None = None, description: str = "") -> dict:
+    out = {"type": "object", "properties": props, "required": required or list(props)}
+    if description:
+        out["description"] = description
+    return out
+
+
+SNAPSHOT_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://kubeview.dev/schemas/snapshot-v1.json",
+    "title": "kubeview snapshot",
+    "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
+    "type": "object",
+    "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "fragmentation"],
+    "properties": {
+        "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
+        "generatedAt": _TIME,
+        "units": {"type": "object", "additionalProperties": {"enum": ["millicores", "bytes", "count"]}},
+        "cluster": _obj({
+            "title": _STR,
+            "connection": _obj({"state": {"enum": ["connecting", "live", "stale", "reconnecting", "failed"]},
+                                "since": _TIME, "detail": _STR}),
+            "version": _COUNT,
+            "synced": {"type": "array", "items": _STR},
+            "nodes": _COUNT,
+            "readyNodes": _COUNT,
+            "pods": _COUNT,
+            "pendingPods": _COUNT,
+            "totals": {"type": "object", "additionalProperties": {"$ref": "#/$defs/figures"}},
+            "usage": _obj({"source": _OPT_STR, "at": _TIME, "window": _OPT_STR, "error": _OPT_STR}),
+        }),
+        "nodes": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+        "pods": {"type": "array", "items": {"$ref": "#/$defs/pod"}},
+        "workloads": {"type": "array", "items": {"$ref": "#/$defs/workload"}},
+        "fragmentation": {"$ref": "#/$defs/fragmentation"},
+    },
+    "$defs": {
+        "figures": _obj({
+            "capacity": _INT, "allocatable": _INT, "requested": _INT, "limits": _INT, "free": _INT,
+            "usage": {**_OPT_NUM, "description": "measured use (cpu, memory only); null when not measured"},
+        }, description="one resource on one node (or the cluster): amounts in model units"),
+        "node": _obj({
+            "name": _STR,
+            "ready": {"type": "boolean"},
+            "schedulable": {"type": "boolean", "description": "Ready and not cordoned"},
+            "unschedulable": {"type": "boolean", "description": "spec.unschedulable (cordoned)"},
+            "conditions": {"type": "object", "additionalProperties": _STR},
+            "taints": {"type": "array", "items": _obj({"key": _STR, "value": _OPT_STR, "effect": _STR})},
+            "labels": {"type": "object", "additionalProperties": _STR},
+            "podCount": _COUNT,
+            "gpuLargestFit": _COUNT,
+            "gpuUtilization": {"type": ["array", "null"], "items": {"type": "number"}},
+            "resources": {"type": "object", "additionalProperties": {"$ref": "#/$defs/figures"}},
+        }),
+        "pod": _obj({
+            "namespace": _STR,
+            "name": _STR,
+            "node": _OPT_STR,
+            "phase": _STR,
+            "deleting": {"type": "boolean"},
+            "restarts": _COUNT,
+            "owner": {"type": ["object", "null"], "properties": {"kind": _STR, "name": _STR}},
+            "requests": _AMOUNTS,
+            "limits": _AMOUNTS,
+            "pendingReason": _OPT_STR,
+            "usage": {"type": ["object", "null"],
+                      "properties": {"cpu": _OPT_NUM, "memory": _OPT_NUM,
+                                     "gpuUtilization": {"type": ["array", "null"], "items": {"type": "number"}}}},
+        }),
+        "workload": _obj({
+            "kind": {"enum": ["ReplicaSet", "Deployment", "StatefulSet"]},
+            "namespace": _STR, "name": _STR,
+            "desired": _COUNT, "ready": _COUNT, "current": _COUNT, "available": _COUNT,
+        }),
+        "fragmentation": _obj({
+            "resource": _STR,
+            "freeTotal": _COUNT,
+            "largestFit": _COUNT,
+            "nodes": _COUNT,
+            "sizes": {"type": "array", "items": _obj({"size": _COUNT, "placeable": _COUNT, "ideal": _COUNT,
+                                                       "stranded": _COUNT})},
+        }),
+    },
+}

@@ -1,0 +1,130 @@
+"""Growable per-node int64 buffers: the storage behind `ClusterModel`'s incremental updates.
+
+A watch event touches one row, so rows live in capacity-doubling arrays with a name -> row index;
+a removed node's row goes on a free list and is reused. Columns (resources) are added the first
+time a resource is seen; that is rare (a new extended resource) and copies the arrays once.
+`compact()` returns dense copies in a stable order for readers (`Allocation`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubeview.model.allocation import BASE_RESOURCES
+
+MATRICES = ("capacity", "allocatable", "requested", "limits")
+
+
+class NodeTable:
+    """Rows = nodes, columns = resources. Amounts in model units (cpu millicores)."""
+
+    def __init__(self, rows: int = 16) -> None:
+        self.resources: list[str] = list(BASE_RESOURCES)
+        self.col: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        self.row: dict[str, int] = {}
+        self.names: list[str | None] = []
+        self._free_rows: list[int] = []
+        self._rows = max(rows, 1)
+        self._cols = 8
+        self.capacity = np.zeros((self._rows, self._cols), dtype=np.int64)
+        self.allocatable = np.zeros_like(self.capacity)
+        self.requested = np.zeros_like(self.capacity)
+        self.limits = np.zeros_like(self.capacity)
+        self.pod_count = np.zeros(self._rows, dtype=np.int64)
+
+    # -- shape ---------------------------------------------------------------------------------
+    def column(self, resource: str) -> int:
+        """The column of `resource`, added if new."""
+        col = self.col.get(resource)
+        if col is None:
+            col = len(self.resources)
+            if col >= self._cols:
+                self._grow(self._rows, self._cols * 2)
+            self.resources.append(resource)
+            self.col[resource] = col
+        return col
+
+    def _grow(self, rows: int, cols: int) -> None:
+        for name in MATRICES:
+            old = getattr(self, name)
+            new = np.zeros((rows, cols), dtype=np.int64)
+            new[: old.shape[0], : old.shape[1]] = old
+            setattr(self, name, new)
+        counts = np.zeros(rows, dtype=np.int64)
+        counts[: self.pod_count.shape[0]] = self.pod_count
+        self.pod_count = counts
+        self._rows, self._cols = rows, cols
+
+    def add(self, name: str) -> int:
+        """A zeroed row for a new node."""
+        if self._free_rows:
+            r = self._free_rows.pop()
+            self.names[r] = name
+        else:
+            r = len(self.names)
+            if r >= self._rows:
+                self._grow(self._rows * 2, self._cols)
+            self.names.append(name)
+        self.row[name] = r
+        return r
+
+    def remove(self, name: str) -> None:
+        r = self.row.pop(name)
+        self.names[r] = None
+        for m in MATRICES:
+            getattr(self, m)[r] = 0
+        self.pod_count[r] = 0
+        self._free_rows.append(r)
+
+    def clear_pods(self) -> None:
+        """Zero every row's pod sums (a pod relist rebuilds them)."""
+        self.requested[:] = 0
+        self.limits[:] = 0
+        self.pod_count[:] = 0
+
+    # -- writes ----------------------------------------------------------------------------------
+    def set_node(self, r: int, capacity: dict[str, int], allocatable: dict[str, int]) -> None:
+        for name, m in (("capacity", capacity), ("allocatable", allocatable)):
+            cols = [self.column(k) for k in m]
+            arr = getattr(self, name)  # after column() may have grown it
+            arr[r] = 0
+            if cols:
+                arr[r, cols] = list(m.values())
+
+    def add_pod(self, r: int, requests: dict[str, int], limits: dict[str, int], sign: int) -> None:
+        """Add (sign=1) or take away (sign=-1) one pod's requests and limits on row `r`."""
+        col = self.col
+        for k, v in requests.items():
+            c = col.get(k)
+            if c is None:
+                c = self.column(k)
+            self.requested[r, c] += sign * v
+        for k, v in limits.items():
+            c = col.get(k)
+            if c is None:
+                c = self.column(k)
+            self.limits[r, c] += sign * v
+        self.pod_count[r] += sign
+
+    def add_pods_bulk(self, rows: list[int], cols: list[int], values: list[int], lrows: list[int],
+                      lcols: list[int], lvalues: list[int]) -> None:
+        """Many pods at once (a relist): scattered adds, exact in int64."""
+        if rows:
+            np.add.at(self.requested, (np.asarray(rows), np.asarray(cols)), np.asarray(values, dtype=np.int64))
+        if lrows:
+            np.add.at(self.limits, (np.asarray(lrows), np.asarray(lcols)), np.asarray(lvalues, dtype=np.int64))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def ordered_columns(self) -> list[str]:
+        """Base resources first, then the others by name: a stable order for readers."""
+        extra = sorted(r for r in self.resources if r not in BASE_RESOURCES)
+        return list(BASE_RESOURCES) + extra
+
+    def compact(self, names: list[str], resources: list[str]) -> dict[str, np.ndarray]:
+        """Dense copies of the rows `names` and columns `resources`, in that order."""
+        rows = np.fromiter((self.row[n] for n in names), dtype=np.intp, count=len(names))
+        cols = np.fromiter((self.col[r] for r in resources), dtype=np.intp, count=len(resources))
+        ix = np.ix_(rows, cols)
+        out = {m: getattr(self, m)[ix] for m in MATRICES}
+        out["pod_count"] = self.pod_count[rows]
+        return out
