@@ -1,0 +1,44 @@
+"""The local cluster's scheduler: one decision per pending pod, made by `kubeview.scheduling.evaluate`.
+
+Pods are taken in the order they were created (kube-scheduler's active queue is FIFO within a
+priority), highest priority first. A pod either gets the best-scoring feasible node or stays
+Pending with the scheduler's FitError text. Pure: the caller binds and feeds the model between
+decisions, so each decision sees the pods placed before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.views import PodView
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.evaluate import evaluate
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    node: str | None  # where to bind, None when nothing fits
+    message: str  # the FitError text when node is None
+
+
+def is_pending(pod: dict) -> bool:
+    """Waiting for the scheduler: not bound, not finished, not being deleted."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    return (not spec.get("nodeName") and not meta.get("deletionTimestamp")
+            and status.get("phase", "Pending") == "Pending"
+            and spec.get("schedulerName", "default-scheduler") == "default-scheduler")
+
+
+def queue_order(pods: Iterable[tuple[int, dict]]) -> list[dict]:
+    """(creation sequence, pod) pairs -> pending pods in the order the scheduler takes them."""
+    pending = [(seq, p) for seq, p in pods if is_pending(p)]
+    pending.sort(key=lambda sp: (-int((sp[1].get("spec") or {}).get("priority") or 0), sp[0]))
+    return [p for _, p in pending]
+
+
+def decide(alloc: Allocation, pod: dict, config: PackingConfig) -> Decision:
+    placement = evaluate(alloc, PodView.from_api(pod), config)
+    best = placement.best
+    return Decision(best, "" if best else placement.message)

@@ -1,0 +1,362 @@
+"""The local cluster's state: an in-memory apiserver, its controllers, scheduler and kubelet status.
+
+Everything here is a pure state transition: a call changes objects, and every change becomes a
+`WatchEvent` (appended to `events`, applied to the internal `ClusterModel` the scheduler reads) and,
+where a process must start or stop, an intent (appended to `intents`) for the process supervisor.
+No threads, no processes, no I/O: `LocalSource` holds the lock, drains both lists and runs the
+supervisor, and feeds what the processes did back in through `container_*`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import random
+import uuid
+from dataclasses import dataclass
+
+from kubeview.cluster import local_objects as obj
+from kubeview.cluster.local_config import ClusterConfig
+from kubeview.cluster.local_controllers import (
+    collect_garbage,
+    is_active,
+    reconcile_deployment,
+    reconcile_replicaset,
+)
+from kubeview.cluster.local_scheduler import decide, queue_order
+from kubeview.cluster.source import ActionError
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.scheduling.config import PackingConfig
+
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment")
+SCALABLE = ("ReplicaSet", "Deployment")
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class StartPod:
+    pod: dict  # bound pod whose container has a command: the supervisor runs it
+
+
+@dataclass(frozen=True, slots=True)
+class StopPod:
+    key: Key
+    grace: float
+
+
+Intent = StartPod | StopPod
+
+
+def runs_process(pod: dict) -> bool:
+    """Containers with a `command` run as processes; the others (images whose entrypoint cannot run
+    here, e.g. the system pods) are simulated: Running with nothing behind them."""
+    return any(c.get("command") for c in (pod.get("spec") or {}).get("containers") or [])
+
+
+def _key(o: dict) -> Key:
+    meta = o.get("metadata") or {}
+    return (meta.get("namespace", ""), meta["name"])
+
+
+class LocalCluster:
+    """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
+
+    def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None) -> None:
+        self.packing = packing or PackingConfig()
+        self.model = ClusterModel("local cluster")
+        self.rng = random.Random(seed)
+        self.events: list[SourceEvent] = []
+        self.intents: list[Intent] = []
+        self.daemon_uids: set[str] = set()
+        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS}
+        self._seq: dict[tuple[str, Key], int] = {}
+        self._counter = itertools.count()
+        self._rv = 0
+        self._processes: set[Key] = set()  # pods the supervisor was asked to run and has not stopped
+        self._pod_ips: dict[str, int] = {}
+        self._node_index: dict[str, int] = {}
+        self._schedule_needed = True
+        self._bootstrap(config)
+        self.reconcile()
+
+    # --- the apiserver (also the controllers' Api) -------------------------------------------------
+    @property
+    def resource_version(self) -> str:
+        return str(self._rv)
+
+    def list(self, kind: str) -> list[dict]:
+        return list(self._objects[kind].values())
+
+    def get(self, kind: str, namespace: str, name: str) -> dict | None:
+        return self._objects[kind].get((namespace, name))
+
+    def created_seq(self, kind: str, namespace: str, name: str) -> int:
+        return self._seq.get((kind, (namespace, name)), 0)
+
+    def _write(self, kind: str, type_: str, o: dict) -> dict:
+        self._rv += 1
+        o["metadata"]["resourceVersion"] = str(self._rv)
+        key = _key(o)
+        if type_ == "DELETED":
+            self._objects[kind].pop(key, None)
+            self._seq.pop((kind, key), None)
+        else:
+            self._objects[kind][key] = o
+        event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
+        self.model.apply(event)
+        self.events.append(event)
+        if kind == "Pod":
+            self._schedule_needed = True
+        return o
+
+    def create(self, kind: str, o: dict) -> dict:
+        key = _key(o)
+        if key in self._objects[kind]:
+            raise ActionError(f"{kind.lower()} {key[0]}/{key[1]} already exists")
+        self._seq[(kind, key)] = next(self._counter)
+        return self._write(kind, "ADDED", o)
+
+    def update(self, kind: str, o: dict) -> dict:
+        return self._write(kind, "MODIFIED", o)
+
+    def delete(self, kind: str, namespace: str, name: str) -> None:
+        """Delete a workload; the garbage collector removes what it owns."""
+        o = self._objects[kind].get((namespace, name))
+        if o is not None:
+            self._write(kind, "DELETED", copy.deepcopy(o))
+
+    def delete_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
+        pod = self._objects["Pod"].get((namespace, name))
+        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        period = int(grace if grace is not None else (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        if not (pod.get("spec") or {}).get("nodeName"):
+            self._write("Pod", "DELETED", copy.deepcopy(pod))  # never bound: gone at once
+            return
+        marked = self.update("Pod", obj.deleting(pod, period))
+        if (namespace, name) in self._processes:
+            self.intents.append(StopPod((namespace, name), float(period)))
+        else:  # nothing runs behind it: the kubelet confirms at once
+            self._write("Pod", "DELETED", copy.deepcopy(marked))
+
+    def snapshot(self) -> list[Listed]:
+        """One `Listed` per kind: what a client's first list returns (items without kind/apiVersion)."""
+        return [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
+                for kind in LOCAL_KINDS]
+
+    # --- bootstrap ------------------------------------------------------------------------------
+    def _bootstrap(self, config: ClusterConfig) -> None:
+        nodes = []
+        for i, spec in enumerate(config.nodes):
+            self._node_index[spec.name] = i
+            nodes.append(self.create("Node", obj.node_object(spec, i)))
+        for w in config.system:
+            if w.kind == "Deployment":
+                self.create("Deployment", obj.system_deployment(w))
+            elif w.kind == "Static":
+                for node, spec in zip(nodes, config.nodes, strict=True):
+                    if spec.control_plane:
+                        self._kubelet_run(self.create("Pod", obj.static_pod(w, node)))
+            else:
+                owner = {"kind": "DaemonSet", "name": w.name, "uid": str(uuid.uuid4())}
+                self.daemon_uids.add(owner["uid"])
+                for node in nodes:
+                    labels = node["metadata"].get("labels") or {}
+                    if all(labels.get(k) == v for k, v in w.node_selector.items()):
+                        self._kubelet_run(self.create("Pod", obj.daemon_pod(w, node["metadata"]["name"], owner,
+                                                                            self.rng)))
+
+    # --- actions ----------------------------------------------------------------------------------
+    def create_pod(self, manifest: dict) -> dict:
+        pod = obj.admit_pod(manifest)
+        if not (pod["metadata"].get("name") or "").strip():
+            raise ActionError("a pod needs metadata.name")
+        created = self.create("Pod", pod)
+        if (created.get("spec") or {}).get("nodeName"):
+            self._kubelet_run(created)
+        self.reconcile()
+        return created
+
+    def apply_workload(self, manifest: dict) -> dict:
+        """Create or replace a ReplicaSet or Deployment (`kind` says which; `kubectl apply`, roughly)."""
+        kind = manifest.get("kind")
+        if kind not in SCALABLE:
+            raise ActionError(f"the local cluster runs ReplicaSets and Deployments, not {kind or 'objects without a kind'}")
+        name = (manifest.get("metadata") or {}).get("name")
+        if not name:
+            raise ActionError(f"a {kind} needs metadata.name")
+        ns = (manifest.get("metadata") or {}).get("namespace") or "default"
+        old = self.get(kind, ns, name)
+        if old is None:
+            made = self.create(kind, obj.normalize_workload(kind, manifest))
+        else:
+            fresh = obj.normalize_workload(kind, {**manifest, "metadata": {**old["metadata"], **manifest["metadata"],
+                                                                           "namespace": ns}})
+            fresh["status"] = copy.deepcopy(old.get("status") or {})
+            made = self.update(kind, fresh)
+        self.reconcile()
+        return made
+
+    def delete_workload(self, kind: str, namespace: str, name: str) -> None:
+        if self.get(kind, namespace, name) is None:
+            raise ActionError(f"{kind.lower()} {namespace}/{name} not found")
+        self.delete(kind, namespace, name)
+        self.reconcile()
+
+    def remove_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
+        if self.get("Pod", namespace, name) is None:
+            raise ActionError(f"pod {namespace}/{name} not found")
+        self.delete_pod(namespace, name, grace)
+        self.reconcile()
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
+        if kind not in SCALABLE:
+            raise ActionError(f"the local cluster can scale ReplicaSets and Deployments, not {kind}")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise ActionError(f"replicas must be 0 or more, not {replicas}")
+        current = self.get(kind, namespace, name)
+        if current is None:
+            raise ActionError(f"{kind.lower()} {namespace}/{name} not found")
+        owner = next((r for r in current["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+        if owner is not None:
+            raise ActionError(f"{kind.lower()} {name} is managed by {owner['kind'].lower()} {owner['name']}: "
+                              f"scale the {owner['kind'].lower()} instead")
+        if int(current["spec"].get("replicas", 1)) != replicas:
+            fresh = copy.deepcopy(current)
+            fresh["spec"]["replicas"] = replicas
+            fresh["metadata"]["generation"] = int(fresh["metadata"].get("generation", 1)) + 1
+            self.update(kind, fresh)
+            self.reconcile()
+        return f"{kind.lower()} {namespace}/{name} scaled to {replicas}"
+
+    def set_packing(self, config: PackingConfig) -> str:
+        self.packing = config
+        self._schedule_needed = True
+        self.reconcile()
+        return f"local scheduler now packs with policy {config.policy}"
+
+    # --- controllers and scheduler ---------------------------------------------------------------
+    def reconcile(self, rounds: int = 20) -> None:
+        """Run the controllers and the scheduler until nothing changes."""
+        for _ in range(rounds):
+            changed = collect_garbage(self)
+            for dep in self.list("Deployment"):
+                changed = reconcile_deployment(self, dep) or changed
+            for rs in self.list("ReplicaSet"):
+                changed = reconcile_replicaset(self, rs) or changed
+            changed = self._schedule() or changed
+            if not changed:
+                return
+
+    def _schedule(self) -> bool:
+        if not self._schedule_needed:
+            return False
+        self._schedule_needed = False
+        bound_any = False
+        seq = ((self.created_seq("Pod", *k), p) for k, p in self._objects["Pod"].items())
+        for pod in queue_order(seq):
+            decision = decide(self.model.allocation(), pod, self.packing)
+            if decision.node is not None:
+                self._kubelet_run(self.update("Pod", obj.bound(pod, decision.node)))
+                bound_any = True
+            elif _scheduled_message(pod) != decision.message:
+                self.update("Pod", obj.unschedulable(pod, decision.message))
+        self._schedule_needed = False  # our own writes above need no second pass
+        return bound_any
+
+    # --- kubelet ----------------------------------------------------------------------------------
+    def _ips(self, pod: dict) -> tuple[str, str]:
+        node = pod["spec"]["nodeName"]
+        i = self._node_index.get(node, 0)
+        n = self._pod_ips.get(node, 1) + 1
+        self._pod_ips[node] = n
+        node_obj = self.get("Node", "", node)
+        host = obj.node_ip(node_obj) if node_obj else ""
+        if (pod.get("spec") or {}).get("hostNetwork"):
+            return host, host
+        return host, f"10.244.{i}.{n % 254 + 1}"
+
+    def _kubelet_run(self, pod: dict) -> None:
+        """A pod was bound: start its process, or (simulated containers) report it Running."""
+        key = _key(pod)
+        if runs_process(pod):
+            self._processes.add(key)
+            self.intents.append(StartPod(copy.deepcopy(pod)))
+            waiting = {"waiting": {"reason": "ContainerCreating"}}
+            self.update("Pod", obj.container_state(pod, waiting, False, 0, host_ip=self._ips(pod)[0]))
+        else:
+            host, ip = self._ips(pod)
+            self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True, 0,
+                                                   host_ip=host, pod_ip=ip))
+
+    def container_started(self, key: Key, pid: int, restarts: int) -> None:
+        pod = self.get("Pod", *key)
+        if pod is None or key not in self._processes:
+            return
+        status = pod.get("status") or {}
+        host = status.get("hostIP", "")
+        ip = status.get("podIP") or self._ips(pod)[1]
+        self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True, restarts,
+                                               host_ip=host, pod_ip=ip))
+        self.reconcile()
+
+    def container_exited(self, key: Key, exit_code: int, restarts: int, restart_in: float | None) -> None:
+        pod = self.get("Pod", *key)
+        if pod is None or key not in self._processes:
+            return
+        started = _started_at(pod)
+        last = obj.terminated_state(exit_code, started)
+        if restart_in is not None:
+            name = (pod["spec"].get("containers") or [{}])[0].get("name", "")
+            waiting = {"waiting": {"reason": "CrashLoopBackOff",
+                                   "message": f"back-off {_duration(restart_in)} restarting failed container={name} "
+                                              f"pod={key[1]}_{key[0]}({pod['metadata']['uid']})"}}
+            self.update("Pod", obj.container_state(pod, waiting, False, restarts, last_state=last))
+        else:
+            self._processes.discard(key)
+            phase = "Succeeded" if exit_code == 0 else "Failed"
+            self.update("Pod", obj.container_state(pod, last, False, restarts, phase=phase))
+        self.reconcile()
+
+    def container_stopped(self, key: Key) -> None:
+        """The supervisor has stopped a deleted pod's process: the pod is gone."""
+        self._processes.discard(key)
+        pod = self.get("Pod", *key)
+        if pod is not None and (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self._write("Pod", "DELETED", copy.deepcopy(pod))
+            self.reconcile()
+
+    def running_pods(self) -> list[Key]:
+        return sorted(self._processes)
+
+    def active_pods(self, owner_kind: str, namespace: str, name: str) -> list[dict]:
+        """Pods of a workload that are not finished and not being deleted (a Deployment's via its RS)."""
+        owner = self.get(owner_kind, namespace, name)
+        if owner is None:
+            return []
+        uids = {owner["metadata"]["uid"]}
+        if owner_kind == "Deployment":
+            uids |= {rs["metadata"]["uid"] for rs in self.list("ReplicaSet")
+                     if any(r.get("uid") in uids for r in rs["metadata"].get("ownerReferences") or [])}
+        return [p for p in self.list("Pod") if is_active(p)
+                and any(r.get("uid") in uids for r in p["metadata"].get("ownerReferences") or [])]
+
+
+def _scheduled_message(pod: dict) -> str | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message")
+    return None
+
+
+def _started_at(pod: dict) -> str:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        running = (cs.get("state") or {}).get("running")
+        if running:
+            return running.get("startedAt", "")
+    return obj.timestamp()
+
+
+def _duration(seconds: float) -> str:
+    return f"{int(seconds * 1000)}ms" if seconds < 1 else f"{seconds:g}s"
