@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,8 +65,9 @@ class Consumer:
 
     # -- main loop --------------------------------------------------------------------------
     def run(self) -> int:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self.request_stop)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, self.request_stop)
         if self.threads > 1:
             numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
         attempt = 0
