@@ -1,0 +1,89 @@
+"""Allocated but idle GPUs: the most expensive waste in a cluster, found by joining two views. PURE.
+
+The model knows which pods hold GPUs (their `nvidia.com/gpu` requests, bound and not finished);
+DCGM knows how busy each GPU was over the window and, through the kubelet's pod-resources API,
+which pod holds it (`PodUsage.gpu_util`). A GPU below `IDLE_BELOW` percent is idle. A pod that
+holds GPUs but has no DCGM series is *unmeasured* (`idle is None`), never idle: no data is not 0%.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kubeview.model.usage import PodUsage
+
+IDLE_BELOW = 5.0  # percent GPU utilization over the window
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+class PodLike(Protocol):
+    """What this module reads of a pod (`kubeview.model.views.PodView` has it)."""
+
+    namespace: str
+    name: str
+    node: str | None
+    requests: dict[str, int]
+
+    @property
+    def counts_on_node(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PodGpus:
+    """One GPU-holding pod: what it reserves and, when measured, how much of it sits idle."""
+
+    namespace: str
+    name: str
+    node: str | None
+    requested: int  # GPUs reserved (the pod's effective request)
+    util: tuple[float, ...] | None  # percent per GPU DCGM attributes to the pod; None: not measured
+    idle: int | None  # GPUs below the threshold; None: not measured
+
+    @property
+    def flag(self) -> str:
+        """"idle" when any of its measured GPUs is idle, "" when busy, "—" when not measured."""
+        if self.idle is None:
+            return "—"
+        return "idle" if self.idle else ""
+
+
+@dataclass(frozen=True, slots=True)
+class IdleReport:
+    """Every GPU-holding pod, and the totals the header shows."""
+
+    pods: dict[tuple[str, str], PodGpus] = field(default_factory=dict)
+    threshold: float = IDLE_BELOW
+
+    @property
+    def idle_gpus(self) -> int:
+        return sum(p.idle or 0 for p in self.pods.values())
+
+    @property
+    def idle_pods(self) -> int:
+        return sum(1 for p in self.pods.values() if p.idle)
+
+    @property
+    def allocated_gpus(self) -> int:
+        return sum(p.requested for p in self.pods.values())
+
+    @property
+    def unmeasured_pods(self) -> int:
+        return sum(1 for p in self.pods.values() if p.idle is None)
+
+
+def find_idle(pods: Iterable[PodLike], usage: Mapping[tuple[str, str], PodUsage],
+              threshold: float = IDLE_BELOW, resource: str = GPU_RESOURCE) -> IdleReport:
+    """Join the model's GPU-holding pods with their measured GPU utilization (`Usage.pods`)."""
+    out: dict[tuple[str, str], PodGpus] = {}
+    for pod in pods:
+        requested = pod.requests.get(resource, 0)
+        if requested <= 0 or not pod.counts_on_node:
+            continue
+        key = (pod.namespace, pod.name)
+        measured = usage.get(key)
+        util = measured.gpu_util if measured is not None and measured.gpu_util else None
+        idle = None if util is None else sum(1 for u in util if u < threshold)
+        out[key] = PodGpus(pod.namespace, pod.name, pod.node, requested, util, idle)
+    return IdleReport(pods=out, threshold=threshold)
