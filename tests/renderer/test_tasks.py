@@ -1,0 +1,121 @@
+"""The task book and checkpoints: nothing lost, nothing counted twice, fixed-order reduction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from renderer import checkpoint as ckpt
+from renderer import kernels
+from renderer import scene as scene_mod
+from renderer.tasks import TaskBook
+from tests.renderer.testkit import THREE
+
+
+@pytest.fixture(scope="module")
+def scene() -> scene_mod.Scene:
+    return scene_mod.load(THREE, width=20, height=12, spp=10, chunk=3, tile=8)  # 3x2 tiles, 4 chunks
+
+
+@pytest.fixture(scope="module")
+def results(scene: scene_mod.Scene) -> dict[int, np.ndarray]:
+    book = TaskBook(scene)
+    out = {}
+    for tid in range(book.total):
+        t = book.spec(tid)
+        out[tid] = kernels.render_chunk(scene, t.x, t.y, t.w, t.h, t.s0, t.s1)
+    return out
+
+
+def test_tasks_cover_the_job(scene: scene_mod.Scene) -> None:
+    book = TaskBook(scene)
+    assert (book.n_tiles, book.n_chunks, book.total) == (6, 4, 24)
+    assert [book.spec(i).tile for i in range(7)] == [0, 1, 2, 3, 4, 5, 0]  # chunk-major ids
+    samples = sum(book.spec(i).samples for i in range(book.total))
+    assert samples == book.samples_total == 20 * 12 * 10
+    assert book.spec(5) == book.spec(5) and (book.spec(5).w, book.spec(5).h) == (4, 4)  # edge tile
+
+
+def test_any_completion_order_gives_the_reference_bits(scene: scene_mod.Scene, results: dict) -> None:
+    ref = kernels.accumulate_image(scene, parallel=False)
+    for seed in range(3):
+        book = TaskBook(scene)
+        order = np.random.default_rng(seed).permutation(book.total)
+        for _ in order:
+            assert book.lease("a", 0.0, 10.0) is not None
+        for tid in order:
+            assert book.complete("a", int(tid), results[int(tid)])
+        assert book.finished and not book.pending
+        assert np.array_equal(book.final_image(), ref)
+
+
+def test_leases_requeue_and_duplicates(scene: scene_mod.Scene, results: dict) -> None:
+    book = TaskBook(scene)
+    a1, a2 = book.lease("a", 0.0, 10.0), book.lease("a", 0.0, 10.0)
+    b1 = book.lease("b", 0.0, 10.0)
+    assert (a1.task_id, a2.task_id, b1.task_id) == (0, 1, 2)
+    assert not book.complete("b", 0, results[0])  # never leased to b: refused
+    assert book.release("a") == 2 and book.requeued == 2 and book.queued == book.total - 1
+    assert book.lease("c", 0.0, 10.0).task_id == 0  # requeued tasks go out first
+    assert book.complete("c", 0, results[0])
+    assert not book.complete("c", 0, results[0])  # duplicate ignored
+    assert book.done == 1 and book.samples_done == book.spec(0).samples
+    # expiry: b's lease runs out, the task is requeued; b's late result still counts once
+    assert book.expire(5.0) == [] and book.expire(10.0) == [(2, "b")]
+    d = book.lease("d", 10.0, 10.0)
+    assert d.task_id == 1
+    assert book.lease("d", 10.0, 10.0).task_id == 2
+    assert book.complete("b", 2, results[2]) and not book.complete("d", 2, results[2])
+    assert 2 not in book.leases and book.done == 2
+    assert book.give_back("d", 1) and not book.give_back("d", 1) and book.queued == book.total - 2
+
+
+def test_image_so_far_shows_folded_tiles(scene: scene_mod.Scene, results: dict) -> None:
+    book = TaskBook(scene)
+    for _ in range(8):
+        book.lease("a", 0.0, 1.0)
+    for tid in (0, 7, 6):  # tile 0 chunk 0, tile 1 chunk 1 (waits), tile 0 chunk 1
+        book.complete("a", tid, results[tid])
+    assert set(book.pending) == {7} and list(book.folded[:2]) == [2, 0]
+    img = book.image_so_far()
+    assert np.array_equal(img[:8, :8], (results[0] + results[6]) / 6)
+    assert not img[:8, 8:].any()
+
+
+def test_checkpoint_round_trip(tmp_path: Path, scene: scene_mod.Scene, results: dict) -> None:
+    fp = scene.fingerprint()
+    book = TaskBook(scene)
+    for _ in range(10):
+        book.lease("a", 0.0, 1.0)
+    for tid in (0, 1, 7, 9):
+        book.complete("a", tid, results[tid])
+    path = tmp_path / "job.ckpt"
+    assert ckpt.load(path, book, fp) is None
+    ckpt.save(path, ckpt.snapshot(book, fp))
+    fresh = TaskBook(scene)
+    snap = ckpt.load(path, fresh, fp)
+    fresh.restore(snap.acc, snap.folded, snap.pending)
+    assert fresh.done == 4 and fresh.samples_done == book.samples_done and set(fresh.pending) == {9}
+    assert fresh.lease("b", 0.0, 1.0).task_id == 2
+    for tid in range(fresh.total):  # finish from the checkpoint, in some other order
+        if not fresh.is_done(tid):
+            fresh.history["b"].add(tid)
+            assert fresh.complete("b", tid, results[tid])
+    assert np.array_equal(fresh.final_image(), kernels.accumulate_image(scene, parallel=False))
+    assert [p.name for p in tmp_path.iterdir()] == ["job.ckpt"]  # no temporary files left
+
+
+def test_bad_checkpoints_are_refused(tmp_path: Path, scene: scene_mod.Scene) -> None:
+    book = TaskBook(scene)
+    good = ckpt.encode(ckpt.snapshot(book, scene.fingerprint()))
+    path = tmp_path / "c"
+    path.write_bytes(good)
+    other = scene_mod.load(THREE, width=20, height=12, spp=11, chunk=3, tile=8)
+    with pytest.raises(ckpt.CheckpointError, match="different job"):
+        ckpt.load(path, TaskBook(other), other.fingerprint())
+    for damaged in (good[: len(good) // 2], b"garbage", good[:100] + bytes(50) + good[150:]):
+        path.write_bytes(damaged)
+        with pytest.raises(ckpt.CheckpointError):
+            ckpt.load(path, book, scene.fingerprint())
