@@ -1,0 +1,82 @@
+"""Build `Allocation`s for scheduling from node views plus what is already requested on them.
+
+The extender needs this when kube-scheduler sends full Node objects (`nodeCacheCapable: false`): the
+nodes come from the request, the pods already on them from the cluster model. Tests and benchmarks
+use `from_pods` to build a cluster without a model. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from kubeview.model.allocation import BASE_RESOURCES, Allocation
+from kubeview.model.views import NodeView, PodView
+
+
+def resource_columns(views: Iterable[NodeView], also: Iterable[str] = ()) -> list[str]:
+    """Base resources first, then every other resource any node offers (sorted), then `also`."""
+    extra: set[str] = set(also)
+    for view in views:
+        extra.update(view.allocatable)
+        extra.update(view.capacity)
+    return list(BASE_RESOURCES) + sorted(extra - set(BASE_RESOURCES))
+
+
+def _matrix(views: list[NodeView], resources: list[str], attr: str) -> np.ndarray:
+    out = np.zeros((len(views), len(resources)), dtype=np.int64)
+    col = {r: j for j, r in enumerate(resources)}
+    for i, view in enumerate(views):
+        for name, value in getattr(view, attr).items():
+            out[i, col[name]] = value
+    return out
+
+
+def from_views(views: list[NodeView], requested: dict[str, dict[str, int]] | None = None,
+               resources: list[str] | None = None) -> Allocation:
+    """An Allocation over `views`; `requested` maps node name -> amounts already requested there."""
+    resources = resources or resource_columns(views, {r for a in (requested or {}).values() for r in a})
+    req = np.zeros((len(views), len(resources)), dtype=np.int64)
+    if requested:
+        col = {r: j for j, r in enumerate(resources)}
+        for i, view in enumerate(views):
+            for name, value in (requested.get(view.name) or {}).items():
+                if name in col:
+                    req[i, col[name]] = value
+    return Allocation(
+        nodes=[v.name for v in views],
+        resources=resources,
+        capacity=_matrix(views, resources, "capacity"),
+        allocatable=_matrix(views, resources, "allocatable"),
+        requested=req,
+        limits=np.zeros_like(req),
+        views=list(views),
+    )
+
+
+def from_pods(views: list[NodeView], pods: Iterable[PodView]) -> Allocation:
+    """An Allocation with the requests of the bound, non-terminal `pods` summed per node."""
+    requested: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        if pod.counts_on_node:
+            into = requested.setdefault(pod.node, {})
+            for name, value in pod.requests.items():
+                into[name] = into.get(name, 0) + value
+    return from_views(views, requested)
+
+
+def with_usage_from(views: list[NodeView], base: Allocation | None) -> Allocation:
+    """An Allocation over `views` (e.g. Nodes sent by kube-scheduler) whose `requested` comes from
+    the rows of `base` with the same node name; nodes `base` does not know start empty."""
+    resources = resource_columns(views, base.resources if base is not None else ())
+    alloc = from_views(views, None, resources)
+    if base is None or not views:
+        return alloc
+    base_row = {name: i for i, name in enumerate(base.nodes)}
+    pairs = [(i, base_row[v.name]) for i, v in enumerate(views) if v.name in base_row]
+    if pairs:
+        rows, src = np.array(pairs, dtype=np.intp).T
+        cols = np.array([resources.index(r) for r in base.resources], dtype=np.intp)
+        alloc.requested[np.ix_(rows, cols)] = base.requested[src]
+    return alloc

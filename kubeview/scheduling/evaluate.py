@@ -1,0 +1,149 @@
+"""Filter and score one pod over every node at once: the one function behind the extender, the local
+scheduler and the TUI's what-if preview.
+
+Filters run in kube-scheduler's plugin order (NodeUnschedulable, TaintToleration, NodeAffinity,
+NodeResourcesFit) and, as there, a node reports the reasons of the first filter it fails; resource fit
+reports every resource that does not fit. Scores are 0..10 (MaxExtenderPriority) under the config's
+policy; see `scoring.py`. Pure: arrays in, arrays out, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.views import PodView
+from kubeview.scheduling import predicates
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.node_index import NodeIndex, index_for
+from kubeview.scheduling.scoring import finish, policy_scores, score_columns
+
+UNSCHEDULABLE = "node(s) were unschedulable"
+UNTOLERATED = "node(s) had untolerated taint(s)"
+AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+_DEFAULT = PackingConfig()
+
+
+def resource_reason(resource: str) -> str:
+    """NodeResourcesFit's reason for one resource."""
+    return "Too many pods" if resource == "pods" else f"Insufficient {resource}"
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where a pod can go and how well, over `nodes` (rows of the Allocation it was computed on)."""
+
+    nodes: list[str]
+    feasible: np.ndarray  # bool (N,)
+    scores: np.ndarray  # int64 (N,), 0..10; 0 for infeasible and avoided nodes
+    reason_names: list[str]  # columns of `failed`
+    failed: np.ndarray  # bool (K, N): node n failed for reason k
+    index: NodeIndex = field(repr=False)
+    _reasons: dict[str, list[str]] | None = field(default=None, repr=False)
+
+    @property
+    def best_row(self) -> int | None:
+        """Row of the highest-scoring feasible node; ties go to the first node by name."""
+        if not self.feasible.any():
+            return None
+        top = self.scores[self.feasible].max()
+        rows = np.flatnonzero(self.feasible & (self.scores == top))
+        return int(rows[np.argmin(self.index.name_rank[rows])])
+
+    @property
+    def best(self) -> str | None:
+        row = self.best_row
+        return None if row is None else self.nodes[row]
+
+    @property
+    def reasons(self) -> dict[str, list[str]]:
+        """Node -> why it fails, for the failing nodes only (in node order)."""
+        if self._reasons is None:
+            out: dict[str, list[str]] = {}
+            for row in np.flatnonzero(~self.feasible):
+                out[self.nodes[row]] = self.reasons_of(row)
+            self._reasons = out
+        return self._reasons
+
+    def reasons_of(self, row: int) -> list[str]:
+        return [self.reason_names[k] for k in np.flatnonzero(self.failed[:, row])]
+
+    def unresolvable(self) -> np.ndarray:
+        """Per node: fails a filter that evicting pods cannot fix (cordon, taint, selector/affinity)."""
+        return self.failed[:3].any(axis=0)
+
+    def reason_texts(self, rows: np.ndarray) -> list[str]:
+        """The reasons of each of `rows` joined with ", ", one string per row (vectorised: the work is
+        per distinct combination of reasons, not per node)."""
+        if len(rows) == 0:
+            return []
+        combos, which = np.unique(self.failed[:, rows].T, axis=0, return_inverse=True)
+        texts = [", ".join(self.reason_names[k] for k in np.flatnonzero(c)) for c in combos]
+        return [texts[i] for i in which.reshape(-1).tolist()]
+
+    @property
+    def message(self) -> str:
+        """kube-scheduler's FitError text: `0/5 nodes are available: 3 Insufficient cpu, ...`.
+
+        Counts per reason, each rendered `"<count> <reason>"` and sorted as strings (Go's sort.Strings),
+        as `FitError.Error()` does. With feasible nodes the leading count is theirs, not 0.
+        """
+        total = len(self.nodes)
+        if total == 0:
+            return "no nodes available to schedule pods"
+        counts = self.failed.sum(axis=1)
+        parts = sorted(f"{int(c)} {name}" for name, c in zip(self.reason_names, counts, strict=True) if c)
+        head = f"{int(self.feasible.sum())}/{total} nodes are available"
+        return f"{head}: {', '.join(parts)}." if parts else f"{head}."
+
+
+def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
+             assumed: np.ndarray | None = None, index: NodeIndex | None = None) -> Placement:
+    """Filter and score `pod` on every node of `alloc`.
+
+    `assumed` is extra requested (N, R) on top of `alloc.requested`: pods the caller has placed but the
+    allocation does not show yet (the extender's recent decisions). `index` is for callers that hold
+    one for a throwaway node set (otherwise it is looked up, and built once per node set).
+    """
+    index = index if index is not None else index_for(alloc)
+    n = len(alloc.nodes)
+    request = alloc.vector(pod.requests)
+    missing = alloc.missing(pod.requests)
+
+    ok_sched = predicates.schedulable(index, pod.tolerations)
+    ok_taint = predicates.taints_tolerated(index, pod.tolerations)
+    ok_aff = predicates.affinity_matches(index, pod.node_selector, pod.affinity)
+
+    # Gather every column needed once, as (k, N) rows: fit columns first, then the scored ones.
+    fit_cols = np.flatnonzero(request > 0).tolist()
+    score_cols, weights = score_columns(alloc, request, config)
+    cols = fit_cols + [c for c in score_cols if c not in fit_cols]
+    allocatable = alloc.allocatable.T[cols]
+    used = alloc.requested.T[cols]
+    if assumed is not None:
+        used += assumed.T[cols]
+    used += request[cols][:, None]  # what each node would hold with the pod placed there
+    k = len(fit_cols)
+
+    names = [UNSCHEDULABLE, UNTOLERATED, AFFINITY]  # the unresolvable ones come first, see `unresolvable`
+    names += [resource_reason(alloc.resources[c]) for c in fit_cols]
+    names += [resource_reason(r) for r in missing]
+    failed = np.zeros((len(names), n), dtype=bool)
+    failed[0] = ~ok_sched
+    failed[1] = ok_sched & ~ok_taint
+    failed[2] = ok_sched & ok_taint & ~ok_aff
+    earlier = ~(failed[0] | failed[1] | failed[2])  # reached NodeResourcesFit
+    np.greater(used[:k], allocatable[:k], out=failed[3:3 + k])
+    failed[3:3 + k] &= earlier
+    if missing:
+        failed[3 + k:] = earlier
+    feasible = ~failed.any(axis=0)
+
+    pos = [cols.index(c) for c in score_cols]
+    raw = policy_scores(used[pos], allocatable[pos], weights, config.policy) if pos else np.zeros(n)
+    scores = finish(raw, config, index)
+    scores[~feasible] = 0
+    return Placement(nodes=alloc.nodes, feasible=feasible, scores=scores, reason_names=names,
+                     failed=failed, index=index)

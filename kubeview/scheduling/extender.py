@@ -1,0 +1,197 @@
+"""The extender's logic without sockets: filter and prioritize calls, the live config, assumed pods.
+
+`Extender.filter(body)` / `.prioritize(body)` take a request body and return the reply body. Allocation
+comes from a `ModelFeed` (the cluster model a kube source keeps up to date, or any model handed in):
+with `nodeCacheCapable: true` the request names nodes of that model; with `false` it carries full
+Node objects, and only the pods' usage comes from the model. The HTTP server (`server.py`) and tests
+drive this class; the local cluster can too.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.views import NodeView
+from kubeview.scheduling.allocations import with_usage_from
+from kubeview.scheduling.assumed import AssumedPods
+from kubeview.scheduling.config import POLICIES, PackingConfig
+from kubeview.scheduling.evaluate import Placement, evaluate
+from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.metrics import ExtenderMetrics
+from kubeview.scheduling.node_index import NodeIndex, index_for
+from kubeview.scheduling.protocol import ExtenderArgs, decode_args, filter_reply, prioritize_reply
+
+log = logging.getLogger("kubeview.extender")
+
+
+@dataclass(slots=True)
+class Evaluated:
+    """One pod evaluated against the nodes named in one request."""
+
+    args: ExtenderArgs
+    placement: Placement
+    index: NodeIndex
+    rows: np.ndarray  # request position -> placement row (-1: node unknown to the model)
+
+    @property
+    def known(self) -> np.ndarray:
+        return self.rows >= 0
+
+    def feasible(self) -> np.ndarray:
+        """Per requested node: passes. Nodes the model does not know pass (kube-scheduler's own filters
+        checked them; refusing them would make pods unschedulable whenever the watch lags)."""
+        return np.where(self.known, self.placement.feasible[self.rows], True)
+
+    def scores(self) -> np.ndarray:
+        return np.where(self.known, self.placement.scores[self.rows], 0)
+
+
+class Extender:
+    def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.feed = feed
+        self._config = config or PackingConfig()
+        self._config_lock = threading.Lock()
+        self.assumed = AssumedPods(ttl=assumed_ttl, clock=clock)
+        self.metrics = ExtenderMetrics()
+        self.metrics.set_policy(self._config.policy, POLICIES)
+        self.changes: deque[dict] = deque(maxlen=50)
+        self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
+                         "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0}
+        self._counter_lock = threading.Lock()
+        self._listeners: list[Callable[[PackingConfig], None]] = []
+        self._last: tuple[tuple, Evaluated] | None = None
+
+    # -- config ----------------------------------------------------------------------------------
+    @property
+    def config(self) -> PackingConfig:
+        return self._config
+
+    def on_config(self, listener: Callable[[PackingConfig], None]) -> None:
+        """Call `listener(new_config)` after every accepted change (the local scheduler, the TUI)."""
+        self._listeners.append(listener)
+
+    def set_config(self, patch: object, source: str = "api") -> PackingConfig:
+        """Apply a (partial) config document; raises ValueError with the reason, keeping the old one."""
+        with self._config_lock:
+            old = self._config
+            try:
+                new = old.merged(patch)
+            except ValueError as exc:
+                self.count("config_refused")
+                log.warning("packing config change from %s refused: %s", source, exc)
+                raise
+            self._config = new
+            change = {"at": time.time(), "by": source, "from": old.to_dict(), "to": new.to_dict()}
+            self.changes.append(change)
+        self.count("config_changes")
+        self.metrics.config_changes.inc()
+        self.metrics.set_policy(new.policy, POLICIES)
+        diff = {k: v for k, v in change["to"].items() if change["from"].get(k) != v}
+        log.info("packing config changed by %s: %s", source, diff or "no difference")
+        for listener in list(self._listeners):
+            listener(new)
+        return new
+
+    # -- verbs -----------------------------------------------------------------------------------
+    def count(self, name: str, n: int = 1) -> None:
+        with self._counter_lock:
+            self.counters[name] += n
+
+    def _evaluate(self, body: bytes) -> Evaluated:
+        view = self.feed.view()
+        self.assumed.prune(view.node_of)
+        config = self._config
+        key = (body, view.version, id(config), self.assumed.version)
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]  # prioritize right after filter for the same pod and nodes
+        args = decode_args(body)
+        if args.node_names is not None:
+            alloc = view.alloc
+            index = index_for(alloc)
+            names = args.node_names
+            rows = np.fromiter(map(index.row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
+        else:
+            views = [NodeView.from_api(obj) for obj in args.nodes or []]
+            alloc = with_usage_from(views, view.alloc)
+            index = NodeIndex.build(alloc.nodes, alloc.views)
+            rows = np.arange(len(views), dtype=np.intp)
+        assumed = self.assumed.matrix(alloc, index.row, exclude_uid=args.uid)
+        placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
+        result = Evaluated(args=args, placement=placement, index=index, rows=rows)
+        self._last = (key, result)
+        unknown = int((rows < 0).sum())
+        if unknown:
+            self.count("unknown_nodes", unknown)
+            self.metrics.unknown_nodes.inc(unknown)
+        return result
+
+    def _assume(self, ev: Evaluated, row: int, alloc_nodes: list[str]) -> None:
+        meta = ev.args.pod.get("metadata") or {}
+        self.assumed.assume(ev.args.uid, meta.get("namespace", ""), meta.get("name", ""), alloc_nodes[row],
+                            ev.args.pod_view.requests)
+        self.count("assumed")
+
+    def filter(self, body: bytes) -> bytes:
+        ev = self._evaluate(body)
+        self.count("filter")
+        passed = ev.feasible()
+        failing = np.flatnonzero(~passed)
+        failed: dict[str, str] = {}
+        unresolvable: dict[str, str] = {}
+        if failing.size:
+            names = ev.args.names
+            rows = ev.rows[failing]
+            texts = ev.placement.reason_texts(rows)
+            hard = ev.placement.unresolvable()[rows].tolist()
+            for pos, text, is_hard in zip(failing.tolist(), texts, hard, strict=True):
+                (unresolvable if is_hard else failed)[names[pos]] = text
+            self.count("filtered_out", int(failing.size))
+            self.metrics.nodes_failed.inc(int(failing.size))
+        ok = np.flatnonzero(passed & ev.known)
+        if ok.size == 1 and int(passed.sum()) == 1:
+            self._assume(ev, int(ev.rows[ok[0]]), ev.placement.nodes)  # no prioritize call will follow
+        self.metrics.assumed.set(len(self.assumed))
+        return filter_reply(ev.args, passed, failed, unresolvable)
+
+    def prioritize(self, body: bytes) -> bytes:
+        ev = self._evaluate(body)
+        self.count("prioritize")
+        scores = ev.scores()
+        candidates = np.flatnonzero(ev.known & ev.feasible())
+        if candidates.size:
+            rows = ev.rows[candidates]
+            top = ev.placement.scores[rows].max()
+            best = rows[ev.placement.scores[rows] == top]
+            self._assume(ev, int(best[np.argmin(ev.index.name_rank[best])]), ev.placement.nodes)
+        self.metrics.assumed.set(len(self.assumed))
+        return prioritize_reply(ev.args.names, scores)
+
+    # -- status ----------------------------------------------------------------------------------
+    def status(self) -> dict:
+        view = self.feed.view()
+        alloc: Allocation = view.alloc
+        connection = self.feed.connection
+        with self._counter_lock:
+            counters = dict(self.counters)
+        return {
+            "config": self._config.to_dict(),
+            "counters": counters,
+            "latency": self.metrics.latency(),
+            "assumed": self.assumed.snapshot(),
+            "assumed_expired": self.assumed.expired,
+            "assumed_confirmed": self.assumed.confirmed,
+            "changes": list(self.changes),
+            "cluster": {"nodes": len(alloc.nodes), "version": view.version, "synced": view.synced,
+                        "connection": connection.state, "detail": connection.detail},
+        }

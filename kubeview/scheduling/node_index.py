@@ -1,0 +1,122 @@
+"""Per-node facts the filters need (labels, taints, names), laid out as numpy arrays once per node set.
+
+A pod's tolerations and selectors are then checked against the few *distinct* taints and label values
+in the cluster, and broadcast to all nodes with array operations: no Python loop over 5,000 nodes per
+pod. An index is built once per node set (see `index_for`) and reused while the nodes stay the same.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.views import NodeView
+
+FILTER_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only matters to scoring
+
+
+@dataclass(slots=True)
+class LabelColumn:
+    """One label key over all nodes: value codes (-1 where the node lacks the label)."""
+
+    codes: np.ndarray  # int32 (N,)
+    values: dict[str, int]  # label value -> code
+    numbers: np.ndarray | None = None  # float64 (N,), NaN where absent or not an integer (for Gt/Lt)
+
+
+@dataclass(slots=True)
+class NodeIndex:
+    names: list[str]
+    row: dict[str, int]  # node name -> row
+    name_rank: np.ndarray  # int64 (N,): position of the node's name in sorted order (tie-breaks)
+    unschedulable: np.ndarray  # bool (N,)
+    taints: list[tuple[str, str, str]]  # distinct (key, value, effect) of filtering taints
+    tainted: np.ndarray  # bool (N, T): node carries taint t
+    views: list[NodeView]
+    _labels: dict[str, LabelColumn] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, names: list[str], views: list[NodeView]) -> NodeIndex:
+        n = len(names)
+        distinct: dict[tuple[str, str, str], int] = {}
+        pairs: list[tuple[int, int]] = []
+        for i, view in enumerate(views):
+            for taint in view.taints:
+                effect = taint.get("effect", "")
+                if effect not in FILTER_EFFECTS:
+                    continue
+                key = (taint.get("key", ""), taint.get("value", "") or "", effect)
+                pairs.append((i, distinct.setdefault(key, len(distinct))))
+        tainted = np.zeros((n, len(distinct)), dtype=bool)
+        if pairs:
+            rows, cols = np.array(pairs).T
+            tainted[rows, cols] = True
+        order = sorted(range(n), key=names.__getitem__)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        return cls(
+            names=list(names),
+            row={name: i for i, name in enumerate(names)},
+            name_rank=rank,
+            unschedulable=np.fromiter((v.unschedulable for v in views), dtype=bool, count=n),
+            taints=list(distinct),
+            tainted=tainted,
+            views=list(views),
+        )
+
+    def label(self, key: str) -> LabelColumn:
+        """The column of one label key, built on first use (selectors name few keys)."""
+        column = self._labels.get(key)
+        if column is None:
+            values: dict[str, int] = {}
+            codes = np.fromiter(
+                (values.setdefault(v.labels[key], len(values)) if key in v.labels else -1 for v in self.views),
+                dtype=np.int32, count=len(self.views),
+            )
+            column = LabelColumn(codes=codes, values=values)
+            self._labels[key] = column
+        return column
+
+    def label_numbers(self, key: str) -> np.ndarray:
+        """Label values as integers for Gt/Lt (NaN where absent or not an integer), built on first use."""
+        column = self.label(key)
+        if column.numbers is None:
+            lookup = np.full(len(column.values) + 1, np.nan)
+            for value, code in column.values.items():
+                parsed = _integer(value)
+                if parsed is not None:
+                    lookup[code] = parsed
+            column.numbers = lookup[column.codes]  # code -1 reads the trailing NaN
+        return column.numbers
+
+
+def _integer(text: str) -> int | None:
+    try:
+        return int(text, 10)
+    except ValueError:
+        return None
+
+
+_RECENT: list[NodeIndex] = []  # most recent first
+_RECENT_SIZE = 4
+_LOCK = threading.Lock()
+
+
+def index_for(alloc: Allocation) -> NodeIndex:
+    """The NodeIndex for an Allocation's nodes, reused while its names and views are the same objects.
+
+    The check is a list comparison (identity first, ~20 us for 5,000 nodes), so a model that swaps one
+    NodeView in place, or builds a new Allocation around the same views, still gets a correct index.
+    """
+    with _LOCK:
+        for index in _RECENT:
+            if len(index.views) == len(alloc.views) and index.views == alloc.views and index.names == alloc.nodes:
+                return index
+    index = NodeIndex.build(alloc.nodes, alloc.views)
+    with _LOCK:
+        _RECENT.insert(0, index)
+        del _RECENT[_RECENT_SIZE:]
+    return index
