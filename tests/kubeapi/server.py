@@ -1,0 +1,400 @@
+"""A real HTTP server that answers like kube-apiserver v1.36.2, from the recorded fixtures.
+
+Threaded `http.server` on 127.0.0.1 (random port), HTTP/1.1 with keep-alive, chunked watch streams.
+It checks the bearer token (401 with the recorded Status otherwise), serves the recorded lists and
+objects, keeps the `scale` subresource of workloads as state (GET/PATCH with a merge patch), and
+records every request. Tests script it: queue one-off responses (`respond`), replace a list
+(`set_list`), and queue watch streams (`script_watch`) that end normally, end after an ERROR 410,
+drop the connection mid-stream, or hang until the client gives up.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from . import fixtures
+
+TOKEN = "kubeview-test-token"
+
+# GET paths served by default, beyond what index.json maps (its last 200 wins, then these override).
+_DEFAULT_LISTS = {
+    "/api/v1/nodes": "nodes.json",
+    "/api/v1/pods": "pods-list-all-namespaces.json",
+    "/api/v1/namespaces/default/pods": "pods-list.json",
+    "/apis/apps/v1/replicasets": "replicaset-list.json",
+    "/apis/apps/v1/namespaces/default/replicasets": "replicaset-list.json",
+    "/apis/apps/v1/namespaces/default/replicasets/consumer": "replicaset.json",
+}
+_EMPTY_LISTS = {
+    "/apis/apps/v1/deployments": "DeploymentList",
+    "/apis/apps/v1/namespaces/default/deployments": "DeploymentList",
+    "/apis/apps/v1/statefulsets": "StatefulSetList",
+    "/apis/apps/v1/namespaces/default/statefulsets": "StatefulSetList",
+}
+_RESOURCE_KIND = {"replicasets": "ReplicaSet", "deployments": "Deployment", "statefulsets": "StatefulSet"}
+
+
+def status_body(code: int, reason: str, message: str, details: dict | None = None, **meta: str) -> dict:
+    """A metav1.Status like the apiserver's error bodies."""
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": dict(meta), "status": "Failure",
+            "message": message, "reason": reason}
+    if details is not None:
+        body["details"] = details
+    body["code"] = code
+    return body
+
+
+def error_event(code: int = 410, message: str = "too old resource version: 276 (345)") -> bytes:
+    """A watch ERROR event line, as the apiserver sends for an expired resourceVersion."""
+    obj = status_body(code, "Expired" if code == 410 else "InternalError", message)
+    return json.dumps({"type": "ERROR", "object": obj}, separators=(",", ":")).encode()
+
+
+def bookmark(resource_version: str, kind: str = "Pod") -> bytes:
+    obj = {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": resource_version},
+           "spec": {"containers": None}, "status": {}}
+    return json.dumps({"type": "BOOKMARK", "object": obj}, separators=(",", ":")).encode()
+
+
+@dataclass
+class WatchScript:
+    """One watch response: these event lines, then `end`.
+
+    end: "close" ends the chunked stream cleanly (a server-side timeout looks like this);
+    "drop" closes the socket mid-stream without the final chunk (a broken connection);
+    "hang" keeps the stream open until the client disconnects, `timeoutSeconds` passes, or the
+    server stops (a quiet cluster).
+    """
+
+    lines: list[bytes] = field(default_factory=list)
+    end: Literal["close", "drop", "hang"] = "hang"
+    delay: float = 0.0  # seconds between events
+    status: int = 200
+
+    @classmethod
+    def recorded(cls, name: str, *, first: int | None = None, end: Literal["close", "drop", "hang"] = "hang",
+                 then: list[bytes] | None = None) -> WatchScript:
+        """A recorded stream (`watch-pods.jsonl`), optionally cut after `first` events, plus `then` lines."""
+        lines = fixtures.watch_lines(name)
+        if first is not None:
+            lines = lines[:first]
+        return cls(lines + list(then or []), end)
+
+
+@dataclass
+class Canned:
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str  # without the query
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    def json(self) -> object:
+        return json.loads(self.body) if self.body else None
+
+    @property
+    def watch(self) -> bool:
+        return self.query.get("watch") in ("true", "1")
+
+
+class KubeAPI:
+    """The test API server. Start with `start()` (or the `kube_api` pytest fixture)."""
+
+    def __init__(self, token: str = TOKEN) -> None:
+        self.token = token
+        self.requests: list[RecordedRequest] = []
+        self._lists: dict[str, bytes] = {}
+        self._canned: dict[tuple[str, str], deque[Canned]] = defaultdict(deque)
+        self._watches: dict[str, deque[WatchScript]] = defaultdict(deque)
+        self._scales: dict[tuple[str, str, str], dict] = {}
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+        self.kubeconfig: Path | None = None
+        for entry in fixtures.index():
+            if entry["method"] == "GET" and entry["status"] == 200 and "?" not in entry["path"] \
+                    and entry["file"].endswith(".json"):
+                self._lists[entry["path"]] = fixtures.raw(entry["file"])
+        for p, name in _DEFAULT_LISTS.items():
+            self._lists[p] = fixtures.raw(name)
+        for p, kind in _EMPTY_LISTS.items():
+            self._lists[p] = json.dumps({"kind": kind, "apiVersion": "apps/v1",
+                                         "metadata": {"resourceVersion": "345"}, "items": []}).encode()
+        self.add_scale("replicasets", "default", "consumer", fixtures.load("scale-get-final.json"))
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> KubeAPI:
+        api = self
+
+        class Handler(_Handler):
+            server_api = api
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="kubeapi", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._changed:
+            self._changed.notify_all()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def write_kubeconfig(self, path: Path, *, token: str | None = None, server: str | None = None,
+                         namespace: str | None = None) -> Path:
+        """A kubeconfig with contexts `kubeview-test` (current) and `kubeview-test-default` (namespace default)."""
+        ns = f"\n    namespace: {namespace}" if namespace else ""
+        path.write_text(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: kubeview-test
+  cluster:
+    server: {server or self.url}
+users:
+- name: kubeview-test-user
+  user:
+    token: {token or self.token}
+contexts:
+- name: kubeview-test
+  context:
+    cluster: kubeview-test
+    user: kubeview-test-user{ns}
+- name: kubeview-test-default
+  context:
+    cluster: kubeview-test
+    user: kubeview-test-user
+    namespace: default
+current-context: kubeview-test
+""")
+        return path
+
+    # -- scripting -----------------------------------------------------------------------------
+    def respond(self, method: str, path: str, status: int, body: dict | str | bytes,
+                headers: dict[str, str] | None = None, times: int = 1) -> None:
+        """Answer the next `times` requests to METHOD path (query ignored) with this, then as before."""
+        data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
+        with self._lock:
+            for _ in range(times):
+                self._canned[(method.upper(), path)].append(Canned(status, data, dict(headers or {})))
+
+    def respond_fixture(self, method: str, path: str, name: str, headers: dict[str, str] | None = None,
+                        times: int = 1) -> None:
+        """`respond` with a recorded Status body; the HTTP status is its `code`."""
+        body = fixtures.load(name)
+        self.respond(method, path, int(body["code"]), fixtures.raw(name), headers, times)
+
+    def set_list(self, path: str, body: dict | bytes | str) -> None:
+        """What GET path (not a watch) returns from now on."""
+        data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
+        with self._lock:
+            self._lists[path] = data
+
+    def set_list_fixture(self, path: str, name: str) -> None:
+        self.set_list(path, fixtures.raw(name))
+
+    def script_watch(self, path: str, *scripts: WatchScript) -> None:
+        """Queue responses for the next watch requests on `path`; after them, watches hang (quiet)."""
+        with self._changed:
+            self._watches[path].extend(scripts)
+            self._changed.notify_all()
+
+    def add_scale(self, resource: str, namespace: str, name: str, scale: dict | int) -> None:
+        """Make workloads/NAME/scale exist (resource: replicasets, deployments, statefulsets)."""
+        if isinstance(scale, int):
+            scale = {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                     "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+                     "spec": {"replicas": scale}, "status": {"replicas": scale, "selector": f"app={name}"}}
+        with self._lock:
+            self._scales[(resource, namespace, name)] = scale
+
+    def scale_of(self, resource: str, namespace: str, name: str) -> int:
+        return int(self._scales[(resource, namespace, name)]["spec"]["replicas"])
+
+    # -- reading what happened -------------------------------------------------------------------
+    def requests_to(self, path: str, method: str | None = None, watch: bool | None = None) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path and (method is None or r.method == method)
+                    and (watch is None or r.watch == watch)]
+
+    def wait_for(self, predicate: Callable[[list[RecordedRequest]], bool], timeout: float = 10.0) -> bool:
+        """Block until `predicate(requests)` holds (True) or `timeout` passes (False)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self.requests):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.1))
+            return True
+
+    # -- used by the handler -------------------------------------------------------------------
+    def _record(self, req: RecordedRequest) -> None:
+        with self._changed:
+            self.requests.append(req)
+            self._changed.notify_all()
+
+    def _take_canned(self, method: str, path: str) -> Canned | None:
+        with self._lock:
+            q = self._canned.get((method, path))
+            return q.popleft() if q else None
+
+    def _take_watch(self, path: str) -> WatchScript | None:
+        with self._lock:
+            q = self._watches.get(path)
+            return q.popleft() if q else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_api: KubeAPI
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _status(self, code: int, reason: str, message: str, details: dict | None = None) -> None:
+        self._send(code, json.dumps(status_body(code, reason, message, details)).encode())
+
+    def _handle(self) -> None:
+        api = self.server_api
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        req = RecordedRequest(self.command, parts.path, dict(parse_qsl(parts.query)), dict(self.headers.items()),
+                              body, time.time())
+        api._record(req)
+        if self.headers.get("Authorization") != f"Bearer {api.token}":
+            self._send(401, fixtures.raw("status-401-unauthorized.json"))
+            return
+        canned = api._take_canned(self.command, parts.path)
+        if canned is not None:
+            self._send(canned.status, canned.body, canned.headers)
+            return
+        if self.command == "GET" and req.watch:
+            self._watch(req)
+            return
+        segments = parts.path.strip("/").split("/")
+        if (len(segments) == 8 and segments[:4] == ["apis", "apps", "v1", "namespaces"]
+                and segments[7] == "scale"):
+            self._scale_request(segments[4], segments[5], segments[6], req)
+            return
+        if self.command == "GET":
+            with api._lock:
+                data = api._lists.get(parts.path)
+            if data is not None:
+                self._send(200, data)
+                return
+        self._status(404, "NotFound", "the server could not find the requested resource", {})
+
+    def _scale_request(self, namespace: str, resource: str, name: str, req: RecordedRequest) -> None:
+        api = self.server_api
+        key = (resource, namespace, name)
+        kind = _RESOURCE_KIND.get(resource, resource)
+        with api._lock:
+            scale = api._scales.get(key)
+        if scale is None:
+            self._status(404, "NotFound", f'{resource}.apps "{name}" not found',
+                         {"name": name, "group": "apps", "kind": resource})
+            return
+        if self.command == "GET":
+            self._send(200, json.dumps(scale).encode())
+            return
+        if self.command != "PATCH":
+            self._status(405, "MethodNotAllowed", f"{self.command} is not supported on {kind} scale")
+            return
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            self._status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}")
+            return
+        patch = req.json()
+        replicas = ((patch or {}).get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            body = fixtures.load("status-422-invalid-scale.json")
+            body["message"] = (f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {replicas}: '
+                               "must be greater than or equal to 0")
+            body["details"]["name"] = name
+            body["details"]["causes"][0]["message"] = f"Invalid value: {replicas}: must be greater than or equal to 0"
+            self._send(422, json.dumps(body).encode())
+            return
+        with api._lock:
+            scale = json.loads(json.dumps(scale))
+            scale["spec"]["replicas"] = replicas
+            scale["metadata"]["resourceVersion"] = str(int(scale["metadata"].get("resourceVersion", "1")) + 1)
+            api._scales[key] = scale
+        self._send(200, json.dumps(scale).encode())
+
+    def _watch(self, req: RecordedRequest) -> None:
+        api = self.server_api
+        script = api._take_watch(req.path) or WatchScript()
+        self.send_response(script.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for line in script.lines:
+                if script.delay:
+                    time.sleep(script.delay)
+                self._chunk(line + b"\n")
+            if script.end == "drop":
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
+            if script.end == "hang":
+                timeout = float(req.query.get("timeoutSeconds") or 3600)
+                deadline = time.monotonic() + timeout
+                self.connection.settimeout(0.05)
+                while not api._stop.is_set() and time.monotonic() < deadline:
+                    try:  # the client closing its end shows up as a readable EOF
+                        if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                            self.close_connection = True
+                            return
+                    except (TimeoutError, BlockingIOError):
+                        pass
+                    except OSError:
+                        self.close_connection = True
+                        return
+                self.connection.settimeout(None)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
