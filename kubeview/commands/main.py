@@ -1,0 +1,171 @@
+"""`kubeview` with no command: pick the cluster, optionally start a render, then the TUI or progress lines.
+
+`--render SCENE` runs on the embedded local cluster (for a real cluster, `kubeview render-manifests`
+prints what to apply). With `--headless`, or when stdout is not a terminal, progress lines replace
+the TUI and the exit code says whether the image was written. Whatever happens (an error, Ctrl-C,
+SIGTERM), every process the local cluster started is stopped before kubeview exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from kubeview.cluster.source import ClusterSource, SourceError
+
+PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
+POLL_INTERVAL = 0.2
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"kubeview: {message}\n")
+    sys.stderr.flush()
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubeview.render.local import RenderError, resolve_scene
+
+    scene = None
+    if args.render:
+        if getattr(args, "kubeconfig", None) or getattr(args, "context", None):
+            _err("--render runs on the embedded local cluster; for a real cluster apply "
+                 "`kubeview render-manifests SCENE`")
+            return 2
+        try:
+            scene = resolve_scene(args.render)
+        except RenderError as exc:
+            _err(str(exc))
+            return 2
+        args.local = True
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    source: ClusterSource | None = None
+    job = None
+    try:
+        from kubeview.cluster.select import open_source
+
+        try:
+            source = open_source(args)
+        except SourceError as exc:
+            _err(str(exc))
+            return 1
+        if scene is not None:
+            job = _start_render(source, scene, args)
+            if isinstance(job, int):
+                return job
+        headless = args.headless or not sys.stdout.isatty()
+        if not headless:
+            try:
+                from kubeview.tui.app import run_tui
+            except ImportError:
+                _err("the TUI is not available in this build; printing progress instead")
+                headless = True
+            else:
+                return int(run_tui(source, args, render_job=job) or 0)
+        if job is not None:
+            return _follow_render(job)
+        return _print_summary(source)
+    finally:
+        if job is not None:
+            job.stop()
+        if source is not None:
+            source.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):  # noqa: ANN202
+    from kubeview.render.local import LocalRenderJob, RenderError, RenderSettings
+
+    replicas = args.replicas if args.replicas is not None else usable_cores()
+    settings = RenderSettings(scene=scene, output=Path(args.output).resolve(),
+                              raw=Path(args.raw).resolve() if args.raw else None, replicas=replicas, cpu=args.cpu)
+    job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
+    try:
+        job.start()
+    except RenderError as exc:
+        _err(str(exc))
+        return 2
+    return job
+
+
+def _follow_render(job) -> int:  # noqa: ANN001
+    """Print a progress line a second until the image is written; 0 on success, 1 on failure."""
+    from kubeview.render.local import RenderError
+    from kubeview.render.status import progress_line
+
+    last_line = 0.0
+    waiting_said = False
+    while True:
+        try:
+            progress = job.poll()
+        except RenderError as exc:
+            _err(str(exc))
+            return 1
+        now = time.monotonic()
+        if progress.status is None:
+            if not waiting_said:
+                _out(f"render: starting the producer and {progress.running + progress.pending} consumers")
+                waiting_said = True
+        elif progress.finished or now - last_line >= PROGRESS_INTERVAL:
+            line = progress_line(progress.status, progress.running, progress.pending)
+            if progress.restarts:
+                line += f", {progress.restarts} restarts"
+            if progress.pending and progress.pending_reason:
+                line += f" ({progress.pending_reason})"
+            _out(line)
+            last_line = now
+        if progress.finished:
+            s = job.settings
+            written = ", ".join(str(p) for p in (s.output, s.raw) if p is not None)
+            _out(f"render: wrote {written} in {progress.status.elapsed_seconds:.1f}s")
+            return 0
+        time.sleep(POLL_INTERVAL)
+
+
+def _print_summary(source: ClusterSource) -> int:
+    """Headless without --render: the cluster's nodes once (`kubeview snapshot` has the full document)."""
+    import threading
+
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.model.events import ConnectionState
+
+    model = ClusterModel(source.title)
+    stop = threading.Event()
+    synced = threading.Event()
+
+    def emit(event) -> None:  # noqa: ANN001
+        model.apply(event)
+        if isinstance(event, ConnectionState) and event.state in ("live", "failed"):
+            synced.set()
+
+    thread = threading.Thread(target=source.run, args=(emit, stop), daemon=True)
+    thread.start()
+    synced.wait(30)
+    stop.set()
+    thread.join(5)
+    alloc = model.allocation()
+    cpu, mem = alloc.column("cpu"), alloc.column("memory")
+    _out(f"{source.title}: {len(alloc.nodes)} nodes, {len(model.pods)} pods, {model.pending_count()} pending")
+    for i, name in enumerate(alloc.nodes):
+        _out(f"  {name}: cpu {alloc.requested[i, cpu] / 1000:g}/{alloc.allocatable[i, cpu] / 1000:g}, "
+             f"memory {alloc.requested[i, mem] / 2**30:.1f}/{alloc.allocatable[i, mem] / 2**30:.1f}Gi")
+    return 0

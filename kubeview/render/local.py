@@ -1,0 +1,221 @@
+"""A render on the local cluster: the producer as a Deployment, the consumers as a ReplicaSet.
+
+Both the headless `kubeview --render` and the TUI drive a `LocalRenderJob`: `start()` checks the
+scene and creates the workloads, `poll()` reads the producer's /status and the pods' state (one HTTP
+request, short timeout, safe to call from a worker thread), `scale()` changes the consumer count,
+`stop()` deletes everything it created. The pods are real processes run by the local cluster's
+kubelet, so a consumer that dies is restarted and its task is leased again by the producer.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubeview.cluster.local import LocalSource
+from kubeview.cluster.source import ActionError
+from kubeview.render.status import RenderStatus, StatusError, parse_status
+
+NAMESPACE = "render"
+PRODUCER = "producer"
+CONSUMER = "consumer"
+PRODUCER_CPU = "50m"  # small: leaves the 7 x 1000m consumers per CPU node of the default cluster
+CONSUMER_GRACE = 10  # seconds between SIGTERM (hand back the task) and SIGKILL
+HOST = "127.0.0.1"
+
+
+class RenderError(Exception):
+    """The render cannot go on; the message is one sentence for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderSettings:
+    scene: Path
+    output: Path
+    raw: Path | None = None
+    replicas: int = 1
+    cpu: str = "1000m"
+    namespace: str = NAMESPACE
+
+
+@dataclass(frozen=True, slots=True)
+class RenderProgress:
+    """One look at the job: the producer's status (None until it answers) and the consumer pods."""
+
+    status: RenderStatus | None
+    running: int  # consumer pods Running
+    pending: int  # consumer pods not yet bound or started
+    restarts: int  # restarts of consumer pods, summed
+    pending_reason: str | None  # the scheduler's message for a pending consumer
+    producer_phase: str  # Pending | Running | Failed | Succeeded | Missing
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not None and self.status.finished
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def resolve_scene(arg: str) -> Path:
+    """A scene path or bundled name, validated; raises RenderError naming the file and field."""
+    from renderer.scene import SceneError, load, resolve
+
+    path = resolve(arg)
+    try:
+        load(path)
+    except SceneError as exc:
+        raise RenderError(str(exc)) from None
+    return path.resolve()
+
+
+def producer_deployment(settings: RenderSettings, listen: int, status: int) -> dict:
+    argv = ["python", "-m", "renderer", "producer", str(settings.scene), "--listen", f"{HOST}:{listen}",
+            "--status", f"{HOST}:{status}", "-o", str(settings.output), "--serve-after-done"]
+    if settings.raw is not None:
+        argv += ["--raw", str(settings.raw)]
+    labels = {"app": PRODUCER}
+    return {"kind": "Deployment",
+            "metadata": {"name": PRODUCER, "namespace": settings.namespace, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {
+                         "terminationGracePeriodSeconds": 5,
+                         "containers": [{"name": PRODUCER, "image": "kubeview/renderer", "command": argv,
+                                         "ports": [{"containerPort": listen, "name": "tasks"},
+                                                   {"containerPort": status, "name": "status"}],
+                                         "resources": {"requests": {"cpu": PRODUCER_CPU}}}]}}}}
+
+
+def consumer_replicaset(settings: RenderSettings, listen: int) -> dict:
+    labels = {"app": CONSUMER}
+    return {"kind": "ReplicaSet",
+            "metadata": {"name": CONSUMER, "namespace": settings.namespace, "labels": labels},
+            "spec": {"replicas": settings.replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {
+                         # A consumer exits 0 when the job is done: that pod Succeeded, it did not crash.
+                         # (A real cluster would run consumers as a Job; the local one honours OnFailure.)
+                         "restartPolicy": "OnFailure",
+                         "terminationGracePeriodSeconds": CONSUMER_GRACE,
+                         "containers": [{"name": CONSUMER, "image": "kubeview/renderer",
+                                         "command": ["python", "-m", "renderer", "consumer",
+                                                     "--connect", f"{HOST}:{listen}"],
+                                         "resources": {"requests": {"cpu": settings.cpu}}}]}}}}
+
+
+def _phase(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase", "Pending")
+
+
+def _running(pod: dict) -> bool:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
+
+
+def _restarts(pod: dict) -> int:
+    return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
+def _unschedulable(pod: dict) -> str | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message") or "Unschedulable"
+    return None
+
+
+class LocalRenderJob:
+    """One render on a `LocalSource`; see the module docstring."""
+
+    def __init__(self, source: LocalSource, settings: RenderSettings) -> None:
+        self.source = source
+        self.settings = settings
+        self.listen_port = 0
+        self.status_port = 0
+        self.started = False
+        self._last_status: RenderStatus | None = None
+        self._consumers_released = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        s = self.settings
+        if s.replicas < 0:
+            raise RenderError(f"--replicas must be 0 or more, not {s.replicas}")
+        for path in (s.output, s.raw):
+            if path is not None and not path.parent.is_dir():
+                raise RenderError(f"{path}: directory {str(path.parent)!r} does not exist")
+        self.listen_port = free_port()
+        self.status_port = free_port()
+        while self.status_port == self.listen_port:
+            self.status_port = free_port()
+        try:
+            self.source.apply_workload(producer_deployment(s, self.listen_port, self.status_port))
+            self.source.apply_workload(consumer_replicaset(s, self.listen_port))
+        except ActionError as exc:
+            raise RenderError(str(exc)) from None
+        self.started = True
+        pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
+        if pods and all(_unschedulable(p) for p in pods):
+            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0])}")
+
+    def scale(self, replicas: int) -> str:
+        try:
+            return self.source.scale("ReplicaSet", self.settings.namespace, CONSUMER, replicas)
+        except ActionError as exc:
+            raise RenderError(str(exc)) from None
+
+    def stop(self) -> None:
+        """Delete the consumers and the producer (their processes get SIGTERM)."""
+        if not self.started:
+            return
+        self.started = False
+        for kind, name in (("ReplicaSet", CONSUMER), ("Deployment", PRODUCER)):
+            if self.source.get(kind, self.settings.namespace, name) is not None:
+                self.source.delete_workload(kind, self.settings.namespace, name)
+
+    # --- following ----------------------------------------------------------------------------------
+    def _get(self, path: str, timeout: float = 2.0) -> bytes | None:
+        conn = http.client.HTTPConnection(HOST, self.status_port, timeout=timeout)
+        try:
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            body = resp.read()
+            return body if resp.status == 200 else None
+        except OSError:
+            return None
+        finally:
+            conn.close()
+
+    def poll(self) -> RenderProgress:
+        """The job's state now; raises RenderError when the producer has failed for good."""
+        ns = self.settings.namespace
+        producer = self.source.workload_pods("Deployment", ns, PRODUCER)
+        consumers = self.source.workload_pods("ReplicaSet", ns, CONSUMER)
+        phase = _phase(producer[0]) if producer else "Missing"
+        if producer and _restarts(producer[0]) >= 3:
+            tail = self.source.log_tail(ns, producer[0]["metadata"]["name"], 1)
+            raise RenderError("the producer keeps failing" + (f": {tail[-1]}" if tail else ""))
+        body = self._get("/status")
+        status = self._last_status
+        if body is not None:
+            try:
+                status = parse_status(body)
+            except StatusError as exc:
+                raise RenderError(str(exc)) from None
+            self._last_status = status
+        if status is not None and status.finished and not self._consumers_released:
+            # Done: consumers exit 0 on their own; scale to 0 so the ReplicaSet does not replace them.
+            self._consumers_released = True
+            self.scale(0)
+        running = sum(1 for p in consumers if _running(p))
+        reasons = [r for r in map(_unschedulable, consumers) if r]
+        return RenderProgress(status=status, running=running, pending=len(consumers) - running,
+                              restarts=sum(_restarts(p) for p in consumers),
+                              pending_reason=reasons[0] if reasons else None, producer_phase=phase)
+
+    def image_png(self) -> bytes | None:
+        """The image so far (the final one when finished), or None if the producer does not answer."""
+        return self._get("/image.png", timeout=10.0)
