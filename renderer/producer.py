@@ -91,6 +91,8 @@ class Producer:
         self._open = 0
         self._owners = (f"c{i}" for i in itertools.count(1))
         self._waiting: deque[Connection] = deque()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task] = set()
         self._fingerprint = scene.fingerprint()
         self._job = proto.Job(bytes.fromhex(self._fingerprint), scene.width, scene.height, scene.spp,
                               scene.tile, scene.chunk, scene.text)
@@ -111,8 +113,9 @@ class Producer:
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
         servers = []
+        status_server = StatusServer(self)
         if status is not None:
-            srv = await StatusServer(self).start(*status)
+            srv = await status_server.start(*status)
             self.status_address = srv.sockets[0].getsockname()[:2]
             servers.append(srv)
             log.info("status on http://%s:%d/status", *self.status_address)
@@ -144,9 +147,8 @@ class Producer:
                 h.cancel()
             for s in servers:
                 s.close()
-            for conn in list(self.conns.values()):
-                conn.closed = True
-                conn.writer.close()
+            await self._close_connections()
+            await status_server.drain()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
@@ -154,6 +156,15 @@ class Producer:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _close_connections(self) -> None:
+        """Close every connection and let its handler finish (not cancel it mid-read)."""
+        for writer in list(self._writers):
+            writer.close()
+        if self._handlers:
+            _, late = await asyncio.wait(set(self._handlers), timeout=2.0)
+            for task in late:
+                task.cancel()
 
     async def _linger(self) -> None:
         deadline = self.clock() + self.settings.linger_seconds
@@ -275,6 +286,10 @@ class Producer:
         owner = next(self._owners)
         conn: Connection | None = None
         self._open += 1
+        me = asyncio.current_task()
+        if me is not None:
+            self._handlers.add(me)
+        self._writers.add(writer)
         try:
             if self._open > self.settings.max_connections:
                 log.warning("%s: too many connections; refused", address)
@@ -308,6 +323,8 @@ class Producer:
             log.exception("%s: unexpected error; disconnecting", address)
         finally:
             self._open -= 1
+            self._writers.discard(writer)
+            self._handlers.discard(me)
             if conn is not None:
                 self._drop(conn)
             writer.close()
