@@ -180,6 +180,7 @@ class Extender:
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict:
         view = self.feed.view()
+        self.assumed.prune(view.node_of)
         alloc: Allocation = view.alloc
         connection = self.feed.connection
         with self._counter_lock:

@@ -1,0 +1,280 @@
+"""The extender over real HTTP: recorded kube-scheduler requests replayed, assumed pods, live config,
+and the server's answers to bad input (it stays up through all of them)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+
+import pytest
+from builders import fixture, node_obj, pod_obj
+
+from kubeview.model.events import Listed, WatchEvent
+from kubeview.scheduling.extender import Extender
+from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.server import ExtenderServer
+
+TOKEN = "s3cret-token"
+
+
+class Client:
+    """A keep-alive HTTP/1.1 client, like kube-scheduler's."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+
+    def call(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        self.conn.request(method, path, body=body, headers=headers or {})
+        resp = self.conn.getresponse()
+        data = resp.read()
+        if resp.getheader("Connection", "").lower() == "close":
+            self.conn.close()
+        return resp.status, resp.getheader("Content-Type"), data
+
+    def json(self, method: str, path: str, doc: object = None, headers: dict | None = None):
+        body = None if doc is None else json.dumps(doc).encode()
+        status, _, data = self.call(method, path, body, {"Content-Type": "application/json", **(headers or {})})
+        return status, json.loads(data) if data else None
+
+
+def _feed(nodes: list[dict], pods: list[dict] | None = None) -> ModelFeed:
+    feed = ModelFeed()
+    feed.apply(Listed("Node", nodes, "1"))
+    feed.apply(Listed("Pod", pods or [], "1"))
+    return feed
+
+
+@pytest.fixture
+def fixture_nodes() -> list[dict]:
+    return fixture("nodes.json")["items"]
+
+
+def _serve(feed: ModelFeed, clock=None, token: str | None = None, **kw) -> ExtenderServer:
+    extender = Extender(feed, clock=clock) if clock else Extender(feed)
+    return ExtenderServer(extender, "127.0.0.1", 0, token=token, **kw).start()
+
+
+@pytest.fixture
+def server(fixture_nodes: list[dict]) -> Iterator[ExtenderServer]:
+    srv = _serve(_feed(fixture_nodes), token=TOKEN)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _records(mode: str) -> list[dict]:
+    path = fixture.__globals__["FIXTURES"] / f"extender-requests-nodecachecapable-{mode}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _same_shape(ours: object, recorded: object) -> None:
+    """Every key the recorded reply has, ours has, with a value of the same JSON type."""
+    assert type(ours) is type(recorded)
+    if isinstance(recorded, dict):
+        for key, value in recorded.items():
+            assert key in ours, key
+            assert type(ours[key]) is type(value), key
+    if isinstance(recorded, list) and recorded:
+        for item in ours:
+            _same_shape(item, recorded[0])
+
+
+def _bind(feed: ModelFeed, pod: dict, node: str) -> None:
+    """What the watch shows after kube-scheduler binds the pod."""
+    bound = json.loads(json.dumps(pod))
+    bound["spec"]["nodeName"] = node
+    bound["metadata"]["resourceVersion"] = str(int(bound["metadata"].get("resourceVersion", "1")) + 1)
+    feed.apply(WatchEvent("Pod", "MODIFIED", bound))
+
+
+@pytest.mark.parametrize("mode", ["false", "true"])
+def test_recorded_requests_replayed_pack_1_1_2_so_all_fit(mode: str, fixture_nodes: list[dict]) -> None:
+    feed = _feed(fixture_nodes)
+    srv = _serve(feed)
+    client = Client(srv.port)
+    placed: dict[str, str] = {}
+    try:
+        records = _records(mode)
+        for i, record in enumerate(records):
+            verb = record["path"].strip("/")
+            headers = {k: v for k, v in record["headers"].items() if k not in ("Host", "Content-Length")}
+            status, ctype, data = client.call("POST", record["path"], record["raw_body"].encode(), headers)
+            assert status == 200, data
+            assert ctype == "application/json"
+            ours, recorded = json.loads(data), json.loads(record["raw_reply"])
+            _same_shape(ours, recorded)
+            args = json.loads(record["raw_body"])
+            pod = args["Pod"]
+            if verb == "filter":
+                key = "NodeNames" if mode == "true" else "Nodes"
+                assert ours[key] == recorded[key]  # every node the scheduler sent fits
+                assert ours["FailedNodes"] == {} and ours["Error"] == ""
+                passed = ours["NodeNames"] if mode == "true" else [n["metadata"]["name"] for n in ours["Nodes"]["items"]]
+                nxt = records[i + 1] if i + 1 < len(records) else None
+                if nxt is None or nxt["path"] != "/prioritize":  # one feasible node: no prioritize call
+                    assert len(passed) == 1
+                    placed[pod["metadata"]["name"]] = passed[0]
+                    _bind(feed, pod, passed[0])
+            else:
+                assert {h["Host"]: h["Score"] for h in ours} == {h["Host"]: h["Score"] for h in recorded}
+                top = max(h["Score"] for h in ours)
+                choice = min(h["Host"] for h in ours if h["Score"] == top)
+                placed[pod["metadata"]["name"]] = choice
+                _bind(feed, pod, choice)
+        recorded_placements = fixture(f"extender-placements-nodecachecapable-{mode}.json")
+        gpu_pods = {name: p["node"] for name, p in recorded_placements.items() if p["gpus"]}
+        assert placed == gpu_pods  # a, b packed on gpu-node-1; c (2 GPUs) on gpu-node-2
+        alloc = feed.view().alloc
+        col = alloc.column("nvidia.com/gpu")
+        assert (alloc.requested[:, col] <= alloc.allocatable[:, col]).all()
+        assert alloc.requested[:, col].sum() == 4
+    finally:
+        srv.stop()
+
+
+def _gpu_args(name: str, names: list[str] | None = None, nodes: list[dict] | None = None) -> bytes:
+    pod = pod_obj(name, gpu=1)
+    return json.dumps({"Pod": pod, "Nodes": None if nodes is None else {"metadata": {}, "items": nodes},
+                       "NodeNames": names}).encode()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_back_to_back_pods_do_not_share_the_last_free_gpu() -> None:
+    nodes = [node_obj("gpu-node-1", gpu=2), node_obj("gpu-node-2", gpu=2)]
+    feed = _feed(nodes, [pod_obj("running", cpu=None, gpu=1, node_name="gpu-node-1")])
+    clock = FakeClock()
+    srv = _serve(feed, clock=clock)
+    client = Client(srv.port)
+    names = ["gpu-node-1", "gpu-node-2"]
+    try:
+        # pod x: packs onto the node with one free GPU
+        assert client.call("POST", "/filter", _gpu_args("x", names))[0] == 200
+        _, scores = client.json("POST", "/prioritize", json.loads(_gpu_args("x", names)))
+        assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 10, "gpu-node-2": 5}
+        # pod y, before the watch shows x bound: gpu-node-1's last GPU is assumed taken
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("y", names)))
+        assert result["NodeNames"] == ["gpu-node-2"]
+        assert result["FailedNodes"] == {"gpu-node-1": "Insufficient nvidia.com/gpu"}
+        _, scores = client.json("POST", "/prioritize", json.loads(_gpu_args("y", names)))
+        assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 0, "gpu-node-2": 5}
+        _, status = client.json("GET", "/status")
+        assert [(a["pod"], a["node"]) for a in status["assumed"]] == [("default/x", "gpu-node-1"),
+                                                                      ("default/y", "gpu-node-2")]
+        # the same with full Node objects (nodeCacheCapable: false); one node passes, so z is assumed there
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("z", None, nodes)))
+        assert [n["metadata"]["name"] for n in result["Nodes"]["items"]] == ["gpu-node-2"]
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("w", names)))
+        assert result["NodeNames"] == [] and set(result["FailedNodes"]) == set(names)
+        # the watch catches up with x: its assumption is dropped, not counted twice
+        _bind(feed, pod_obj("x", gpu=1), "gpu-node-1")
+        _, status = client.json("GET", "/status")
+        assert [a["pod"] for a in status["assumed"]] == ["default/y", "default/z"]
+        assert status["assumed_confirmed"] == 1
+        # y and z never show up bound (the scheduler chose elsewhere): after the timeout they are forgotten
+        clock.now += 31
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("v", names)))
+        assert result["NodeNames"] == ["gpu-node-2"]  # gpu-node-1 is full for real now (x bound)
+        _, status = client.json("GET", "/status")
+        assert status["assumed_expired"] == 2
+    finally:
+        srv.stop()
+
+
+def test_put_config_changes_the_next_reply_and_bad_config_keeps_the_old(server: ExtenderServer) -> None:
+    client = Client(server.port)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    _bind(server.extender.feed, pod_obj("running", cpu=None, gpu=1), "gpu-node-1")
+    args = json.loads(_gpu_args("x", ["gpu-node-1", "gpu-node-2"]))
+    _, scores = client.json("POST", "/prioritize", args)
+    assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 10, "gpu-node-2": 5}
+
+    status, config = client.json("PUT", "/config", {"policy": "spread"}, auth)
+    assert status == 200 and config["policy"] == "spread"
+    _, scores = client.json("POST", "/prioritize", args)
+    assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 0, "gpu-node-2": 5}
+
+    status, reply = client.json("PUT", "/config", {"policy": "pack", "bias": {"gpu-node-2": 99}}, auth)
+    assert status == 400
+    assert reply["Error"] == "bias of node 'gpu-node-2' must be a number from -10 to 10, not 99"
+    assert client.json("GET", "/config")[1]["policy"] == "spread"  # the old config stays, whole
+
+    status, _, data = client.call("PUT", "/config", b"{policy: pack", auth)
+    assert status == 400 and b"not valid JSON" in data
+
+    status, body = client.json("GET", "/status")
+    assert status == 200
+    assert body["config"]["policy"] == "spread"
+    assert [c["to"]["policy"] for c in body["changes"]] == ["spread"]
+    assert body["counters"]["config_refused"] == 1
+    assert set(body["latency"]["prioritize"]) >= {"p50_ms", "p90_ms", "p99_ms", "count"}
+
+
+def test_token_is_enforced(server: ExtenderServer) -> None:
+    client = Client(server.port)
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        status, reply = client.json("PUT", "/config", {"policy": "spread"}, headers)
+        assert status == 401
+        assert "Authorization: Bearer" in reply["Error"]
+    assert client.json("GET", "/config")[1]["policy"] == "pack"
+    assert client.json("PUT", "/config", {"policy": "spread"}, {"Authorization": f"Bearer {TOKEN}"})[0] == 200
+
+
+def test_bad_requests_get_reasons_and_the_server_stays_up(server: ExtenderServer) -> None:
+    client = Client(server.port)
+    status, _, data = client.call("POST", "/filter", b'{"Pod": ', {"Content-Type": "application/json"})
+    assert status == 400
+    assert json.loads(data)["Error"].startswith("request body is not valid JSON")
+    status, reply = client.json("POST", "/prioritize", {"Pod": {"metadata": {"name": "p"}}, "Nodes": None,
+                                                        "NodeNames": None})
+    assert status == 400 and reply["Error"] == "request has neither Nodes nor NodeNames"
+    status, reply = client.json("POST", "/bind", {})
+    assert status == 404
+
+    # a body over the limit is refused from its Content-Length, before it is read
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("POST", "/filter")
+    conn.putheader("Content-Length", str(17 * 1024 * 1024))
+    conn.endheaders()
+    resp = conn.getresponse()
+    assert resp.status == 413
+    assert "over the limit" in json.loads(resp.read())["Error"]
+    conn.close()
+
+    client = Client(server.port)
+    assert client.call("GET", "/healthz")[0] == 200
+    args = json.loads(_gpu_args("x", ["gpu-node-1", "gpu-node-2"]))
+    assert client.json("POST", "/filter", args)[0] == 200
+    status, ctype, metrics = client.call("GET", "/metrics")
+    assert status == 200 and ctype.startswith("text/plain")
+    assert b'kubeview_extender_requests_total{code="400",verb="filter"} 1.0' in metrics
+    assert b'kubeview_extender_requests_total{code="413",verb="filter"} 1.0' in metrics
+    assert b'kubeview_extender_policy{policy="pack"} 1.0' in metrics
+
+
+class BrokenFeed(ModelFeed):
+    """A model that fails when read (stands in for a bug behind the verbs)."""
+
+    def view(self):
+        raise RuntimeError("model exploded")
+
+
+def test_internal_error_is_a_500_with_error_set_and_the_server_stays_up(fixture_nodes: list[dict]) -> None:
+    srv = _serve(BrokenFeed())
+    client = Client(srv.port)
+    try:
+        for _ in range(2):
+            status, reply = client.json("POST", "/filter", json.loads(_gpu_args("x", ["gpu-node-1"])))
+            assert status == 500
+            assert reply["Error"] == "internal error in filter: RuntimeError: model exploded"
+        assert client.call("GET", "/healthz")[0] == 200
+    finally:
+        srv.stop()
