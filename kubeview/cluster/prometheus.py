@@ -104,6 +104,9 @@ class PrometheusUsage:
         promql = self.queries.render(name, self.window)
         try:
             return self._client.custom_query(promql)
+        except (requests.exceptions.JSONDecodeError, KeyError, TypeError):
+            raise PrometheusError(f"{self.url} did not answer like a Prometheus server "
+                                  "(no JSON data on /api/v1/query).") from None
         except requests.exceptions.SSLError:
             raise PrometheusError(f"Prometheus at {self.url} failed TLS verification "
                                   "(--prometheus-insecure skips it).") from None
@@ -116,9 +119,6 @@ class PrometheusUsage:
             raise PrometheusError(f"the request to Prometheus at {self.url} failed ({type(e).__name__}).") from None
         except PrometheusApiClientException as e:
             raise PrometheusError(self._http_error(name, str(e))) from None
-        except (ValueError, KeyError, TypeError):
-            raise PrometheusError(f"{self.url} did not answer like a Prometheus server "
-                                  "(no JSON data on /api/v1/query).") from None
 
     def _http_error(self, name: str, text: str) -> str:
         m = _STATUS.match(text)
