@@ -5,7 +5,7 @@
     PUT  /config                change it (partial documents merge); Bearer token when one is set
     GET  /status                config, counters, latency percentiles per verb, assumed pods, changes
     GET  /metrics               Prometheus text format
-    GET  /healthz               "ok"
+    GET  /healthz, /readyz      liveness; readiness (503 until the cluster model has listed nodes and pods)
 
 HTTP/1.1 keep-alive (kube-scheduler reuses its connection), bodies bounded (413 beyond), malformed
 JSON is a 400 with the reason, an internal error a 500 with `Error` set; the server stays up.
@@ -116,6 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, extender.metrics.exposition(), "text/plain; version=0.0.4; charset=utf-8")
         elif path == "/healthz":
             self._send(200, b"ok", "text/plain")
+        elif path == "/readyz":
+            synced = extender.feed.view().synced
+            self._send(200 if synced else 503, b"ok" if synced else b"cluster not listed yet", "text/plain")
         else:
             self._error(404, f"no such path {self.path!r}")
 

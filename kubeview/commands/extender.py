@@ -1,0 +1,121 @@
+"""`kubeview extender`: serve kube-scheduler's extender API with kubeview's GPU-packing scores.
+
+The cluster model is fed by the kubeconfig's cluster (in a pod: the in-cluster config), watching
+only nodes and pods (what its RBAC allows), or by the embedded local cluster with `--local`. The
+server starts at once; `/readyz` says 503 until nodes and pods are listed. SIGINT/SIGTERM stop it.
+Every failure a user can cause is one line on stderr and exit code 1 (2 for a bad `--listen`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from kubeview.cluster.source import SourceError
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.extender import Extender
+from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.server import ExtenderServer
+
+log = logging.getLogger("kubeview.extender")
+WATCHED = ("Node", "Pod")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """"HOST:PORT", "[::1]:PORT" or ":PORT" (127.0.0.1) -> (host, port); ValueError with the reason."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--listen must be HOST:PORT with a port from 0 to 65535, not {text!r}")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+def _read_token(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read the token file {path}: {exc.strerror}") from exc
+    if not token:
+        raise ValueError(f"the token file {path} is empty")
+    return token
+
+
+def _open_source(args: argparse.Namespace):
+    from kubeview.cluster.select import wants_kube
+
+    if wants_kube(args):
+        from kubeview.cluster.kube import KubeSource
+
+        return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
+                          namespace=getattr(args, "namespace", None), kinds=WATCHED)
+    from kubeview.cluster.local import LocalSource
+
+    return LocalSource(getattr(args, "cluster", None))
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        host, port = parse_listen(args.listen)
+    except ValueError as exc:
+        sys.stderr.write(f"kubeview extender: {exc}\n")
+        return 2
+    try:
+        token = _read_token(getattr(args, "token_file", None))
+        config = PackingConfig(policy=args.policy)
+    except ValueError as exc:
+        sys.stderr.write(f"kubeview extender: {exc}.\n")
+        return 1
+    try:
+        source = _open_source(args)
+    except SourceError as exc:
+        sys.stderr.write(f"kubeview extender: {exc}\n")
+        return 1
+    feed = ModelFeed()
+    try:
+        server = ExtenderServer(Extender(feed, config), host, port, token=token)
+    except OSError as exc:
+        source.close()
+        sys.stderr.write(f"kubeview extender: cannot listen on {host}:{port}: {exc.strerror or exc}.\n")
+        return 1
+
+    stop = threading.Event()
+    failure: list[str] = []
+
+    def watch() -> None:
+        try:
+            source.run(feed.apply, stop)
+        except SourceError as exc:
+            failure.append(str(exc))
+        except Exception as exc:  # keep the reason, stop the server: the Deployment restarts us
+            log.exception("cluster source failed")
+            failure.append(f"the cluster source failed: {exc}")
+        finally:
+            stop.set()
+
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    watcher = threading.Thread(target=watch, name="extender-watch", daemon=True)
+    watcher.start()
+    server.start()
+    log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s)", server.url, config.policy,
+             source.title, ", PUT /config needs a token" if token else "")
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.stop()
+        source.close()
+        watcher.join(timeout=5)
+    if failure:
+        sys.stderr.write(f"kubeview extender: {failure[0]}\n")
+        return 1
+    log.info("stopped")
+    return 0
