@@ -67,7 +67,8 @@ def _merge(base: dict, override: object, where: str) -> QuerySet:
             raise QueryConfigError(f"{where}: `{section}` must be a mapping.")
         for key, value in given.items():
             if key not in known:
-                raise QueryConfigError(f"{where}: unknown {section[:-1]} {key!r} (known: {', '.join(known)}).")
+                what = "query" if section == "queries" else "label"
+                raise QueryConfigError(f"{where}: unknown {what} {key!r} (known: {', '.join(known)}).")
             target[key] = value
     for name in QUERY_NAMES:
         if not isinstance(queries.get(name), str) or not queries[name].strip():
