@@ -240,13 +240,14 @@ class LocalCluster:
     def reconcile(self, rounds: int = 20) -> None:
         """Run the controllers and the scheduler until nothing changes."""
         for _ in range(rounds):
-            changed = collect_garbage(self)
+            before = self._rv
+            collect_garbage(self)
             for dep in self.list("Deployment"):
-                changed = reconcile_deployment(self, dep) or changed
+                reconcile_deployment(self, dep)
             for rs in self.list("ReplicaSet"):
-                changed = reconcile_replicaset(self, rs) or changed
-            changed = self._schedule() or changed
-            if not changed:
+                reconcile_replicaset(self, rs)
+            self._schedule()
+            if self._rv == before:  # a round that wrote nothing: settled
                 return
 
     def _schedule(self) -> bool:
