@@ -58,8 +58,8 @@ def describe_api_error(status_code: int, body: str | bytes | None, action: str, 
     st = parse_status(body)
     msg = _message(st, f"HTTP {status_code}")
     if status_code == 401:
-        return (f"{action} failed: the API server does not accept kubeview's credentials (401 Unauthorized); "
-                "log in again or refresh the kubeconfig.")
+        return (f"{action} failed: the API server rejected the credentials (401 Unauthorized: an expired or "
+                "revoked token?); log in again or refresh the kubeconfig.")
     if status_code == 403:
         return f"{action} was forbidden (403): {msg}; ask a cluster admin for access."
     if status_code == 404:

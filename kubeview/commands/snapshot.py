@@ -1,0 +1,244 @@
+"""`kubeview snapshot`: the cluster's allocation once, headless, for people (tables) and scripts.
+
+Opens the source (`select.open_source`: the kubeconfig's cluster, else the local one), waits for
+the first list of every kind (bounded), reads utilization once if `--prometheus` is given, prints,
+and exits. `--json` prints the document of kubeview.model.snapshot (field reference:
+docs/snapshot.md), `--schema` its JSON Schema, `--metrics` kube-state-metrics-named series.
+Source failures are one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+import threading
+import time
+
+from rich.console import Console
+from rich.table import Table
+
+from kubeview.cluster.source import ClusterSource, SourceError
+from kubeview.model.allocation import GPU
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import KINDS, ConnectionState
+from kubeview.model.ksm import exposition
+from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot
+
+SYNC_TIMEOUT = 30.0  # seconds to wait for the first list of every kind
+_BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "schema", False):
+        print(json.dumps(SNAPSHOT_SCHEMA, indent=2))
+        return 0
+    try:
+        model = collect(args)
+    except SourceError as exc:
+        sys.stderr.write(f"kubeview: {exc}\n")
+        return 1
+    _read_usage(args, model)
+    if getattr(args, "json", False):
+        doc = build_snapshot(model)
+        # the C encoder only runs without indent: big clusters print compact
+        text = json.dumps(doc, indent=2) if len(model.pods) <= 2000 else json.dumps(doc, separators=(",", ":"))
+        sys.stdout.write(text + "\n")
+    elif getattr(args, "metrics", False):
+        sys.stdout.write(exposition(model))
+    else:
+        print_tables(model, Console(soft_wrap=False, highlight=False))
+    return 0
+
+
+def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
+    """Open the source for `args`, apply its events until every kind is listed, close it."""
+    from kubeview.cluster.select import open_source
+
+    source = open_source(args)
+    try:
+        return sync(source, timeout)
+    finally:
+        source.close()
+
+
+def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
+    """Run `source` in a thread until its initial sync is complete; SourceError if it fails or stalls."""
+    events: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            source.run(events.put, stop)
+        except BaseException as exc:  # reported below as one line
+            failure.append(exc)
+
+    thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
+    thread.start()
+    model = ClusterModel(title=getattr(source, "title", ""))
+    kinds = tuple(getattr(source, "kinds", KINDS))
+    deadline = time.monotonic() + timeout
+    try:
+        while not model.is_synced(kinds):
+            if failure:
+                raise _as_source_error(failure[0])
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = ", ".join(k for k in kinds if k not in model.synced)
+                detail = f" ({model.connection.detail})" if model.connection.detail else ""
+                raise SourceError(f"The cluster did not finish its initial sync within {timeout:g} s "
+                                  f"(still waiting for: {missing}){detail}; check the API server and try again.")
+            try:
+                event = events.get(timeout=min(left, 0.1))
+            except queue.Empty:
+                continue
+            model.apply(event)
+            if isinstance(event, ConnectionState) and event.state == "failed":
+                raise SourceError(event.detail)
+        while True:  # whatever arrived with the lists
+            try:
+                model.apply(events.get_nowait())
+            except queue.Empty:
+                break
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    return model
+
+
+def _as_source_error(exc: BaseException) -> SourceError:
+    if isinstance(exc, SourceError):
+        return exc
+    return SourceError(f"The cluster source stopped: {exc}.")
+
+
+def _read_usage(args: argparse.Namespace, model: ClusterModel) -> None:
+    """One Prometheus reading when `--prometheus` is given; its failure is a warning, not an exit."""
+    if not getattr(args, "prometheus", None):
+        return
+    try:
+        from kubeview.cluster.prometheus import PrometheusUsage
+
+        usage = PrometheusUsage.from_args(args)
+        if usage is None:
+            return
+        try:
+            update = usage.poll()
+        finally:
+            usage.close()
+    except Exception as exc:  # the snapshot still has requests: say what failed, keep going
+        sys.stderr.write(f"kubeview: no utilization: {exc}\n")
+        return
+    model.apply(update)
+    if update.error:
+        sys.stderr.write(f"kubeview: no utilization: {update.error}\n")
+
+
+# -- tables ----------------------------------------------------------------------------------------
+def fmt(resource: str, amount: float | None) -> str:
+    """An amount in the unit kubectl shows: cpu `250m`/`2`, bytes `1.5Gi`, counts as is."""
+    if amount is None:
+        return "-"
+    if resource == "cpu":
+        return f"{amount:.0f}m" if amount % 1000 else f"{amount / 1000:.0f}"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for suffix, size in _BIN:
+            if abs(amount) >= size:
+                v = amount / size
+                return f"{v:.0f}{suffix}" if v == int(v) else f"{v:.1f}{suffix}"
+        return f"{amount:.0f}"
+    return f"{amount:.0f}"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+
+
+def _shown(resources: list[str], allocatable, requested) -> list[int]:
+    """Columns worth a row: base resources and anything allocatable or requested somewhere."""
+    return [j for j, r in enumerate(resources)
+            if r in ("cpu", "memory", "pods") or allocatable[..., j].any() or requested[..., j].any()]
+
+
+def _resource_table(title: str, resources: list[str], cols: list[int], alloc_row, req_row, lim_row,
+                    usage: dict[str, float | None]) -> Table:
+    has_usage = any(v is not None for v in usage.values())
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for name, justify in (("Resource", "left"), ("Requests", "right"), ("Limits", "right"),
+                          ("Allocatable", "right"), ("%", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    if has_usage:
+        table.add_column("Used", justify="right")
+    for j in cols:
+        r = resources[j]
+        a, q, lim = int(alloc_row[j]), int(req_row[j]), int(lim_row[j])
+        row = [r, fmt(r, q), fmt(r, lim), fmt(r, a), _pct(q, a)]
+        if has_usage:
+            row.append(fmt(r, usage.get(r)))
+        table.add_row(*row)
+    return table
+
+
+def print_tables(model: ClusterModel, console: Console) -> None:
+    """Per node the "Allocated resources" block of `kubectl describe node`, then totals, fragmentation,
+    pending pods and workloads."""
+    alloc = model.allocation()
+    cols = _shown(alloc.resources, alloc.allocatable, alloc.requested)
+    counts = model.pod_counts()
+    fits = model.largest_fit(GPU)
+    has_gpu = alloc.column(GPU) is not None
+    console.print(f"[bold]{model.title or 'cluster'}[/]  {model.connection.state}  "
+                  f"{len(alloc.nodes)} nodes, {len(model.pods)} pods ({model.pending_count()} pending)")
+    for i, view in enumerate(alloc.views):
+        state = "Ready" if view.ready else "NotReady"
+        if view.unschedulable:
+            state += ",SchedulingDisabled"
+        gpu = f"  largest GPU fit {int(fits[i])}" if has_gpu and alloc.allocatable[i, alloc.column(GPU)] else ""
+        nu = model.usage.nodes.get(view.name)
+        usage = {"cpu": nu.cpu, "memory": nu.memory} if nu else {}
+        console.print()
+        mine = _shown(alloc.resources, alloc.allocatable[i], alloc.requested[i])
+        console.print(_resource_table(f"[bold]{view.name}[/]  {state}  pods {int(counts[i])}{gpu}", alloc.resources,
+                                      mine, alloc.allocatable[i], alloc.requested[i], alloc.limits[i], usage))
+    totals = model.totals()
+    console.print()
+    known = [u for u in model.usage.nodes.values()]
+    usage_totals = {r: (sum(v for v in (getattr(u, r) for u in known) if v is not None) if known else None)
+                    for r in ("cpu", "memory")}
+    console.print(_resource_table(
+        "[bold]Cluster totals[/]", alloc.resources, cols,
+        [totals[r]["allocatable"] for r in alloc.resources], [totals[r]["requested"] for r in alloc.resources],
+        [totals[r]["limits"] for r in alloc.resources], usage_totals))
+    if has_gpu:
+        frag = model.fragmentation(GPU)
+        table = Table(title=f"[bold]GPU fragmentation[/]  {frag.free_total} free on {frag.nodes} nodes, "
+                            f"largest fit {frag.largest_fit}", title_justify="left", show_edge=False, pad_edge=False)
+        for name in ("GPUs per pod", "Placeable", "If unfragmented", "Lost"):
+            table.add_column(name, justify="right")
+        for s in frag.sizes:
+            table.add_row(str(s.size), str(s.placeable), str(s.ideal), str(s.stranded))
+        console.print()
+        console.print(table)
+    pending = model.pending()
+    if pending:
+        table = Table(title="[bold]Pending pods[/]", title_justify="left", show_edge=False, pad_edge=False)
+        table.add_column("Pod")
+        table.add_column("Requests")
+        table.add_column("Reason", overflow="fold")
+        for p in pending[:50]:
+            req = ", ".join(f"{r} {fmt(r, v)}" for r, v in p.requests.items() if r != "pods")
+            table.add_row(f"{p.namespace}/{p.name}", req, p.pending_reason or "not scheduled yet")
+        console.print()
+        console.print(table)
+        if len(pending) > 50:
+            console.print(f"... and {len(pending) - 50} more pending pods")
+    if model.workloads:
+        table = Table(title="[bold]Workloads[/]", title_justify="left", show_edge=False, pad_edge=False)
+        for name in ("Kind", "Name", "Ready", "Desired"):
+            table.add_column(name)
+        for (kind, ns, name), w in sorted(model.workloads.items()):
+            table.add_row(kind, f"{ns}/{name}", str(w.ready), str(w.desired))
+        console.print()
+        console.print(table)
