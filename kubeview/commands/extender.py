@@ -23,6 +23,7 @@ from kubeview.scheduling.server import ExtenderServer
 
 log = logging.getLogger("kubeview.extender")
 WATCHED = ("Node", "Pod")
+MAX_STALENESS = 0.05  # seconds the scored allocation may lag the watch (see scheduling/feed.py)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         sys.stderr.write(f"kubeview extender: {exc}\n")
         return 1
-    feed = ModelFeed()
+    feed = ModelFeed(max_staleness=MAX_STALENESS)
     try:
         server = ExtenderServer(Extender(feed, config), host, port, token=token)
     except OSError as exc:
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = threading.Thread(target=watch, name="extender-watch", daemon=True)
     watcher.start()
+    feed.start()
     server.start()
     log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s)", server.url, config.policy,
              source.title, ", PUT /config needs a token" if token else "")
@@ -112,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.stop()
+        feed.stop()
         source.close()
         watcher.join(timeout=5)
     if failure:
