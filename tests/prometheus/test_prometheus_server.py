@@ -122,7 +122,7 @@ def test_local_cluster_processes_read_back(prom, reading) -> None:  # noqa: ANN0
              if p["metadata"]["name"] in ("spin", "hold")}
     pods, nodes = reading.update.pods, reading.update.nodes
     spin, hold = pods[("default", "spin")], pods[("default", "hold")]
-    assert 150 < spin.cpu < 1300  # a busy loop: about a core on an idle machine, less on a busy one
+    assert 50 < spin.cpu < 1300  # a busy loop: about a core on an idle machine, less on a loaded one
     assert hold.cpu < 150
     rss = psutil.Process(prom.local_pids["hold"]).memory_info().rss
     assert 200 * MiB <= hold.memory == pytest.approx(rss, rel=0.1)
