@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import copy
 import queue
+import re
 import shutil
 import sys
 import tempfile
@@ -42,9 +43,40 @@ from kubeview.scheduling.config import PackingConfig
 _PROJECT_ROOT = str(Path(kubeview.__file__).resolve().parent.parent)
 
 
-def container_argv(container: dict) -> list[str]:
-    """command + args, with `python`/`python3` meaning the interpreter kubeview runs on."""
-    argv = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
+_FIELD_REFS = {"metadata.name": ("metadata", "name"), "metadata.namespace": ("metadata", "namespace"),
+               "metadata.uid": ("metadata", "uid"), "spec.nodeName": ("spec", "nodeName"),
+               "spec.serviceAccountName": ("spec", "serviceAccountName"), "status.hostIP": ("status", "hostIP"),
+               "status.podIP": ("status", "podIP")}
+_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def container_env(pod: dict, container: dict) -> dict[str, str]:
+    """The container's `env`, with downward-API `fieldRef`s resolved as a kubelet resolves them."""
+    env: dict[str, str] = {}
+    for e in container.get("env") or []:
+        if "name" not in e:
+            continue
+        ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        if ref in _FIELD_REFS:
+            part, key = _FIELD_REFS[ref]
+            env[e["name"]] = str((pod.get(part) or {}).get(key, ""))
+        else:
+            env[e["name"]] = expand(str(e.get("value", "")), env)
+    return env
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """Kubernetes' `$(VAR)` expansion: defined variables are replaced, `$$` is a literal `$`."""
+    def sub(m: re.Match) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return env.get(m.group(1), m.group(0))
+    return _VAR.sub(sub, text)
+
+
+def container_argv(container: dict, env: dict[str, str] | None = None) -> list[str]:
+    """command + args after `$(VAR)` expansion, `python`/`python3` meaning kubeview's interpreter."""
+    argv = [expand(str(a), env or {}) for a in (container.get("command") or []) + (container.get("args") or [])]
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     return argv
@@ -194,8 +226,9 @@ class LocalSource:
         container = next(c for c in spec.get("containers") or [] if c.get("command"))
         env = {"PYTHONPATH": _PROJECT_ROOT, "KUBEVIEW_POD": meta["name"], "KUBEVIEW_NAMESPACE": meta["namespace"],
                "KUBEVIEW_NODE": spec.get("nodeName", "")}
-        env.update({e["name"]: str(e.get("value", "")) for e in container.get("env") or [] if "name" in e})
-        return ContainerSpec(key=(meta["namespace"], meta["name"]), argv=container_argv(container),
+        own = container_env(pod, container)
+        env.update(own)
+        return ContainerSpec(key=(meta["namespace"], meta["name"]), argv=container_argv(container, own),
                              restart_policy=spec.get("restartPolicy", "Always"), env=env,
                              cwd=container.get("workingDir") or None,
                              log_path=str(self.log_path(meta["namespace"], meta["name"])))

@@ -102,8 +102,11 @@ def consumer_replicaset(settings: RenderSettings, listen: int) -> dict:
                          "restartPolicy": "OnFailure",
                          "terminationGracePeriodSeconds": CONSUMER_GRACE,
                          "containers": [{"name": CONSUMER, "image": "kubeview/renderer",
-                                         "command": ["python", "-m", "renderer", "consumer",
-                                                     "--connect", f"{HOST}:{listen}"],
+                                         "command": ["python", "-m", "renderer", "consumer"],
+                                         # the producer's status then names each consumer by its pod
+                                         "args": ["--connect", f"{HOST}:{listen}", "--name", "$(POD_NAME)"],
+                                         "env": [{"name": "POD_NAME", "valueFrom": {
+                                             "fieldRef": {"fieldPath": "metadata.name"}}}],
                                          "resources": {"requests": {"cpu": settings.cpu}}}]}}}}
 
 

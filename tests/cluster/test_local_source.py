@@ -161,3 +161,20 @@ def test_gpu_pods_without_processes_and_policy_change(source: LocalSource) -> No
     source.create_pod(gpu("gpu-b", 1))
     source.create_pod(gpu("gpu-c", 2))
     assert source.get("Pod", "default", "gpu-c")["status"]["phase"] == "Pending"
+
+
+def test_downward_api_env_and_var_expansion() -> None:
+    import sys
+
+    from kubeview.cluster.local import container_argv, container_env
+
+    pod = {"metadata": {"name": "consumer-x2b7k", "namespace": "render"}, "spec": {"nodeName": "cpu-node-2"},
+           "status": {"podIP": "10.244.1.5"}}
+    container = {"command": ["python", "-m", "renderer"], "args": ["--name", "$(POD)", "$(NODE)", "$$(POD)", "$(NOPE)"],
+                 "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                         {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                         {"name": "WHERE", "value": "$(POD)@$(NODE)"}]}
+    env = container_env(pod, container)
+    assert env == {"POD": "consumer-x2b7k", "NODE": "cpu-node-2", "WHERE": "consumer-x2b7k@cpu-node-2"}
+    assert container_argv(container, env) == [sys.executable, "-m", "renderer", "--name", "consumer-x2b7k",
+                                              "cpu-node-2", "$(POD)", "$(NOPE)"]

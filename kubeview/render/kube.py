@@ -1,0 +1,336 @@
+"""A render on a real cluster: the counterpart of `LocalRenderJob`, through the Kubernetes API only.
+
+`start()` server-side-applies the objects `kubeview render-manifests` prints (field manager
+`kubeview`; the Namespace only if it is missing, so a least-privileged kubeview works in a namespace an
+administrator prepared). `poll()` lists the render's pods and, once the producer is Ready, reads
+its `/status` through the API server's service proxy, so no port-forward or NodePort is needed; pods
+that cannot start (unschedulable, image pull failures, crash loops) come back with the reason the
+cluster gives, and a producer that cannot start ends the render with that reason. When the render
+is finished the image is downloaded through the same proxy and written to `--output`. `stop()`
+deletes what `start()` created unless `keep` is set.
+
+Every request goes through the kubeview `ApiClient` of the kube source (its kubeconfig, token
+refresh, TLS settings), with short timeouts; nothing here blocks for long, so a TUI worker can poll.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import urllib3.exceptions
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error, parse_status
+from kubeview.render import manifests as m
+from kubeview.render.local import RenderError, RenderProgress, RenderSettings
+from kubeview.render.status import RenderStatus, StatusError
+from kubeview.render.status import parse_status as parse_render_status
+
+APPLY_PATCH = "application/apply-patch+yaml"
+MERGE_PATCH = "application/merge-patch+json"
+POD_INTERVAL = 2.0  # seconds between pod lists (poll() is called more often; it answers from the last one)
+STATUS_INTERVAL = 1.0  # seconds between /status reads through the proxy
+TIMEOUT = (5.0, 30.0)  # connect, read
+IMAGE_TIMEOUT = (5.0, 120.0)
+# Waiting reasons that do not go away without someone changing something.
+STUCK = {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
+         "CreateContainerError", "CrashLoopBackOff", "RunContainerError"}
+FATAL_FOR_PRODUCER = STUCK - {"ErrImagePull"}  # ErrImagePull turns into ImagePullBackOff if it persists
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: bytes, message: str) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
+
+
+# -- pod state (pure) --------------------------------------------------------------------------------
+
+def _component(pod: dict) -> str:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component", "")
+
+
+def _phase(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase", "Pending")
+
+
+def _ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _running(pod: dict) -> bool:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
+
+
+def _restarts(pod: dict) -> int:
+    return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
+def pod_problem(pod: dict) -> str | None:
+    """Why a pod is not running, as the cluster says it: the scheduler's message for an unschedulable
+    pod, or `Reason: message` of a container stuck waiting (image pulls, crash loops, bad config)."""
+    status = pod.get("status") or {}
+    for c in status.get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return f"{c.get('reason') or 'Unschedulable'}: {c.get('message') or 'no node fits'}"
+    for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        waiting = (c.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        if reason in STUCK:
+            message = waiting.get("message") or ""
+            return f"{reason}: {message}" if message else str(reason)
+    return None
+
+
+def _stuck_reason(problem: str | None) -> str | None:
+    return problem.split(":", 1)[0] if problem else None
+
+
+# -- the job -----------------------------------------------------------------------------------------
+
+class KubeRenderJob:
+    """One render on a real cluster; see the module docstring. Same interface as `LocalRenderJob`."""
+
+    def __init__(self, api_client: client.ApiClient, settings: RenderSettings, *, gpu: int = 0,
+                 image: str = "kubeview:latest", keep: bool = False, token: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.api = api_client
+        self.settings = settings
+        self.gpu, self.image, self.keep = gpu, image, keep
+        self.token = token
+        self.clock = clock
+        self.server = api_client.configuration.host
+        self.spec: m.RenderSpec | None = None
+        self.applied: list[dict] = []  # what start() created, in order
+        self.created_namespace = False
+        self.started = False
+        self._pods: list[dict] = []
+        self._pods_at = -1e9
+        self._status: RenderStatus | None = None
+        self._status_at = -1e9
+        self._done = False
+
+    @property
+    def namespace(self) -> str:
+        return self.settings.namespace
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Apply the render's objects; on any failure, delete what was applied and raise RenderError."""
+        from kubeview.commands.render_manifests import load_spec, new_token
+        from renderer.scene import SceneError
+
+        s = self.settings
+        if s.raw is not None:
+            raise RenderError("--raw is not available on a real cluster: the producer serves the PNG only")
+        if not s.output.parent.is_dir():
+            raise RenderError(f"{s.output}: directory {str(s.output.parent)!r} does not exist")
+        try:
+            self.spec = load_spec(str(s.scene), token=self.token or new_token(), namespace=s.namespace,
+                                  replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image)
+        except (SceneError, m.SpecError) as exc:
+            raise RenderError(str(exc)) from None
+        try:
+            for obj in m.workload_objects(self.spec):
+                self._apply_creating_namespace(obj)
+                self.applied.append(obj)
+        except RenderError:
+            self._delete_applied()
+            raise
+        self.started = True
+
+    def _apply_creating_namespace(self, obj: dict) -> None:
+        try:
+            self._apply(obj)
+        except ApiError as exc:
+            details = parse_status(exc.body).get("details") or {}
+            if exc.status != 404 or details.get("kind") != "namespaces" or self.created_namespace:
+                raise RenderError(self._describe(exc, obj)) from None
+            ns = m.namespace_object(self.namespace)
+            try:
+                self._apply(ns)
+            except ApiError as exc2:
+                raise RenderError(self._describe(exc2, ns) + _RBAC_HINT) from None
+            self.created_namespace = True
+            try:
+                self._apply(obj)
+            except ApiError as exc3:
+                raise RenderError(self._describe(exc3, obj)) from None
+
+    def _apply(self, obj: dict) -> None:
+        self._request("PATCH", m.object_path(obj), query={"fieldManager": m.FIELD_MANAGER, "force": "true"},
+                      body=obj, content_type=APPLY_PATCH, action=_what("Applying", obj))
+
+    def scale(self, replicas: int) -> str:
+        """Patch the consumer ReplicaSet's `scale` subresource; one-line result."""
+        path = f"/apis/apps/v1/namespaces/{self.namespace}/replicasets/{m.CONSUMER}/scale"
+        action = f"Scaling ReplicaSet {self.namespace}/{m.CONSUMER} to {replicas}"
+        if replicas < 0:
+            raise RenderError(f"{action} failed: replicas must be 0 or more.")
+        try:
+            self._request("PATCH", path, body={"spec": {"replicas": int(replicas)}}, content_type=MERGE_PATCH,
+                          action=action)
+        except ApiError as exc:
+            raise RenderError(str(exc)) from None
+        self._pods_at = -1e9  # show the change at the next poll
+        return f"ReplicaSet {self.namespace}/{m.CONSUMER} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
+
+    def stop(self) -> str:
+        """Delete what start() created (unless `keep`); never raises, returns one line saying what happened."""
+        if not self.started:
+            return ""
+        self.started = False
+        if self.keep:
+            return f"render: kept its objects in namespace {self.namespace} (--keep)"
+        failures = self._delete_applied()
+        if failures:
+            return f"render: could not delete everything it created: {failures[0]}"
+        what = f"namespace {self.namespace}" if self.created_namespace else f"its objects in {self.namespace}"
+        return f"render: deleted {what}"
+
+    def _delete_applied(self) -> list[str]:
+        failures: list[str] = []
+        targets = list(reversed(self.applied))
+        if self.created_namespace:
+            targets.append(m.namespace_object(self.namespace))
+        for obj in targets:
+            try:
+                self._request("DELETE", m.object_path(obj), body={"propagationPolicy": "Background"},
+                              content_type="application/json", action=_what("Deleting", obj))
+            except ApiError as exc:
+                if exc.status != 404:
+                    failures.append(str(exc))
+            except RenderError as exc:
+                failures.append(str(exc))
+        self.applied = []
+        return failures
+
+    # -- following -----------------------------------------------------------------------------------
+    def poll(self) -> RenderProgress:
+        """The render now; raises RenderError when the producer cannot start or the image cannot be had."""
+        now = self.clock()
+        if now - self._pods_at >= POD_INTERVAL:
+            self._pods = self._list_pods()
+            self._pods_at = now
+        producers = [p for p in self._pods if _component(p) == m.PRODUCER and not _terminating(p)]
+        consumers = [p for p in self._pods if _component(p) == m.CONSUMER and not _terminating(p)]
+        producer = producers[0] if producers else None
+        if producer is not None:
+            self._check_producer(producer)
+        if producer is not None and _ready(producer) and not self._done and now - self._status_at >= STATUS_INTERVAL:
+            self._status_at = now
+            self._status = self._read_status() or self._status
+        if self._status is not None and self._status.finished and not self._done:
+            self._finish()
+        problems = [f"{p['metadata']['name']}: {r}" for p in [*producers, *consumers] if (r := pod_problem(p))]
+        running = sum(1 for p in consumers if _running(p))
+        return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
+                              restarts=sum(_restarts(p) for p in consumers),
+                              pending_reason=problems[0] if problems else None,
+                              producer_phase=_phase(producer) if producer is not None else "Missing")
+
+    def _check_producer(self, pod: dict) -> None:
+        problem = pod_problem(pod)
+        if _stuck_reason(problem) in FATAL_FOR_PRODUCER:
+            raise RenderError(f"the producer pod {pod['metadata']['name']} cannot start: {problem}")
+
+    def _finish(self) -> None:
+        data = self.image_png()
+        if data is None:
+            raise RenderError("the render finished but its image could not be downloaded through the API "
+                              "server's service proxy; try again with --keep and fetch /image.png yourself")
+        _write_atomic(self.settings.output, data)
+        self._done = True
+        with contextlib.suppress(RenderError):  # consumers exit when done; do not let the ReplicaSet restart them
+            self.scale(0)
+
+    def image_png(self) -> bytes | None:
+        """The image so far (the final one when finished), through the service proxy; None if unavailable."""
+        return self._proxy_get("/image.png", IMAGE_TIMEOUT)
+
+    def _read_status(self) -> RenderStatus | None:
+        body = self._proxy_get("/status", TIMEOUT)
+        if body is None:
+            return None
+        try:
+            return parse_render_status(body)
+        except StatusError as exc:
+            raise RenderError(str(exc)) from None
+
+    def _proxy_get(self, what: str, timeout: tuple[float, float]) -> bytes | None:
+        path = f"/api/v1/namespaces/{self.namespace}/services/{m.STATUS_PROXY}/proxy{what}"
+        try:
+            return self._request("GET", path, accept="*/*", action=f"Reading the producer's {what}", timeout=timeout)
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                raise RenderError(str(exc)) from None
+            return None  # 503 while endpoints change, a producer restarting...
+
+    def _list_pods(self) -> list[dict]:
+        path = f"/api/v1/namespaces/{self.namespace}/pods"
+        try:
+            body = self._request("GET", path, query={"labelSelector": f"app.kubernetes.io/name={m.APP}"},
+                                 action=f"Listing the render's pods in {self.namespace}")
+        except ApiError as exc:
+            raise RenderError(str(exc)) from None
+        try:
+            return list(json.loads(body).get("items") or [])
+        except (ValueError, AttributeError):
+            raise RenderError("the API server answered the pod list with something that is not a PodList") from None
+
+    # -- HTTP ------------------------------------------------------------------------------------------
+    def _request(self, method: str, path: str, *, query: dict[str, str] | None = None, body: Any = None,
+                 content_type: str | None = None, accept: str = "application/json", action: str,
+                 timeout: tuple[float, float] = TIMEOUT) -> bytes:
+        """One request through the ApiClient; raises ApiError (non-2xx, message = one sentence) or
+        RenderError (the API server cannot be reached)."""
+        headers = {"Accept": accept}
+        if content_type:
+            headers["Content-Type"] = content_type
+        try:
+            request = self.api.param_serialize(method, path, query_params=list((query or {}).items()),
+                                               header_params=headers, body=body, auth_settings=["BearerToken"])
+            resp = self.api.call_api(*request, _request_timeout=timeout)
+            data = resp.read() or b""
+        except ApiException as exc:  # TLS failures (status 0) and retried-out 429s
+            if not exc.status:
+                raise RenderError(describe_connection_error(ConnectionError(exc.reason), self.server, action)) from None
+            body = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
+            raise ApiError(exc.status, body, describe_api_error(exc.status, body, action)) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise RenderError(describe_connection_error(exc, self.server, action)) from None
+        if not 200 <= resp.status <= 299:
+            raise ApiError(resp.status, data, describe_api_error(resp.status, data, action))
+        return data
+
+    def _describe(self, exc: ApiError, obj: dict) -> str:
+        return str(exc) + (_RBAC_HINT if exc.status == 403 else "")
+
+
+_RBAC_HINT = (" (an administrator can grant what kubeview needs with "
+              "`kubeview render-manifests SCENE` RBAC, see docs/render-on-kubernetes.md)")
+
+
+def _what(verb: str, obj: dict) -> str:
+    meta = obj["metadata"]
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{verb} {obj['kind']} {where}{meta['name']}"
+
+
+def _terminating(pod: dict) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
