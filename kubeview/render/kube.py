@@ -118,6 +118,7 @@ class KubeRenderJob:
         self._status: RenderStatus | None = None
         self._status_at = -1e9
         self._done = False
+        self.problems: list[str] = []  # "pod: Reason: message" for every render pod that cannot run
 
     @property
     def namespace(self) -> str:
@@ -232,6 +233,7 @@ class KubeRenderJob:
         if self._status is not None and self._status.finished and not self._done:
             self._finish()
         problems = [f"{p['metadata']['name']}: {r}" for p in [*producers, *consumers] if (r := pod_problem(p))]
+        self.problems = problems
         running = sum(1 for p in consumers if _running(p))
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),

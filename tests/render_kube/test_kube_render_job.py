@@ -1,0 +1,183 @@
+"""`KubeRenderJob` against the test API server: the exact requests, pod reasons, scale, clean-up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from kubeview.render import manifests as m
+from kubeview.render.kube import KubeRenderJob, pod_problem
+from kubeview.render.local import RenderError, RenderSettings
+from tests.render_kube.conftest import NS
+from tests.render_kube.renderapi import RenderKubeAPI, header, pod, pod_list
+
+ROOT = Path(__file__).resolve().parents[2]
+THREE = ROOT / "renderer" / "scenes" / "three-spheres.yaml"
+WORKLOAD_PATHS = [
+    f"/api/v1/namespaces/{NS}/configmaps/render-scene",
+    f"/api/v1/namespaces/{NS}/secrets/render-token",
+    f"/api/v1/namespaces/{NS}/services/producer",
+    f"/apis/apps/v1/namespaces/{NS}/deployments/producer",
+    f"/apis/apps/v1/namespaces/{NS}/replicasets/consumer",
+]
+
+
+def make_job(api_client: client.ApiClient, tmp_path: Path, **kw: object) -> KubeRenderJob:
+    settings = RenderSettings(scene=THREE, output=tmp_path / "out.png", replicas=2, cpu="100m", namespace=NS)
+    return KubeRenderJob(api_client, settings, **kw)  # type: ignore[arg-type]
+
+
+def test_start_is_server_side_apply_of_each_object(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                                   tmp_path: Path) -> None:
+    job = make_job(api_client, tmp_path, image="registry.example/kubeview:1")
+    job.start()
+    applies = render_api.applies()
+    assert [r.path for r in applies] == WORKLOAD_PATHS
+    expected = m.workload_objects(job.spec)  # type: ignore[arg-type]
+    for req, obj in zip(applies, expected, strict=True):
+        assert req.method == "PATCH"
+        assert header(req, "Content-Type") == "application/apply-patch+yaml"
+        assert req.query == {"fieldManager": "kubeview", "force": "true"}
+        assert req.json() == obj
+    # the bodies are the render-manifests objects for these settings
+    rs = applies[-1].json()
+    assert rs["spec"]["replicas"] == 2
+    assert rs["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "100m"
+    assert rs["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/kubeview:1"
+    assert applies[0].json()["data"]["scene.yaml"] == THREE.read_text()
+    assert not render_api.requests_to(f"/api/v1/namespaces/{NS}", method="PATCH")  # it exists: not touched
+
+    assert job.stop() == f"render: deleted its objects in {NS}"
+    deletes = [r for r in render_api.requests if r.method == "DELETE"]
+    assert [r.path for r in deletes] == list(reversed(WORKLOAD_PATHS))
+    assert all(r.json() == {"propagationPolicy": "Background"} for r in deletes)
+    assert render_api.objects == {}
+
+
+def test_a_missing_namespace_is_applied_then_deleted(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                                     tmp_path: Path) -> None:
+    render_api.namespaces.discard(NS)
+    job = make_job(api_client, tmp_path)
+    job.start()
+    patches = [r.path for r in render_api.requests if r.method == "PATCH"]
+    assert patches == [WORKLOAD_PATHS[0], f"/api/v1/namespaces/{NS}", *WORKLOAD_PATHS]
+    ns = render_api.requests_to(f"/api/v1/namespaces/{NS}", method="PATCH")[0]
+    assert ns.json() == m.namespace_object(NS)
+    assert ns.query == {"fieldManager": "kubeview", "force": "true"}
+    job.stop()
+    deletes = [r.path for r in render_api.requests if r.method == "DELETE"]
+    assert deletes == [*reversed(WORKLOAD_PATHS), f"/api/v1/namespaces/{NS}"]
+
+
+def test_forbidden_is_one_sentence_and_rolls_back(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                                  tmp_path: Path) -> None:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Forbidden",
+            "message": 'secrets "render-token" is forbidden: User "alice" cannot patch resource "secrets" '
+                       f'in API group "" in the namespace "{NS}"',
+            "details": {"name": "render-token", "kind": "secrets"}, "code": 403}
+    render_api.respond("PATCH", WORKLOAD_PATHS[1], 403, body)
+    job = make_job(api_client, tmp_path)
+    with pytest.raises(RenderError) as err:
+        job.start()
+    text = str(err.value)
+    assert "\n" not in text and "forbidden (403)" in text and "render-manifests" in text
+    assert [r.path for r in render_api.requests if r.method == "DELETE"] == [WORKLOAD_PATHS[0]]
+    assert job.stop() == ""  # nothing left to clean
+
+
+def test_pending_and_image_pull_reasons_are_reported(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                                     tmp_path: Path) -> None:
+    unschedulable = "0/5 nodes are available: 5 Insufficient cpu. preemption: 0/5 nodes are available."
+    pull = 'Back-off pulling image "kubeview:latest"'
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(
+        pod("producer-7d9f-abcde", "producer", ready=False),
+        pod("consumer-a", "consumer"),
+        pod("consumer-b", "consumer", phase="Pending", unschedulable=unschedulable),
+        pod("consumer-c", "consumer", phase="Pending", ready=False, waiting=("ImagePullBackOff", pull),
+            init_waiting=True),
+    ))
+    job = make_job(api_client, tmp_path)
+    job.start()
+    progress = job.poll()
+    assert (progress.running, progress.pending, progress.status) == (1, 2, None)
+    assert progress.pending_reason == f"consumer-b: Unschedulable: {unschedulable}"
+    assert job.problems == [f"consumer-b: Unschedulable: {unschedulable}", f"consumer-c: ImagePullBackOff: {pull}"]
+    # the pods are listed by the render's label, and /status is not asked before the producer is Ready
+    (listing,) = render_api.requests_to(f"/api/v1/namespaces/{NS}/pods", method="GET")
+    assert listing.query == {"labelSelector": "app.kubernetes.io/name=kubeview-render"}
+    assert not [r for r in render_api.requests if "/proxy/" in r.path]
+    job.stop()
+
+
+def test_a_producer_that_cannot_pull_its_image_ends_the_render(render_api: RenderKubeAPI,
+                                                               api_client: client.ApiClient, tmp_path: Path) -> None:
+    pull = 'Back-off pulling image "registry.invalid/kubeview:1"'
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(
+        pod("producer-7d9f-abcde", "producer", phase="Pending", ready=False, waiting=("ImagePullBackOff", pull))))
+    job = make_job(api_client, tmp_path)
+    job.start()
+    with pytest.raises(RenderError) as err:
+        job.poll()
+    assert str(err.value) == f"the producer pod producer-7d9f-abcde cannot start: ImagePullBackOff: {pull}"
+    job.stop()
+
+
+def test_scale_patches_the_scale_subresource(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                             tmp_path: Path) -> None:
+    render_api.add_scale("replicasets", NS, "consumer", 2)
+    job = make_job(api_client, tmp_path)
+    job.start()
+    assert job.scale(7) == f"ReplicaSet {NS}/consumer scaled to 7 replicas."
+    (req,) = render_api.requests_to(f"/apis/apps/v1/namespaces/{NS}/replicasets/consumer/scale", method="PATCH")
+    assert header(req, "Content-Type") == "application/merge-patch+json"
+    assert req.json() == {"spec": {"replicas": 7}}
+    assert render_api.scale_of("replicasets", NS, "consumer") == 7
+    with pytest.raises(RenderError, match="422"):
+        render_api.respond_fixture("PATCH", req.path, "status-422-invalid-scale.json")
+        job.scale(3)
+    job.stop()
+
+
+def test_keep_leaves_everything(render_api: RenderKubeAPI, api_client: client.ApiClient, tmp_path: Path) -> None:
+    job = make_job(api_client, tmp_path, keep=True)
+    job.start()
+    assert "kept" in job.stop()
+    assert not [r for r in render_api.requests if r.method == "DELETE"]
+    assert len(render_api.objects) == 5
+
+
+def test_bad_settings_fail_before_any_request(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                              tmp_path: Path) -> None:
+    settings = RenderSettings(scene=THREE, output=tmp_path / "o.png", raw=tmp_path / "o.npy", namespace=NS)
+    with pytest.raises(RenderError, match="--raw"):
+        KubeRenderJob(api_client, settings).start()
+    settings = RenderSettings(scene=THREE, output=tmp_path / "o.png", cpu="lots", namespace=NS)
+    with pytest.raises(RenderError, match="--cpu"):
+        KubeRenderJob(api_client, settings).start()
+    assert render_api.requests == []
+
+
+def test_unreachable_api_server_is_one_sentence(api_client: client.ApiClient, render_api: RenderKubeAPI,
+                                                tmp_path: Path) -> None:
+    render_api.stop()
+    job = make_job(api_client, tmp_path)
+    with pytest.raises(RenderError) as err:
+        job.start()
+    assert "Cannot reach" in str(err.value) or "cannot reach" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_pod_problem_reads_the_recorded_unschedulable_pod(k8s_fixtures: Path) -> None:
+    recorded = json.loads((k8s_fixtures / "pod-gpu-c-pending.json").read_text())
+    assert pod_problem(recorded) == (
+        "Unschedulable: 0/5 nodes are available: 5 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "preemption: 0/5 nodes are available: 2 No preemption victims found for incoming pod, 3 Preemption is "
+        "not helpful for scheduling.")
+    assert pod_problem(pod("c", "consumer")) is None
+    assert pod_problem(pod("c", "consumer", ready=False, waiting=("ContainerCreating", ""))) is None
+    assert pod_problem(pod("c", "consumer", ready=False, restarts=4,
+                           waiting=("CrashLoopBackOff", "back-off 40s restarting failed container"))) == \
+        "CrashLoopBackOff: back-off 40s restarting failed container"
