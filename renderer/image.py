@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +26,10 @@ def png_bytes(image: np.ndarray) -> bytes:
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write via a temporary file in the same directory and ``os.replace``: never half a file."""
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    fd, name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    tmp = Path(name)
     try:
-        with open(tmp, "wb") as f:
+        with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

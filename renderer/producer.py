@@ -98,8 +98,11 @@ class Producer:
                               scene.tile, scene.chunk, scene.text)
         self._job_frame = proto.encode(self._job)
         self._dirty = asyncio.Event()
+        self._ckpt_lock = asyncio.Lock()
+        self.exit_code = 0
         self._stop = asyncio.Event()
         self._finishing = False
+        self._finish_task: asyncio.Task | None = None
         self.listen_address: tuple[str, int] | None = None
         self.status_address: tuple[str, int] | None = None
 
@@ -138,7 +141,7 @@ class Producer:
             await self._stop.wait()
             if self.finished:
                 await self._linger()
-            else:
+            elif self.exit_code == 0:
                 log.info("stopping before the job is finished: %d/%d tasks done", self.book.done,
                          self.book.total)
                 await self._save_checkpoint()
@@ -152,7 +155,7 @@ class Producer:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
-        return 0
+        return self.exit_code
 
     def stop(self) -> None:
         self._stop.set()
@@ -174,13 +177,19 @@ class Producer:
     def _start_finish(self) -> None:
         if not self._finishing:
             self._finishing = True
-            asyncio.get_running_loop().create_task(self._finish())
+            self._finish_task = asyncio.get_running_loop().create_task(self._finish())
 
     async def _finish(self) -> None:
-        await self._save_checkpoint()
         image = self.book.final_image()
         t0 = self.clock()
-        await asyncio.get_running_loop().run_in_executor(None, write_outputs, image, self.output, self.raw)
+        try:
+            await self._save_checkpoint()
+            await asyncio.get_running_loop().run_in_executor(None, write_outputs, image, self.output, self.raw)
+        except Exception as e:
+            log.error("cannot write the result: %s", e)
+            self.exit_code = 1
+            self._stop.set()
+            return
         self.final_image = image
         self.finished = True
         self.finished_at = self.clock()
@@ -195,8 +204,9 @@ class Producer:
     async def _save_checkpoint(self) -> None:
         if self.checkpoint_path is None:
             return
-        snap = ckpt.snapshot(self.book, self._fingerprint)
-        await asyncio.get_running_loop().run_in_executor(None, ckpt.save, self.checkpoint_path, snap)
+        async with self._ckpt_lock:  # one writer at a time; the last snapshot taken lands last
+            snap = ckpt.snapshot(self.book, self._fingerprint)
+            await asyncio.get_running_loop().run_in_executor(None, ckpt.save, self.checkpoint_path, snap)
 
     async def _checkpointer(self) -> None:
         """Persist finished chunks as they arrive; bursts coalesce (<= ~20% of the time writing)."""
@@ -206,7 +216,7 @@ class Producer:
             t0 = self.clock()
             try:
                 await self._save_checkpoint()
-            except OSError as e:
+            except Exception as e:  # keep serving; the next result tries again
                 log.error("cannot write checkpoint %s: %s", self.checkpoint_path, e)
             await asyncio.sleep(min(5.0, 4.0 * (self.clock() - t0)))
 
@@ -242,13 +252,11 @@ class Producer:
     def _dispatch(self) -> None:
         """Serve parked requests, one per consumer in turn, while tasks last."""
         while self._waiting:
-            conn = self._waiting.popleft()
-            if conn.closed or conn.wanted <= 0:
-                continue
-            if not self._serve_one(conn):
-                self._waiting.appendleft(conn)
+            conn = self._waiting[0]
+            if not conn.closed and conn.wanted > 0 and not self._serve_one(conn):
                 return
-            if conn.wanted > 0:
+            self._waiting.popleft()
+            if not conn.closed and conn.wanted > 0:
                 self._waiting.append(conn)
 
     @staticmethod
@@ -338,8 +346,7 @@ class Producer:
         n = self.book.release(conn.owner)
         conn.leases.clear()
         log.info("consumer %s disconnected%s", conn.info.id, f"; {n} task(s) requeued" if n else "")
-        if n:
-            self._dispatch()
+        self._dispatch()
 
     def _on_message(self, conn: Connection, msg: proto.Message) -> None:
         if isinstance(msg, proto.Request):
@@ -347,10 +354,9 @@ class Producer:
                 conn.send(proto.Wait(500))
                 return
             conn.wanted += 1
-            if not (self._waiting and self._waiting[0] is not conn) and self._serve_one(conn):
-                return
             if conn not in self._waiting:
                 self._waiting.append(conn)
+            self._dispatch()
         elif isinstance(msg, proto.Result):
             self._on_result(conn, msg)
         elif isinstance(msg, proto.Return) and self.book.give_back(conn.owner, msg.task_id):

@@ -1,0 +1,183 @@
+"""Distributed renders with real producer and consumer processes: consumers SIGKILLed,
+the producer SIGKILLed and restarted from its checkpoint, a fuzzer throwing bad frames at
+it.  Every time, the raw image is bit-identical to ``python -m renderer render --raw``."""
+
+from __future__ import annotations
+
+import random
+import re
+import signal
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from renderer import checkpoint as ckpt
+from renderer import protocol as proto
+from renderer import scene as scene_mod
+from renderer.tasks import TaskBook
+from tests.renderer.testkit import THREE, Procs, free_port, get_status, run_cli, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+# three-spheres, long enough to kill things mid-render: 6 tiles x 32 chunks = 192 tasks
+JOB = ["--spp", "4096", "--chunk", "128"]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    out = tmp_path_factory.mktemp("ref") / "ref.npy"
+    r = run_cli("render", str(THREE), *JOB, "--raw", str(out), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return np.load(out)
+
+
+def start_producer(procs: Procs, port: int, status: int, *extra: str, log: str = "producer.log"):  # noqa: ANN201
+    p = procs.start("producer", str(THREE), *JOB, "--listen", f"127.0.0.1:{port}",
+                    "--status", f"127.0.0.1:{status}", "--raw", str(procs.tmp / "out.npy"),
+                    "-o", str(procs.tmp / "out.png"), *extra, log=log)
+    wait_for(lambda: p.poll() is not None or get_status(status), 30, "producer status")
+    assert p.poll() is None, procs.log(log)
+    return p
+
+
+def start_consumer(procs: Procs, port: int, name: str):  # noqa: ANN201
+    return procs.start("consumer", "--connect", f"127.0.0.1:{port}", "--name", name, log=f"{name}.log")
+
+
+def done_fraction(status_port: int) -> float:
+    st = get_status(status_port)
+    return st["tasks"]["done"] / st["tasks"]["total"] if st else 0.0
+
+
+def test_consumers_killed_and_a_new_one_joining(procs: Procs, reference: np.ndarray) -> None:
+    port, status = free_port(), free_port()
+    producer = start_producer(procs, port, status)
+    consumers = [start_consumer(procs, port, f"c{i}") for i in range(3)]
+    wait_for(lambda: done_fraction(status) >= 0.2, 60, "20% of the tasks")
+    st = get_status(status)
+    assert st["tasks"]["done"] < st["tasks"]["total"], "render finished before the kill; make JOB longer"
+    for c in consumers[:2]:
+        c.send_signal(signal.SIGKILL)
+    joiner = start_consumer(procs, port, "late")
+    assert producer.wait(90) == 0, procs.log("producer.log")
+    assert consumers[2].wait(30) == 0 and joiner.wait(30) == 0
+    log = procs.log("producer.log")
+    assert re.search(r"consumer c[01] disconnected; \d task\(s\) requeued", log), log
+    assert "done: wrote" in log and "Traceback" not in log
+    assert np.array_equal(np.load(procs.tmp / "out.npy"), reference)
+    assert (procs.tmp / "out.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_producer_killed_and_restarted_from_checkpoint(procs: Procs, reference: np.ndarray) -> None:
+    port, status = free_port(), free_port()
+    ck = procs.tmp / "job.ckpt"
+    producer = start_producer(procs, port, status, "--checkpoint", str(ck))
+    consumers = [start_consumer(procs, port, f"c{i}") for i in range(2)]
+    wait_for(lambda: done_fraction(status) >= 0.3, 60, "30% of the tasks")
+    producer.send_signal(signal.SIGKILL)
+    producer.wait(10)
+    scene = scene_mod.load(THREE, spp=4096, chunk=128)
+    book = TaskBook(scene)
+    snap = ckpt.load(ck, book, scene.fingerprint())
+    book.restore(snap.acc, snap.folded, snap.pending)
+    assert 0 < book.done < book.total
+    time.sleep(0.5)  # consumers notice and start retrying with backoff
+    producer = start_producer(procs, port, status, "--checkpoint", str(ck), log="producer2.log")
+    m = re.search(r"resumed from .*: (\d+)/192 tasks already done", procs.log("producer2.log"))
+    assert m and int(m.group(1)) == book.done
+    first = get_status(status)
+    assert first["tasks"]["done"] >= book.done and first["tasks"]["total"] == 192
+    # a consumer stopped with SIGTERM hands its work back and exits 0
+    wait_for(lambda: done_fraction(status) > first["tasks"]["done"] / 192, 30, "progress after restart")
+    consumers[0].send_signal(signal.SIGTERM)
+    assert consumers[0].wait(30) == 0
+    assert "stopped;" in procs.log("c0.log")
+    assert producer.wait(90) == 0, procs.log("producer2.log")
+    assert consumers[1].wait(30) == 0
+    assert np.array_equal(np.load(procs.tmp / "out.npy"), reference)
+    # the finished checkpoint makes a restarted producer write the same image at once
+    (procs.tmp / "out.npy").unlink()
+    again = procs.start("producer", str(THREE), *JOB, "--listen", f"127.0.0.1:{port}", "--checkpoint", str(ck),
+                        "--raw", str(procs.tmp / "out.npy"), log="producer3.log")
+    assert again.wait(30) == 0
+    assert np.array_equal(np.load(procs.tmp / "out.npy"), reference)
+
+
+class Fuzzer:
+    """Throws random, truncated, oversized and out-of-protocol frames at a producer."""
+
+    def __init__(self, port: int, seed: int = 1) -> None:
+        self.port = port
+        self.rng = random.Random(seed)
+        self.stop = threading.Event()
+        self.attacks = 0
+        self.errors: list[BaseException] = []
+
+    def frames(self) -> list[bytes]:
+        r = self.rng
+        hello = proto.encode(proto.Hello(b"", f"fuzz{r.randrange(1000)}"))
+        result = proto.encode(proto.Result(r.randrange(192), np.ones((16, 16, 3))))
+        header = proto.HEADER.pack
+        choices = [
+            [r.randbytes(r.randrange(1, 4000))],
+            [header(b"KR", 1, r.choice(list(proto.MsgType)), 2**32 - 1)],
+            [header(b"KR", r.randrange(2, 256), 1, 10)],
+            [header(b"KR", 1, r.randrange(10, 256), 0)],
+            [hello[: r.randrange(1, len(hello))]],
+            [hello, r.randbytes(r.randrange(1, 100))],
+            [hello, result],  # a result for a task never leased to it
+            [hello, result[: r.randrange(len(result))]],
+            [hello, proto.encode(proto.Request()), proto.encode(proto.Request())],  # lease two, vanish
+            [hello, proto.encode(proto.Request()), header(b"KR", 1, proto.MsgType.RESULT, 12)
+             + struct.pack(">3I", 0, 600, 600)],
+            [hello, proto.encode(proto.Job(bytes(32), 1, 1, 1, 1, 1, "x"))],
+            [hello, proto.encode(proto.Return(r.randrange(2**32)))],
+            [hello, hello],
+        ]
+        return r.choice(choices)
+
+    def attack(self) -> None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+            for f in self.frames():
+                s.sendall(f)
+            s.shutdown(socket.SHUT_WR)
+            s.settimeout(2)
+            while s.recv(1 << 16):  # until the producer hangs up (or we do, after a timeout)
+                pass
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.attack()
+                self.attacks += 1
+            except (ConnectionError, TimeoutError):
+                self.attacks += 1
+            except OSError as e:  # the producer must stay up: connection refused is a failure
+                self.errors.append(e)
+                return
+
+
+def test_fuzzed_producer_stays_up_and_the_image_is_exact(procs: Procs, reference: np.ndarray) -> None:
+    port, status = free_port(), free_port()
+    producer = start_producer(procs, port, status)
+    consumer = start_consumer(procs, port, "real")
+    fuzz = Fuzzer(port)
+    thread = threading.Thread(target=fuzz.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: producer.poll() is not None or (s := get_status(status)) and s["finished"], 120,
+                 "render to finish under fuzzing", step=0.2)
+    finally:
+        fuzz.stop.set()
+        thread.join(10)
+    assert producer.wait(30) == 0, procs.log("producer.log")
+    assert consumer.wait(30) == 0
+    assert not fuzz.errors, fuzz.errors
+    assert fuzz.attacks >= 20
+    log = procs.log("producer.log")
+    assert log.count("protocol error") >= 5 and "Traceback" not in log, log[-3000:]
+    assert np.array_equal(np.load(procs.tmp / "out.npy"), reference)
