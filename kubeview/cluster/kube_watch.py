@@ -227,9 +227,11 @@ class Informer:
         resp = self._call(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
                           timeout_seconds=timeout, _preload_content=False,
                           _request_timeout=(self.settings.connect_timeout, timeout + self.settings.read_slack))
-        self._response = resp
-        self.link.up(self.spec.kind)
+        self._response = resp  # set before checking stop: `interrupt()` sets stop before reading it
         try:
+            if self.stop.is_set():
+                return
+            self.link.up(self.spec.kind)
             for line in _lines(resp):
                 if self.stop.is_set():
                     return

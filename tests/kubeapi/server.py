@@ -91,6 +91,22 @@ class WatchScript:
         return cls(lines + list(then or []), end)
 
 
+class Headers(dict):
+    """Request headers; lookups ignore case (`headers["content-type"]` == `headers["Content-Type"]`)."""
+
+    def __init__(self, items: object = ()) -> None:
+        super().__init__((str(k).lower(), v) for k, v in (items.items() if isinstance(items, dict) else items))
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(str(key).lower())
+
+
 @dataclass
 class Canned:
     status: int
@@ -103,7 +119,7 @@ class RecordedRequest:
     method: str
     path: str  # without the query
     query: dict[str, str]
-    headers: dict[str, str]
+    headers: Headers  # case-insensitive
     body: bytes
     at: float
 
@@ -153,7 +169,7 @@ class KubeAPI:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="kubeapi", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="kubeapi", daemon=True)
         self._thread.start()
         return self
 
@@ -293,7 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        req = RecordedRequest(self.command, parts.path, dict(parse_qsl(parts.query)), dict(self.headers.items()),
+        req = RecordedRequest(self.command, parts.path, dict(parse_qsl(parts.query)), Headers(self.headers.items()),
                               body, time.time())
         api._record(req)
         if self.headers.get("Authorization") != f"Bearer {api.token}":
