@@ -10,6 +10,7 @@ drop the connection mid-stream, or hang until the client gives up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -291,6 +292,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
+
+    def handle(self) -> None:
+        """Clients hanging up (a dropped watch, a closed pool) are normal here, not errors to print."""
+        with contextlib.suppress(ConnectionError, TimeoutError, OSError):
+            super().handle()
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
