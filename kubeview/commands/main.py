@@ -52,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
                  "`kubeview render-manifests SCENE`")
             return 2
         try:
-            scene = resolve_scene(args.render)
+            scene = resolve_scene(args.render, validate=False)  # the producer validates it
         except RenderError as exc:
             _err(str(exc))
-            return 2
+            return exc.exit_code
         args.local = True
     previous = signal.signal(signal.SIGTERM, _terminate)
     source: ClusterSource | None = None
@@ -103,7 +103,7 @@ def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):
         job.start()
     except RenderError as exc:
         _err(str(exc))
-        return 2
+        return exc.exit_code
     return job
 
 
@@ -119,7 +119,7 @@ def _follow_render(job) -> int:  # noqa: ANN001
             progress = job.poll()
         except RenderError as exc:
             _err(str(exc))
-            return 1
+            return exc.exit_code
         now = time.monotonic()
         if progress.status is None:
             if not waiting_said:

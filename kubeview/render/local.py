@@ -24,10 +24,18 @@ CONSUMER = "consumer"
 PRODUCER_CPU = "50m"  # small: leaves the 7 x 1000m consumers per CPU node of the default cluster
 CONSUMER_GRACE = 10  # seconds between SIGTERM (hand back the task) and SIGKILL
 HOST = "127.0.0.1"
+EXIT_USAGE = 2  # the renderer's exit code for bad input (scene, address, token file)
 
 
 class RenderError(Exception):
-    """The render cannot go on; the message is one sentence for the user."""
+    """The render cannot go on; the message is one sentence for the user.
+
+    `exit_code` 2 means bad input (a scene the renderer rejects), 1 anything else.
+    """
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +70,22 @@ def free_port(host: str = HOST) -> int:
         return s.getsockname()[1]
 
 
-def resolve_scene(arg: str) -> Path:
-    """A scene path or bundled name, validated; raises RenderError naming the file and field."""
+def resolve_scene(arg: str, validate: bool = True) -> Path:
+    """A scene path or bundled name; raises RenderError naming the file (and the field, if validated).
+
+    `validate=False` only checks that the file exists: the producer validates the scene anyway and
+    exits 2 with the same one line (`poll` reports it), which keeps a BVH build off the start-up path.
+    """
     from renderer.scene import SceneError, load, resolve
 
     path = resolve(arg)
-    try:
-        load(path)
-    except SceneError as exc:
-        raise RenderError(str(exc)) from None
+    if not path.is_file():
+        raise RenderError(f"{arg}: no such scene file or bundled scene", exit_code=2)
+    if validate:
+        try:
+            load(path)
+        except SceneError as exc:
+            raise RenderError(str(exc), exit_code=2) from None
     return path.resolve()
 
 
@@ -198,9 +213,8 @@ class LocalRenderJob:
         producer = self.source.workload_pods("Deployment", ns, PRODUCER)
         consumers = self.source.workload_pods("ReplicaSet", ns, CONSUMER)
         phase = _phase(producer[0]) if producer else "Missing"
-        if producer and _restarts(producer[0]) >= 3:
-            tail = self.source.log_tail(ns, producer[0]["metadata"]["name"], 1)
-            raise RenderError("the producer keeps failing" + (f": {tail[-1]}" if tail else ""))
+        if producer:
+            self._check_producer(producer[0])
         body = self._get("/status")
         status = self._last_status
         if body is not None:
@@ -218,6 +232,19 @@ class LocalRenderJob:
         return RenderProgress(status=status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
                               pending_reason=reasons[0] if reasons else None, producer_phase=phase)
+
+    def _check_producer(self, pod: dict) -> None:
+        """Raise RenderError if the producer rejected its input (exit 2) or keeps crashing."""
+        codes = [t.get("exitCode") for cs in (pod.get("status") or {}).get("containerStatuses") or []
+                 for t in ((cs.get("state") or {}).get("terminated"), (cs.get("lastState") or {}).get("terminated"))
+                 if t]
+        if EXIT_USAGE not in codes and _restarts(pod) < 3:
+            return
+        tail = self.source.log_tail(self.settings.namespace, pod["metadata"]["name"], 1)
+        line = tail[-1].removeprefix("renderer: ") if tail else ""
+        if EXIT_USAGE in codes:
+            raise RenderError(line or "the producer rejected the scene", exit_code=2)
+        raise RenderError("the producer keeps failing" + (f": {line}" if line else ""))
 
     def image_png(self) -> bytes | None:
         """The image so far (the final one when finished), or None if the producer does not answer."""

@@ -66,6 +66,7 @@ def test_headless_render_is_bit_identical_to_the_reference(tmp_path: Path) -> No
     assert image.tobytes() == ref.tobytes()
 
 
+@pytest.mark.slow  # the producer validates the scene: it starts, says why and exits 2
 def test_bad_scene_is_one_line_naming_file_and_field(tmp_path: Path) -> None:
     doc = yaml.safe_load(THREE.read_text())
     doc["image"]["width"] = -3
@@ -76,6 +77,13 @@ def test_bad_scene_is_one_line_naming_file_and_field(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "bad.yaml" in proc.stderr and "image.width" in proc.stderr
     assert not (tmp_path / "render.png").exists()
+
+
+def test_missing_scene_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "kubeview", "--render", "no-such-scene", "--headless"], env=ENV,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == "kubeview: no-such-scene: no such scene file or bundled scene\n"
 
 
 @pytest.mark.slow
