@@ -1,0 +1,57 @@
+"""`kubeview snapshot` as a user runs it: a subprocess, KUBECONFIG pointing at the test API server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from kubeapi import KubeAPI
+
+from kubeview.model.schema_check import validate
+from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA
+
+
+def kubeview(api: KubeAPI, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    env["KUBECONFIG"] = str(api.kubeconfig)
+    return subprocess.run([sys.executable, "-m", "kubeview", "snapshot", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.slow
+def test_snapshot_json_against_the_test_server(kube_api: KubeAPI) -> None:
+    out = kubeview(kube_api, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    assert doc["schemaVersion"] == SCHEMA_VERSION
+    assert doc["cluster"]["title"] == f"kubeview-test @ {kube_api.url}"
+    assert doc["cluster"]["synced"] == ["Deployment", "Node", "Pod", "ReplicaSet", "StatefulSet"]
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["gpu-node-1"]["resources"]["nvidia.com/gpu"]["requested"] == 1
+    assert nodes["gpu-node-1"]["resources"]["nvidia.com/gpu"]["allocatable"] == 2
+    assert [nodes[n]["resources"]["cpu"]["requested"] for n in sorted(nodes)] == [100] * 5
+    assert [p["name"] for p in doc["pods"] if p["node"] is None] == ["gpu-c"]
+    assert doc["fragmentation"]["sizes"][1] == {"size": 2, "placeable": 0, "ideal": 1, "stranded": 1}
+    assert kube_api.requests_to("/api/v1/pods", watch=False)
+
+
+@pytest.mark.slow
+def test_snapshot_tables_metrics_schema_and_errors(kube_api: KubeAPI) -> None:
+    tables = kubeview(kube_api)
+    assert tables.returncode == 0, tables.stderr
+    assert "gpu-node-1" in tables.stdout and "nvidia.com/gpu" in tables.stdout and "50%" in tables.stdout
+    assert "GPU fragmentation" in tables.stdout and "gpu-c" in tables.stdout
+    metrics = kubeview(kube_api, "--metrics")
+    assert 'kube_node_status_allocatable{node="gpu-node-1",resource="nvidia_com_gpu",unit="integer"} 2' in \
+        metrics.stdout.splitlines()
+    schema = kubeview(kube_api, "--schema")
+    assert json.loads(schema.stdout) == json.loads(json.dumps(SNAPSHOT_SCHEMA))
+    kube_api.write_kubeconfig(kube_api.kubeconfig, token="expired")
+    denied = kubeview(kube_api, "--json")
+    assert denied.returncode == 1 and denied.stdout == ""
+    assert denied.stderr.count("\n") == 1 and "401 Unauthorized" in denied.stderr
+    assert "Traceback" not in denied.stderr
