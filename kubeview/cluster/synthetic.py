@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kubeview.cluster.source import ActionError
 from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
 from kubeview.model.usage import NodeUsage, UsageUpdate
+from kubeview.scheduling.config import PackingConfig
 
 GPU = "nvidia.com/gpu"
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -71,7 +72,7 @@ class SyntheticSource:
         self.events_per_second = events_per_second
         self.title = title or f"synthetic {nodes:,} nodes"
         self.usage = usage
-        self.packing = None  # a PackingConfig once set_packing is called
+        self.packing = PackingConfig()  # what its (pretend) scheduler would use
         self._rng = random.Random(seed)
         self._rv = 1
         self._actions: queue.Queue[SourceEvent] = queue.Queue()
@@ -363,9 +364,9 @@ class SyntheticSource:
             self._actions.put(ev)
         return f"{kind} {namespace}/{name} scaled from {old} to {replicas}."
 
-    def set_packing(self, config: object) -> str:
+    def set_packing(self, config: PackingConfig) -> str:
         self.packing = config
-        return f"packing policy {getattr(config, 'policy', '?')} is live on the synthetic scheduler"
+        return f"packing policy {config.policy} is live on the synthetic cluster's scheduler."
 
     def close(self) -> None:
         pass

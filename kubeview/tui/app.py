@@ -1,0 +1,182 @@
+"""The kubeview TUI: one state, a watch worker, k9s-style navigation between screens.
+
+The app owns the `ClusterState` and the workers that feed it; screens and widgets are views of
+its reactives (`version`, `summary`, `banner`, `packing_label`). Behaviour lives in the screens
+(`screens/`), table logic in `rows/`, actions that block in `actions.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from typing import Any
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.worker import Worker, WorkerState
+
+from kubeview.cluster.source import ClusterSource
+from kubeview.scheduling.config import PackingConfig
+from kubeview.tui.actions import ActionsMixin
+from kubeview.tui.commands import KubeviewCommands
+from kubeview.tui.messages import ActionDone, ClusterChanged
+from kubeview.tui.screens.nodes import NodesScreen
+from kubeview.tui.screens.packing import PackingScreen
+from kubeview.tui.screens.pods import PodsScreen
+from kubeview.tui.screens.render import RenderScreen
+from kubeview.tui.screens.workloads import WorkloadsScreen
+from kubeview.tui.state import ClusterState
+from kubeview.tui.summary import EMPTY, Summary, summarize
+
+SCREENS = ("nodes", "pods", "workloads", "packing", "render")
+REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
+
+
+class KubeviewApp(ActionsMixin, App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "kubeview"
+    COMMANDS = App.COMMANDS | {KubeviewCommands}
+    MODES = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen,
+             "packing": PackingScreen, "render": RenderScreen}
+    BINDINGS = [
+        Binding("colon", "command_bar", ":screen", id="app.command", tooltip="Jump to a screen by name"),
+        Binding("question_mark", "help", "Help", id="app.help", tooltip="Show every key"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit and stop everything kubeview started"),
+        *[Binding(str(i + 1), f"jump('{name}')", name.title(), show=False, id=f"app.jump_{name}",
+                  tooltip=f"Go to the {name} screen") for i, name in enumerate(SCREENS)],
+    ]
+
+    version: reactive[int] = reactive(0, init=False)
+    summary: reactive[Summary] = reactive(EMPTY, init=False)
+    banner: reactive[tuple[str, str]] = reactive(("", ""), init=False)
+    packing_label: reactive[str] = reactive("", init=False)
+    packing_live: reactive[PackingConfig | None] = reactive(None, init=False)
+
+    def __init__(self, source: ClusterSource, render_job: Any = None, *, start: str = "nodes",
+                 extender: str | None = None, extender_token_file: str | None = None,
+                 refresh_interval: float = REFRESH_INTERVAL) -> None:
+        super().__init__()
+        self.source = source
+        self.render_job = render_job
+        self.state = ClusterState(getattr(source, "title", ""))
+        self.start_screen = "render" if render_job is not None and start == "nodes" else start
+        self.extender_url, self.extender_token_file = extender, extender_token_file
+        self.refresh_interval = refresh_interval
+        self.refresh_seconds = 0.0  # the last refresh's cost (the TUI benchmark reads it)
+        self.refreshes = 0
+        self._stop = threading.Event()
+        self._last_refresh = 0.0
+        self._refresh_timer: Any = None
+        self.packing_where = ""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.state.notify = lambda: self.post_message(ClusterChanged())
+        self.init_packing()
+        if self.extender_url and self.packing_where != "embedded scheduler":
+            self.fetch_packing()
+        self.watch_source()
+        self.switch_mode(self.start_screen)
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False, name="watch")
+    def watch_source(self) -> None:
+        """Run the source until quit: it emits into the state, the state posts ClusterChanged."""
+        self.source.run(self.state.emit, self._stop)
+
+    def stop_workers(self) -> None:
+        self._stop.set()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    async def action_quit(self) -> None:
+        self._stop.set()
+        self.exit(0)
+
+    # -- cluster changes: coalesced, throttled ------------------------------------------------------
+    @on(ClusterChanged)
+    def _cluster_changed(self) -> None:
+        wait = self._last_refresh + self.refresh_interval - time.monotonic()
+        if wait > 0:
+            if self._refresh_timer is None:
+                self._refresh_timer = self.set_timer(wait, self.refresh_state)
+            return
+        self.refresh_state()
+
+    def refresh_state(self) -> None:
+        """Read the model once for the header, then let the current screen refresh itself."""
+        self._refresh_timer = None
+        t0 = time.perf_counter()
+        self.state.caught_up()
+        with self.state.lock:
+            summary = summarize(self.state.model)
+            version = self.state.model.version
+        self.summary = summary
+        self.version = version
+        self._last_refresh = time.monotonic()
+        self.refresh_seconds = time.perf_counter() - t0
+        self.refreshes += 1
+
+    # -- workers and actions -----------------------------------------------------------------------
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        what = event.worker.name or event.worker.group
+        self.banner = (f"{what} failed: {error}" if error is not None else f"{what} failed", "error")
+
+    @on(ActionDone)
+    def _action_done(self, event: ActionDone) -> None:
+        self.banner = (event.text, "ok" if event.ok else "error")
+
+    # -- navigation --------------------------------------------------------------------------------
+    def jump(self, target: str) -> None:
+        """`:target`: a screen (any unique prefix), `help` or `quit`."""
+        names = [*SCREENS, "help", "quit"]
+        hits = [n for n in names if n.startswith(target)] or [n for n in names if target.startswith(n[:2])]
+        if len(hits) != 1:
+            self.banner = (f"no screen {target!r}; try one of {', '.join(SCREENS)}", "error")
+            return
+        self.action_jump(hits[0])
+
+    def action_jump(self, name: str) -> None:
+        if name == "help":
+            self.action_help()
+        elif name == "quit":
+            self.run_worker(self.action_quit())
+        elif self.current_mode != name:
+            self.switch_mode(name)
+
+    def action_command_bar(self) -> None:
+        open_command = getattr(self.screen, "open_command", None)
+        if open_command is not None:
+            open_command()
+
+    def action_help(self) -> None:
+        from kubeview.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+
+def make_app(source: ClusterSource, render_job: Any = None, **options: Any) -> KubeviewApp:
+    """The app for `source` (tests: `async with make_app(src).run_test(size=(120, 40)) as pilot`)."""
+    return KubeviewApp(source, render_job, **options)
+
+
+def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = None) -> int:
+    """Run the TUI until the user quits; stops the source and the render job on the way out."""
+    app = make_app(source, render_job, extender=getattr(args, "extender", None),
+                   extender_token_file=getattr(args, "extender_token_file", None))
+    try:
+        code = app.run()
+    finally:
+        app.stop_workers()
+        if render_job is not None:
+            render_job.stop()
+        source.close()
+    return int(code or 0)

@@ -1,0 +1,153 @@
+"""How amounts look on screen: cpu cores, binary bytes, percentages, two-tone bars, taints.
+
+Pure functions returning `str` or `rich.text.Text`, shared by every table and the header, so a
+figure reads the same everywhere (and the snapshot tests pin it down).
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+
+GPU = "nvidia.com/gpu"
+_BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def cpu(millicores: float | None) -> str:
+    """`250m`, `1.5`, `96` (cores); `-` for None."""
+    if millicores is None:
+        return "-"
+    if abs(millicores) < 1000:
+        return f"{millicores:.0f}m"
+    cores = millicores / 1000
+    return f"{cores:.0f}" if cores >= 100 or cores == int(cores) else f"{cores:.1f}"
+
+
+def mem(n: float | None) -> str:
+    """`512Mi`, `1.5Gi`, `3.2Ti`; `-` for None."""
+    if n is None:
+        return "-"
+    for suffix, size in _BIN:
+        if abs(n) >= size:
+            v = n / size
+            return f"{v:.0f}{suffix}" if v >= 100 or v == int(v) else f"{v:.1f}{suffix}"
+    return f"{n:.0f}"
+
+
+def amount(resource: str, value: float | None) -> str:
+    """A value of any resource in its natural unit."""
+    if resource == "cpu":
+        return cpu(value)
+    if resource in ("memory", "ephemeral-storage"):
+        return mem(value)
+    return "-" if value is None else f"{value:.0f}"
+
+
+def pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+
+
+def level_style(frac: float) -> str:
+    """Colour of a bar by how full it is (red at 90%+, yellow at 70%+)."""
+    if frac >= 0.9:
+        return "bold red"
+    if frac >= 0.7:
+        return "yellow"
+    return "green"
+
+
+def bar(requested: float, allocatable: float, width: int, used: float | None = None) -> Text:
+    """A bar of `width` cells: requested/allocatable filled, the used share (when known) brighter.
+
+    Eighth blocks give 8 steps per cell; an overcommitted node's bar is full and red.
+    """
+    out = Text()
+    if allocatable <= 0:
+        return out.append("·" * width, style="dim")
+    frac = max(0.0, requested / allocatable)
+    steps = min(width * 8, round(frac * width * 8))
+    if frac > 0 and steps == 0:
+        steps = 1
+    used_steps = None if used is None else min(steps, round(max(0.0, used / allocatable) * width * 8))
+    style = level_style(frac)
+    full, part = divmod(steps, 8)
+    if used_steps is not None:
+        ufull = used_steps // 8
+        out.append("█" * ufull, style=style)
+        out.append("█" * (full - ufull), style=f"{style} dim")
+    else:
+        out.append("█" * full, style=style)
+    if part:
+        out.append(EIGHTHS[part], style=style)
+    rest = width - full - (1 if part else 0)
+    out.append("·" * rest, style="bright_black")
+    return out
+
+
+def bar_cell(requested: float, allocatable: float, width: int, used: float | None = None,
+             label: str | None = None) -> Text:
+    """Bar plus a short figure: `██▌····· 31%` (with `u12%` when utilization is known)."""
+    out = bar(requested, allocatable, width, used)
+    out.append(" ")
+    out.append(label if label is not None else pct(requested, allocatable).rjust(4))
+    if used is not None and allocatable > 0:
+        out.append(f" u{100 * used / allocatable:.0f}%".ljust(5), style="cyan")
+    return out
+
+
+def conditions(view_conditions: dict[str, str], unschedulable: bool) -> Text:
+    """`Ready`, `NotReady`, `Ready,Cordoned`, `Ready,MemoryPressure`, with colour."""
+    ready = view_conditions.get("Ready") == "True"
+    out = Text("Ready" if ready else "NotReady", style="green" if ready else "bold red")
+    if unschedulable:
+        out.append(",Cordoned", style="yellow")
+    for kind, status in view_conditions.items():
+        if kind != "Ready" and status == "True":
+            out.append(f",{kind}", style="red")
+    return out
+
+
+def taints(view_taints: list[dict]) -> str:
+    """`nvidia.com/gpu=present:NoSchedule, ...`, as `kubectl describe` prints them."""
+    parts = []
+    for t in view_taints:
+        key = t.get("key", "")
+        value = t.get("value")
+        parts.append(f"{key}={value}:{t.get('effect', '')}" if value else f"{key}:{t.get('effect', '')}")
+    return ", ".join(parts) if parts else "<none>"
+
+
+def clock(t: float) -> str:
+    """Local wall-clock time of an epoch timestamp, `13:05:12`."""
+    return time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def duration(seconds: float | None) -> str:
+    """`42s`, `3m05s`, `1h02m`; `-` for None."""
+    if seconds is None:
+        return "-"
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def rate(per_second: float) -> str:
+    """`812/s`, `12.3k/s`, `1.2M/s`."""
+    for suffix, size in (("M", 1e6), ("k", 1e3)):
+        if per_second >= size:
+            return f"{per_second / size:.1f}{suffix}/s"
+    return f"{per_second:.0f}/s"
+
+
+def requests_summary(requests: dict[str, int]) -> str:
+    """A pod's requests in one short cell: `500m 1Gi 2gpu`."""
+    parts = [cpu(requests["cpu"]) if "cpu" in requests else "-", mem(requests["memory"]) if "memory" in requests else "-"]
+    g = requests.get(GPU)
+    if g:
+        parts.append(f"{g}gpu")
+    return " ".join(parts)

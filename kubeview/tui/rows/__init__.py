@@ -1,0 +1,1 @@
+"""Table contents: which rows, in which order, and what each cell says. No Textual here."""

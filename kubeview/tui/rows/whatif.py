@@ -1,0 +1,108 @@
+"""The what-if table: each node's filter result and score under the live policy and the edited one.
+
+Both come from `kubeview.scheduling.evaluate`, the function the extender and the embedded scheduler
+run, so the preview is what the scheduler will do, not an imitation of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.text import Text
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.views import PodView
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.evaluate import Placement, evaluate
+from kubeview.tui import format as fmt
+from kubeview.tui.format import GPU
+from kubeview.tui.rows.column import Column
+
+COLUMNS = [
+    Column("node", "NODE", 16),
+    Column("free", "FREE cpu/mem/GPU", 18),
+    Column("live", "LIVE", 7, "right"),
+    Column("edited", "EDITED", 7, "right"),
+    Column("delta", "Δ", 3, "right"),
+    Column("adjust", "BIAS", 6),
+    Column("why", "WHY NOT", 0),
+]
+
+
+def hypothetical_pod(gpus: int) -> PodView:
+    """A pod asking for `gpus` GPUs (plus 1 cpu, 1Gi), tolerating the GPU taint, as GPU jobs do."""
+    return PodView.from_api({
+        "metadata": {"namespace": "what-if", "name": f"{gpus}-gpu-pod"},
+        "spec": {"containers": [{"name": "main", "resources": {"requests": {
+            "cpu": "1", "memory": "1Gi", GPU: str(gpus)}, "limits": {GPU: str(gpus)}}}],
+                 "tolerations": [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]},
+        "status": {"phase": "Pending"},
+    })
+
+
+@dataclass(slots=True)
+class WhatIf:
+    alloc: Allocation
+    live: Placement
+    edited: Placement
+    config: PackingConfig
+    order: list[str]
+    row: dict[str, int]
+    live_best: int | None
+    edited_best: int | None
+
+    @property
+    def summary(self) -> Text:
+        out = Text()
+        for label, p, best in (("live", self.live, self.live_best), ("edited", self.edited, self.edited_best)):
+            out.append(f"{label} → ", style="bold")
+            if best is None:
+                out.append("nowhere", style="bold red")
+            else:
+                out.append(p.nodes[best], style="bold green")
+                out.append(f" (score {int(p.scores[best])})")
+            out.append("   ")
+        out.append(self.live.message, style="dim")
+        return out
+
+
+def compute(alloc: Allocation, pod: PodView, live: PackingConfig, edited: PackingConfig) -> WhatIf:
+    a = evaluate(alloc, pod, live)
+    b = evaluate(alloc, pod, edited)
+    rank = np.arange(len(alloc.nodes))  # nodes are sorted by name
+    keys = np.lexsort((rank, -b.scores, -a.scores, ~b.feasible))
+    order = [alloc.nodes[i] for i in keys]
+    return WhatIf(alloc, a, b, edited, order, {n: i for i, n in enumerate(alloc.nodes)}, a.best_row, b.best_row)
+
+
+def _score(p: Placement, i: int, best: bool) -> Text:
+    if not p.feasible[i]:
+        return Text("✗", style="red")
+    return Text(("★ " if best else "") + str(int(p.scores[i])), style="bold green" if best else "")
+
+
+def cells(w: WhatIf, node: str) -> list[Text | str]:
+    i = w.row[node]
+    a = w.alloc
+    free = a.free[i]
+
+    def col(res: str) -> int:
+        c = a.column(res)
+        return int(free[c]) if c is not None else 0
+
+    gpu_alloc = int(a.allocatable[i, a.column(GPU)]) if a.column(GPU) is not None else 0
+    free_text = f"{fmt.cpu(col('cpu'))}/{fmt.mem(col('memory'))}" + (f"/{col(GPU)}" if gpu_alloc else "")
+    live_s = int(w.live.scores[i]) if w.live.feasible[i] else None
+    new_s = int(w.edited.scores[i]) if w.edited.feasible[i] else None
+    delta = Text("")
+    if live_s is not None and new_s is not None and new_s != live_s:
+        delta = Text(f"{new_s - live_s:+d}", style="green" if new_s > live_s else "red")
+    adjust = Text("")
+    if node in w.config.avoid:
+        adjust = Text("avoid", style="bold red")
+    elif node in w.config.bias:
+        adjust = Text(f"{w.config.bias[node]:+g}", style="cyan")
+    why = "" if w.edited.feasible[i] else ", ".join(w.edited.reasons_of(i))
+    return [node, free_text, _score(w.live, i, i == w.live_best), _score(w.edited, i, i == w.edited_best),
+            delta, adjust, Text(why, style="dim")]

@@ -1,0 +1,72 @@
+"""The Workloads table: ReplicaSets, Deployments and StatefulSets with desired / ready replicas."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+
+from kubeview.model.workloads import WorkloadView
+from kubeview.tui import format as fmt
+from kubeview.tui.rows.column import Column
+
+COLUMNS = [
+    Column("kind", "KIND", 11),
+    Column("namespace", "NAMESPACE", 11),
+    Column("name", "NAME", 0),
+    Column("desired", "DESIRED", 7, "right"),
+    Column("ready", "READY", 7, "right"),
+    Column("bar", "READY/DESIRED", 16),
+    Column("owner", "OWNER", 0),
+]
+
+Key = tuple[str, str, str]
+
+
+def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], object] | None:
+    if column in ("kind", ""):
+        return None
+    getters: dict[str, Callable[[WorkloadView], object]] = {
+        "namespace": lambda w: f"{w.namespace}/{w.name}",
+        "name": lambda w: w.name,
+        "desired": lambda w: -w.desired,
+        "ready": lambda w: -w.ready,
+        "bar": lambda w: (w.ready / w.desired) if w.desired else 2.0,
+        "owner": lambda w: "/".join(w.owner) if w.owner else "",
+    }
+    get = getters[column]
+    return lambda key: get(items[key])
+
+
+def matcher(text: str, items: dict[Key, WorkloadView], cache: dict) -> Callable[[Key], bool] | None:
+    if not text:
+        return None
+
+    def match(key: Key) -> bool:
+        w = items.get(key)
+        if w is None:
+            return False
+        hit = cache.get(key)
+        if hit is None or hit[0] != w.resource_version:
+            owner = "/".join(w.owner) if w.owner else ""
+            hit = (w.resource_version, f"{w.kind} {w.namespace}/{w.name} {owner}".lower())
+            cache[key] = hit
+        return text in hit[1]
+
+    return match
+
+
+def cells(w: WorkloadView | None, key: Key) -> list[Text | str]:
+    if w is None:
+        return [key[0], key[1], Text(key[2], style="strike dim")]
+    short = w.ready < w.desired
+    return [
+        w.kind,
+        w.namespace,
+        Text(w.name, style="bold"),
+        str(w.desired),
+        Text(str(w.ready), style="bold yellow" if short else "green"),
+        fmt.bar_cell(w.ready, w.desired, 8, label=fmt.pct(w.ready, w.desired).rjust(4)) if w.desired
+        else Text("scaled to 0", style="dim"),
+        Text("/".join(w.owner), style="dim") if w.owner else "",
+    ]

@@ -1,0 +1,124 @@
+"""What every cluster screen shares: header, banner, the `:`/`/` prompt, footer, refresh on change.
+
+A screen refreshes from the state when the app's `version` moves and the screen is the current one;
+a screen in the background only marks itself stale and catches up when it is shown again, so a
+burst of events costs one refresh of what is on screen, never of every screen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from kubeview.tui.widgets.banner import Banner
+from kubeview.tui.widgets.cluster_header import ClusterHeader
+from kubeview.tui.widgets.prompt_bar import PromptBar
+
+if TYPE_CHECKING:
+    from kubeview.tui.app import KubeviewApp
+    from kubeview.tui.state import ClusterState
+
+
+class ClusterScreen(Screen):
+    """Base of the nodes, pods, workloads, packing and render screens."""
+
+    SCREEN_TITLE = ""
+    FILTERABLE = True
+    AUTO_FOCUS = "VirtualTable"  # never the hidden prompt
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="screen.filter", tooltip="Filter the rows (Escape clears)"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        self._stale = True
+        self.refresh_seconds = 0.0  # how long the last refresh took (the TUI benchmark reads it)
+
+    @property
+    def kv(self) -> KubeviewApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def state(self) -> ClusterState:
+        return self.kv.state
+
+    def compose(self) -> ComposeResult:
+        yield ClusterHeader(self.SCREEN_TITLE)
+        yield Banner()
+        yield PromptBar()
+        yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        yield from ()
+
+    def main_widget(self) -> Widget | None:
+        """What gets the focus back after the prompt closes."""
+        return None
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "version", self._version_changed, init=False)
+
+    def _version_changed(self) -> None:
+        if self.is_current:
+            self.refresh_data()
+        else:
+            self._stale = True
+
+    def on_screen_resume(self) -> None:
+        if self._stale:
+            self.refresh_data()
+        main = self.main_widget()
+        if main is not None and self.focused is None:
+            main.focus()
+
+    def refresh_data(self) -> None:
+        t0 = time.perf_counter()
+        self._stale = False
+        self.update_from_state(self.state)
+        self.refresh_seconds = time.perf_counter() - t0
+
+    def update_from_state(self, state: ClusterState) -> None:
+        """Read the state (take `state.lock` around model reads) and update the widgets."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter" and not self.FILTERABLE:
+            return None
+        return True
+
+    def action_filter(self) -> None:
+        self.query_one(PromptBar).open("filter", self.filter_text)
+
+    def open_command(self) -> None:
+        self.query_one(PromptBar).open("command")
+
+    def apply_filter(self, text: str) -> None:
+        """Show only rows matching `text` (screens with tables override)."""
+
+    @on(PromptBar.FilterChanged)
+    def _filter_changed(self, event: PromptBar.FilterChanged) -> None:
+        text = event.text.strip().lower()
+        if text != self.filter_text:
+            self.filter_text = text
+            self.apply_filter(text)
+        if event.done:
+            self._refocus()
+
+    @on(PromptBar.Jump)
+    def _jump(self, event: PromptBar.Jump) -> None:
+        self._refocus()
+        if event.target:
+            self.kv.jump(event.target)
+
+    def _refocus(self) -> None:
+        main = self.main_widget()
+        if main is not None:
+            main.focus()

@@ -1,0 +1,86 @@
+"""One node: conditions, taints, the "Allocated resources" block, and the pods counted against it."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.tui import format as fmt
+from kubeview.tui.rows import pods as pod_rows
+from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
+from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+
+SHOWN = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+class NodeDetailScreen(ClusterScreen):
+    SCREEN_TITLE = "Node"
+    BINDINGS = [Binding("escape", "back", "Back", id="node.back", tooltip="Back to the nodes")]
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+        self.SCREEN_TITLE = f"Node {node}"
+
+    def compose_body(self) -> ComposeResult:
+        yield AllocatedResources()
+        yield VirtualTable(pod_rows.COLUMNS, empty="no pods on this node")
+
+    def main_widget(self) -> VirtualTable:
+        return self.query_one(VirtualTable)
+
+    def update_from_state(self, state: ClusterState) -> None:
+        with state.lock:
+            figures = node_figures(state.model, self.node)
+            pods = state.model.pods_on(self.node)
+        by_key = {p.key: p for p in pods}
+        self.query_one(AllocatedResources).node = figures
+        self.main_widget().rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k))
+
+    def apply_filter(self, text: str) -> None:
+        self.refresh_data()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
+    """The block's figures for `node` (call under the state's lock)."""
+    a = model.allocation()
+    try:
+        i = a.nodes.index(node)
+    except ValueError:
+        return None
+    view = a.views[i]
+    resources = [r for r in SHOWN if r in a.resources] + [r for r in a.resources if r not in SHOWN]
+    cols = [a.resources.index(r) for r in resources]
+    usage = model.usage.nodes.get(node)
+
+    def used(res: str) -> float | None:
+        if usage is None:
+            return None
+        if res == "cpu":
+            return usage.cpu
+        if res == "memory":
+            return usage.memory
+        if res == fmt.GPU and usage.gpu_util:
+            return sum(usage.gpu_util) / 100
+        return None
+
+    gpu_col = a.column(fmt.GPU)
+    has_gpu = gpu_col is not None and a.allocatable[i, gpu_col] > 0
+    return NodeFigures(
+        name=node,
+        resources=tuple(resources),
+        allocatable=tuple(int(a.allocatable[i, c]) for c in cols),
+        requested=tuple(int(a.requested[i, c]) for c in cols),
+        limits=tuple(int(a.limits[i, c]) for c in cols),
+        used=tuple(used(r) for r in resources),
+        conditions=fmt.conditions(view.conditions, view.unschedulable).plain,
+        taints=fmt.taints(view.taints),
+        pods=int(model.pod_counts()[i]),
+        gpu_fit=int(model.largest_fit(fmt.GPU)[i]) if has_gpu else None,
+    )

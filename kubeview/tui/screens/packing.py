@@ -1,0 +1,192 @@
+"""Packing: edit the policy, weights and per-node bias/avoid, see where a pod would land, then apply.
+
+The what-if table scores the chosen pod (a pending one, or a hypothetical k-GPU pod) on every node
+under the live config and the edited one, side by side, before anything is sent. `a` applies:
+to the embedded scheduler (local cluster) or the extender's `/config` (real cluster).
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from kubeview.model.views import PodView
+from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
+from kubeview.tui.rows import whatif
+from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.policy_editor import PolicyEditor
+from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+
+GPU_SIZES = (1, 2, 4, 8)
+MAX_PENDING_SHOWN = 200
+RECOMPUTE_EVERY = 1.0  # seconds between what-if refreshes driven by cluster changes
+
+
+class PackingScreen(ClusterScreen):
+    SCREEN_TITLE = "Packing"
+    FILTERABLE = False
+    BINDINGS = [
+        Binding("a", "apply", "Apply", id="packing.apply", tooltip="Make the edited policy live"),
+        Binding("u", "reset", "Undo edits", id="packing.reset", tooltip="Go back to the live policy"),
+        Binding("p", "next_policy", "Policy", id="packing.policy", tooltip="Cycle pack / spread / balanced"),
+        Binding("k", "next_gpus", "k GPUs", id="packing.gpus",
+                tooltip="Cycle the hypothetical pod's GPU count: 1, 2, 4, 8"),
+        Binding("right_square_bracket", "bias(1)", "Bias +1", id="packing.bias_up",
+                tooltip="Raise the selected node's score by 1"),
+        Binding("left_square_bracket", "bias(-1)", "Bias -1", id="packing.bias_down",
+                tooltip="Lower the selected node's score by 1"),
+        Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.edited: PackingConfig | None = None
+        self.gpus = 2
+        self.pod_key: tuple[str, str] | None = None  # None: the hypothetical pod
+        self._pending: list[PodView] = []
+        self._last_compute = 0.0
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="packing-top"):
+            yield PolicyEditor(id="policy-editor")
+            yield OptionList(id="pod-picker")
+        yield Static(id="whatif-summary")
+        yield VirtualTable(whatif.COLUMNS, empty="no nodes", id="whatif")
+
+    def main_widget(self) -> VirtualTable:
+        return self.query_one("#whatif", VirtualTable)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#policy-editor").border_title = "Policy"
+        self.query_one("#pod-picker").border_title = "Pod (Enter picks)"
+        self.query_one("#whatif-summary").border_title = "What if"
+        self.watch(self.app, "packing_live", self._live_changed)
+
+    def _live_changed(self, live: PackingConfig | None) -> None:
+        editor = self.query_one(PolicyEditor)
+        editor.live = live
+        if self.edited is None and live is not None:
+            self.edited = live
+            editor.edited = live
+        self._compute()
+
+    # -- data --------------------------------------------------------------------------------------
+    def update_from_state(self, state: ClusterState) -> None:
+        if time.monotonic() - self._last_compute < RECOMPUTE_EVERY and self._pending:
+            return
+        with state.lock:
+            pending = state.model.pending()[:MAX_PENDING_SHOWN]
+        if [p.key for p in pending] != [p.key for p in self._pending]:
+            self._pending = pending
+            self._fill_picker()
+        self._compute()
+
+    def _fill_picker(self) -> None:
+        picker = self.query_one("#pod-picker", OptionList)
+        highlighted = picker.highlighted
+        options = [Option(f"hypothetical pod asking {self.gpus} GPU{'s' if self.gpus > 1 else ''} (k)",
+                          id="hypothetical")]
+        options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
+                    for p in self._pending]
+        picker.set_options(options)
+        if options:
+            picker.highlighted = min(highlighted or 0, len(options) - 1)
+
+    def _pod(self, state: ClusterState) -> PodView:
+        if self.pod_key is not None:
+            pod = state.model.pods.get(self.pod_key)
+            if pod is not None and pod.pending:
+                return pod
+            self.pod_key = None
+        return whatif.hypothetical_pod(self.gpus)
+
+    def _compute(self) -> None:
+        live = self.kv.packing_live or PackingConfig()
+        edited = self.edited or live
+        with self.state.lock:
+            alloc = self.state.model.allocation()
+            pod = self._pod(self.state)
+        w = whatif.compute(alloc, pod, live, edited)
+        self._last_compute = time.monotonic()
+        self.query_one("#whatif-summary", Static).update(
+            whatif_title(pod) + "\n" + w.summary.markup)
+        position = {n: i for i, n in enumerate(w.order)}
+        self.main_widget().rows = Rows(w.order, lambda node: whatif.cells(w, node), position.get)
+
+    # -- edits -------------------------------------------------------------------------------------
+    def _set_edited(self, config: PackingConfig) -> None:
+        self.edited = config
+        self.query_one(PolicyEditor).edited = config
+        self._compute()
+
+    @on(PolicyEditor.Edited)
+    def _edited(self, event: PolicyEditor.Edited) -> None:
+        if event.config is not None:
+            self._set_edited(event.config)
+
+    @on(OptionList.OptionSelected, "#pod-picker")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        oid = event.option.id or "hypothetical"
+        self.pod_key = None if oid == "hypothetical" else tuple(oid.split("/", 1))  # type: ignore[assignment]
+        self._compute()
+
+    def _current(self) -> PackingConfig:
+        return self.edited or self.kv.packing_live or PackingConfig()
+
+    def action_next_policy(self) -> None:
+        c = self._current()
+        self._set_edited(c.merged({"policy": POLICIES[(POLICIES.index(c.policy) + 1) % len(POLICIES)]}))
+
+    def action_next_gpus(self) -> None:
+        self.gpus = GPU_SIZES[(GPU_SIZES.index(self.gpus) + 1) % len(GPU_SIZES)] if self.gpus in GPU_SIZES else 1
+        self.pod_key = None
+        self._fill_picker()
+        self._compute()
+
+    def action_bias(self, delta: int) -> None:
+        node = self.main_widget().cursor_key
+        if node is None:
+            return
+        c = self._current()
+        bias = dict(c.bias)
+        value = max(-MAX_SCORE, min(MAX_SCORE, bias.get(str(node), 0) + delta))
+        if value:
+            bias[str(node)] = value
+        else:
+            bias.pop(str(node), None)
+        self._set_edited(c.merged({"bias": bias}))
+
+    def action_avoid(self) -> None:
+        node = self.main_widget().cursor_key
+        if node is None:
+            return
+        c = self._current()
+        self._set_edited(c.merged({"avoid": sorted(set(c.avoid) ^ {str(node)})}))
+
+    def action_reset(self) -> None:
+        self._set_edited(self.kv.packing_live or PackingConfig())
+
+    def action_apply(self) -> None:
+        config = self._current()
+        self.kv.banner = (f"applying packing policy {config.policy}…", "")
+        self.kv.apply_packing(config)
+
+
+def whatif_title(pod: PodView) -> str:
+    from rich.markup import escape
+
+    return f"[b]{escape(pod.namespace)}/{escape(pod.name)}[/b] asks {escape(_requests(pod))}"
+
+
+def _requests(pod: PodView) -> str:
+    from kubeview.tui.format import requests_summary
+
+    return requests_summary(pod.requests)

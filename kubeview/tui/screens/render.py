@@ -1,0 +1,156 @@
+"""Render: the distributed ray-tracer filling in, its progress, its consumers, scaling at `+`/`-`.
+
+A worker polls the render job every half second (`poll()`: the producer's /status plus the consumer
+pods; `image_png()`: the image so far, fetched when new samples arrived) and posts `RenderUpdated`.
+When the job finishes the screen says where the image was written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Static
+from textual.worker import get_current_worker
+
+from kubeview.cluster.source import ActionError
+from kubeview.tui import format as fmt
+from kubeview.tui.messages import ActionDone, RenderUpdated
+from kubeview.tui.rows.column import Column
+from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.widgets.half_block_image import HalfBlockImage
+from kubeview.tui.widgets.render_progress import RenderProgressView
+from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+
+POLL_SECONDS = 0.5
+IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in
+CONSUMER_COLUMNS = [
+    Column("id", "CONSUMER", 0),
+    Column("state", "STATE", 8),
+    Column("tasks", "TASKS", 6, "right"),
+    Column("rate", "SAMPLES/S", 10, "right"),
+    Column("seen", "SEEN", 5, "right"),
+]
+STATE_STYLE = {"working": "green", "idle": "yellow", "gone": "dim"}
+
+
+class RenderScreen(ClusterScreen):
+    SCREEN_TITLE = "Render"
+    FILTERABLE = False
+    BINDINGS = [
+        Binding("plus,equals_sign", "scale(1)", "Consumers +1", id="render.scale_up",
+                tooltip="Start one more render consumer"),
+        Binding("minus", "scale(-1)", "Consumers -1", id="render.scale_down",
+                tooltip="Stop one render consumer (it hands its task back)"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.progress: Any = None
+        self.replicas: int | None = None
+
+    @property
+    def job(self) -> Any:
+        return self.kv.render_job
+
+    def compose_body(self) -> ComposeResult:
+        yield RenderProgressView(id="render-progress")
+        with Horizontal(id="render-main"):
+            yield HalfBlockImage("the image appears here as samples arrive", id="render-image")
+            yield VirtualTable(CONSUMER_COLUMNS, empty="no consumer connected yet", id="consumers")
+        yield Static(id="render-result")
+
+    def main_widget(self) -> VirtualTable:
+        return self.query_one("#consumers", VirtualTable)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#render-image").border_title = "Image"
+        self.query_one("#consumers").border_title = "Consumers"
+        if self.job is None:
+            self.query_one("#render-result", Static).update(
+                "No render is running. Start one with:  kubeview --render three-spheres")
+            self.query_one("#render-result").add_class("-idle")
+        else:
+            self.follow()
+
+    @work(thread=True, exclusive=True, group="render", exit_on_error=False, name="following the render")
+    def follow(self) -> None:
+        worker = get_current_worker()
+        job, stop = self.job, self.kv._stop
+        last_image = 0.0
+        last_samples = -1
+        while not worker.is_cancelled and not stop.is_set():
+            try:
+                progress = job.poll() if hasattr(job, "poll") else job.status()
+            except Exception as exc:  # the job's RenderError: one sentence; keep following
+                self.post_message(RenderUpdated(None, error=str(exc)))
+                stop.wait(2.0)
+                continue
+            status = getattr(progress, "status", progress)
+            png = None
+            now = time.monotonic()
+            finished = bool(getattr(status, "finished", False))
+            samples = getattr(status, "samples_done", 0)
+            if status is not None and (finished or (samples != last_samples and now - last_image >= IMAGE_EVERY)):
+                png = job.image_png()
+                last_image, last_samples = now, samples
+            self.post_message(RenderUpdated(progress, png))
+            if finished and png is not None:
+                return
+            stop.wait(POLL_SECONDS)
+
+    @on(RenderUpdated)
+    def _updated(self, event: RenderUpdated) -> None:
+        if event.error:
+            self.kv.banner = (f"render: {event.error}", "error")
+            return
+        progress = event.status
+        self.progress = progress
+        self.query_one(RenderProgressView).progress = progress
+        if event.png is not None:
+            self.query_one(HalfBlockImage).png = event.png
+        running, pending = getattr(progress, "running", None), getattr(progress, "pending", None)
+        if running is not None and self.replicas is None:
+            self.replicas = running + (pending or 0)
+        status = getattr(progress, "status", progress)
+        if status is None:
+            return
+        consumers = {c.id: c for c in status.consumers}
+        order = sorted(consumers, key=lambda cid: (consumers[cid].state == "gone", cid))
+        self.main_widget().rows = Rows(order, lambda cid: _consumer_cells(consumers[cid]))
+        if status.finished:
+            where = getattr(getattr(self.job, "settings", None), "output", None) or status.output
+            result = self.query_one("#render-result", Static)
+            result.update(Text.assemble(("finished ", "bold green"),
+                                        f"in {fmt.duration(status.elapsed_seconds)}: image written to ",
+                                        (str(where), "bold")))
+            result.add_class("-done")
+
+    def action_scale(self, delta: int) -> None:
+        if self.job is None:
+            self.kv.banner = ("no render is running", "error")
+            return
+        current = self.replicas if self.replicas is not None else 0
+        self.replicas = max(0, current + delta)
+        self.kv.banner = (f"scaling render consumers to {self.replicas}…", "")
+        self._scale(self.replicas)
+
+    @work(thread=True, group="actions", exit_on_error=False, name="scaling the render")
+    def _scale(self, replicas: int) -> None:
+        try:
+            text = self.job.scale(replicas)
+        except (ActionError, Exception) as exc:  # RenderError too: one sentence
+            self.post_message(ActionDone(str(exc), ok=False))
+            return
+        self.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
+
+
+def _consumer_cells(c: Any) -> list:
+    return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done),
+            fmt.rate(c.samples_per_second).removesuffix("/s"), fmt.duration(c.last_seen_seconds)]

@@ -1,0 +1,110 @@
+"""The app's one state: the ClusterModel, the lock around it, and what changed since each reader looked.
+
+The source's worker thread calls `emit` for every event; the UI thread reads under `lock`. `emit`
+applies the event, records which keys changed (per kind, for every `ChangeTracker`), keeps pods and
+workloads sorted by name (`KeyIndex`, incremental) and calls `notify` at most once until the UI has
+caught up (`caught_up`), so a burst of 1,000 events becomes one `ClusterChanged` and one repaint.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.workloads import WORKLOAD_KINDS
+from kubeview.tui.key_index import KeyIndex
+
+FULL = object()  # a tracker marker: everything of this kind changed (a relist)
+
+
+@dataclass(slots=True)
+class ChangeTracker:
+    """Keys of `kinds` changed since the last `take()`; `full` after a relist."""
+
+    kinds: frozenset[str]
+    keys: set = field(default_factory=set)
+    full: bool = True  # a new reader starts from scratch
+
+    def note(self, event: SourceEvent) -> None:
+        if isinstance(event, WatchEvent) and event.kind in self.kinds:
+            self.keys.add(event_key(event))
+        elif isinstance(event, Listed) and event.kind in self.kinds:
+            self.full = True
+            self.keys.clear()
+
+
+def event_key(event: WatchEvent) -> tuple:
+    """The model's key of the object an event is about: (ns, name) for pods, (kind, ns, name) for workloads."""
+    meta = event.obj.get("metadata") or {}
+    if event.kind == "Pod":
+        return (meta.get("namespace", ""), meta.get("name", ""))
+    if event.kind == "Node":
+        return meta.get("name", "")
+    return (event.kind, meta.get("namespace", ""), meta.get("name", ""))
+
+
+class ClusterState:
+    """One model, one lock; readers on the UI thread, `emit` on the source's thread."""
+
+    def __init__(self, title: str = "") -> None:
+        self.model = ClusterModel(title)
+        self.lock = threading.RLock()
+        self.pods_by_name = KeyIndex()
+        self.workloads_by_name = KeyIndex()
+        self.notify: Callable[[], None] = lambda: None
+        self.events = 0
+        self.last_event_at = 0.0
+        self._trackers: list[ChangeTracker] = []
+        self._notified = False
+        self._pods_synced = self._workloads_synced = False
+
+    def tracker(self, *kinds: str) -> ChangeTracker:
+        """A new reader of changes to `kinds` (starts `full`)."""
+        t = ChangeTracker(frozenset(kinds))
+        with self.lock:
+            self._trackers.append(t)
+        return t
+
+    def take(self, tracker: ChangeTracker) -> tuple[bool, set]:
+        """(full, changed keys) since the last take; resets the tracker."""
+        with self.lock:
+            full, keys = tracker.full, tracker.keys
+            tracker.full, tracker.keys = False, set()
+            return full, keys
+
+    def emit(self, event: SourceEvent) -> None:
+        """Apply one event (called from the source's worker thread)."""
+        with self.lock:
+            if not self.model.apply(event):
+                return
+            self.events += 1
+            self.last_event_at = time.monotonic()
+            for t in self._trackers:
+                t.note(event)
+            self._index(event)
+            if self._notified:
+                return
+            self._notified = True
+        self.notify()
+
+    def caught_up(self) -> None:
+        """The UI has taken the latest change: the next event notifies again."""
+        with self.lock:
+            self._notified = False
+
+    def _index(self, event: SourceEvent) -> None:
+        model = self.model
+        if isinstance(event, Listed):
+            if event.kind == "Pod":
+                self.pods_by_name.rebuild(sorted(model.pods))
+            elif event.kind in WORKLOAD_KINDS:
+                self.workloads_by_name.rebuild(sorted(model.workloads))
+        elif isinstance(event, WatchEvent):
+            if event.kind == "Pod":
+                self.pods_by_name.update((event_key(event),), model.pods.__contains__)
+            elif event.kind in WORKLOAD_KINDS:
+                self.workloads_by_name.update((event_key(event),), model.workloads.__contains__)

@@ -1,0 +1,73 @@
+"""What the header says about the whole cluster, computed once per refresh from the model.
+
+A frozen value, so the header widget is a pure view of it (and tests can build one by hand).
+Call `summarize` under the state's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import ConnectionState
+from kubeview.tui.format import GPU
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    requested: int
+    allocatable: int
+    used: float | None  # None: not measured
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    title: str
+    connection: ConnectionState
+    nodes: int
+    pods: int
+    pending: int
+    cpu: Totals
+    memory: Totals
+    gpu: Totals
+    gpu_free: int
+    gpu_largest: int  # largest GPU request one schedulable node can still take
+    gpu_fits: tuple[tuple[int, int, int], ...]  # (k, placeable, ideal) for k = 1, 2, 4, 8
+    usage_error: str | None = None
+
+
+EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, None), Totals(0, 0, None),
+                Totals(0, 0, None), 0, 0, ())
+
+
+def summarize(model: ClusterModel) -> Summary:
+    totals = model.totals()
+    usage = model.usage
+    used_cpu = used_mem = used_gpu = None
+    if usage.nodes:
+        cpus = [u.cpu for u in usage.nodes.values() if u.cpu is not None]
+        mems = [u.memory for u in usage.nodes.values() if u.memory is not None]
+        gpus = [g for u in usage.nodes.values() if u.gpu_util for g in u.gpu_util]
+        used_cpu = sum(cpus) if cpus else None
+        used_mem = sum(mems) if mems else None
+        used_gpu = sum(gpus) / 100 if gpus else None  # busy GPUs, in GPU units
+
+    def tot(resource: str, used: float | None) -> Totals:
+        t = totals.get(resource) or {}
+        return Totals(t.get("requested", 0), t.get("allocatable", 0), used)
+
+    frag = model.fragmentation(GPU)
+    return Summary(
+        title=model.title,
+        connection=model.connection,
+        nodes=len(model.nodes),
+        pods=len(model.pods),
+        pending=model.pending_count(),
+        cpu=tot("cpu", used_cpu),
+        memory=tot("memory", used_mem),
+        gpu=tot(GPU, used_gpu),
+        gpu_free=frag.free_total,
+        gpu_largest=frag.largest_fit,
+        gpu_fits=tuple((s.size, s.placeable, s.ideal) for s in frag.sizes),
+        usage_error=usage.error,
+    )

@@ -1,0 +1,1 @@
+"""Widgets: views of the app's state, one per file."""

@@ -1,0 +1,65 @@
+"""The "Allocated resources" block of `kubectl describe node`, plus allocatable and used.
+
+A view of its `node` reactive (`NodeFigures`); percentages are of allocatable, as kubectl prints them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from kubeview.tui import format as fmt
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFigures:
+    name: str
+    resources: tuple[str, ...]
+    allocatable: tuple[int, ...]
+    requested: tuple[int, ...]
+    limits: tuple[int, ...]
+    used: tuple[float | None, ...]
+    conditions: str
+    taints: str
+    pods: int
+    gpu_fit: int | None  # None: the node has no GPUs
+
+
+class AllocatedResources(Widget):
+    node: reactive[NodeFigures | None] = reactive(None, layout=True)
+
+    def render(self) -> RenderableType:
+        n = self.node
+        if n is None:
+            return Text("node not found (deleted?)", style="bold red")
+        table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, header_style="bold",
+                      title="Allocated resources", title_justify="left", title_style="bold underline",
+                      caption="(Total limits may be over 100 percent, i.e., overcommitted.)",
+                      caption_justify="left", caption_style="dim")
+        for label, justify in (("Resource", "left"), ("Requests", "right"), ("Limits", "right"),
+                               ("Allocatable", "right"), ("Used", "right"), ("", "left")):
+            table.add_column(label, justify=justify)  # type: ignore[arg-type]
+        for res, alloc, req, lim, used in zip(n.resources, n.allocatable, n.requested, n.limits, n.used,
+                                              strict=True):
+            table.add_row(
+                res,
+                f"{fmt.amount(res, req)} ({fmt.pct(req, alloc)})",
+                f"{fmt.amount(res, lim)} ({fmt.pct(lim, alloc)})",
+                fmt.amount(res, alloc),
+                fmt.amount(res, used) if used is not None else "-",
+                fmt.bar(req, alloc, 12, used),
+            )
+        info = Text()
+        info.append("Conditions: ", style="bold").append(n.conditions)
+        info.append("   Pods: ", style="bold").append(str(n.pods))
+        if n.gpu_fit is not None:
+            info.append("   Largest GPU request that fits: ", style="bold").append(str(n.gpu_fit))
+        info.append("\nTaints: ", style="bold").append(n.taints)
+        from rich.console import Group
+
+        return Group(info, Text(""), table)

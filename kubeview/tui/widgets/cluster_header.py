@@ -1,0 +1,104 @@
+"""The three header lines on every screen: source and link, cluster totals, GPU fragmentation.
+
+A view of the app's `summary` and `packing_label` reactives (it watches them); it never reads the
+model itself.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from kubeview.tui import format as fmt
+from kubeview.tui.summary import EMPTY, Summary, Totals
+
+_LINK = {
+    "live": ("● live", "bold green"),
+    "connecting": ("◌ connecting…", "yellow"),
+    "reconnecting": ("↻ reconnecting", "bold yellow"),
+    "stale": ("◐ stale", "bold yellow"),
+    "failed": ("✖ failed", "bold red"),
+}
+
+
+class ClusterHeader(Widget):
+    """Source, connection, totals, pending pods, fragmentation, live packing policy."""
+
+    summary: reactive[Summary] = reactive(EMPTY, layout=False)
+    packing: reactive[str] = reactive("")
+    screen_title: reactive[str] = reactive("")
+
+    def __init__(self, screen_title: str = "", *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.set_reactive(ClusterHeader.screen_title, screen_title)
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "summary", self._take_summary)
+        self.watch(self.app, "packing_label", self._take_packing)
+
+    def _take_summary(self, summary: Summary) -> None:
+        self.summary = summary
+
+    def _take_packing(self, label: str) -> None:
+        self.packing = label
+
+    def render(self) -> RenderableType:
+        s = self.summary
+        return Text("\n").join([self._line1(s), self._line2(s), self._line3(s)])
+
+    def _line1(self, s: Summary) -> Text:
+        out = Text()
+        out.append(" kubeview ", style="bold reverse")
+        out.append(f" {self.screen_title} ", style="bold")
+        out.append("│ ", style="dim")
+        out.append(s.title or "…", style="bold")
+        out.append(" │ ", style="dim")
+        label, style = _LINK.get(s.connection.state, (s.connection.state, "yellow"))
+        out.append(label, style=style)
+        if s.connection.state in ("stale", "reconnecting", "failed") and s.connection.since:
+            out.append(f" since {fmt.clock(s.connection.since)}", style=style)
+        if s.connection.detail and s.connection.state != "live":
+            out.append(f" ({s.connection.detail})", style="dim")
+        out.append(" │ ", style="dim")
+        out.append(f"{s.nodes:,} nodes · {s.pods:,} pods · ")
+        out.append(f"{s.pending:,} pending", style="bold yellow" if s.pending else "")
+        if self.packing:
+            out.append(" │ packing ", style="dim")
+            out.append(self.packing, style="bold cyan")
+        return out
+
+    def _line2(self, s: Summary) -> Text:
+        out = Text(" ")
+        self._total(out, "cpu", s.cpu, fmt.cpu)
+        out.append("  │ ", style="dim")
+        self._total(out, "mem", s.memory, fmt.mem)
+        out.append("  │ ", style="dim")
+        self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}")
+        if s.usage_error:
+            out.append(f"  usage: {s.usage_error}", style="red")
+        return out
+
+    def _total(self, out: Text, name: str, t: Totals, unit) -> None:  # noqa: ANN001
+        out.append(f"{name} ", style="bold")
+        out.append_text(fmt.bar(t.requested, t.allocatable, 10, t.used))
+        out.append(f" {unit(t.requested)}/{unit(t.allocatable)} req {fmt.pct(t.requested, t.allocatable)}")
+        if t.used is not None:
+            out.append(f" · used {unit(t.used)}", style="cyan")
+
+    def _line3(self, s: Summary) -> Text:
+        out = Text(" ")
+        out.append("GPUs ", style="bold")
+        if not s.gpu.allocatable:
+            return out.append("none in this cluster", style="dim")
+        out.append(f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
+                   style="bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold")
+        for k, placeable, ideal in s.gpu_fits:
+            if ideal == 0 and placeable == 0 and k > 1:
+                continue
+            style = "yellow" if placeable < ideal else "dim"
+            out.append(f" · {k}-GPU pods fit {placeable}", style=style)
+            if placeable < ideal:
+                out.append(f" (of {ideal})", style="yellow")
+        return out
