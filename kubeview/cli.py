@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cpu", default="1000m", help="cpu request of each consumer (default: 1000m)")
     r.add_argument("--headless", action="store_true", help="print progress lines instead of the TUI")
     r.add_argument("--keep", action="store_true", help="real cluster: keep the render's objects afterwards")
+    r.add_argument("--image", help="real cluster: the renderer image (built from the Dockerfile; default: kubeview:latest)")
+    r.add_argument("--gpu", type=int, choices=[0, 1], help="real cluster: 1 = consumers request nvidia.com/gpu: 1")
     parser.set_defaults(command="tui")
 
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)

@@ -1,7 +1,7 @@
 """`kubeview` with no command: pick the cluster, optionally start a render, then the TUI or progress lines.
 
-`--render SCENE` runs on the embedded local cluster (for a real cluster, `kubeview render-manifests`
-prints what to apply). With `--headless`, or when stdout is not a terminal, progress lines replace
+`--render SCENE` runs on the cluster kubeview shows: the embedded local one, or with a kubeconfig the
+real one (`kubeview.render.kube.KubeRenderJob`, see docs/render-on-kubernetes.md). With `--headless`, or when stdout is not a terminal, progress lines replace
 the TUI and the exit code says whether the image was written. Whatever happens (an error, Ctrl-C,
 SIGTERM), every process the local cluster started is stopped before kubeview exits.
 """
@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kubeview.cluster.source import ClusterSource, SourceError
@@ -47,16 +48,15 @@ def run(args: argparse.Namespace) -> int:
 
     scene = None
     if args.render:
-        if getattr(args, "kubeconfig", None) or getattr(args, "context", None):
-            _err("--render runs on the embedded local cluster; for a real cluster apply "
-                 "`kubeview render-manifests SCENE`")
-            return 2
         try:
             scene = resolve_scene(args.render, validate=False)  # the producer validates it
         except RenderError as exc:
             _err(str(exc))
             return exc.exit_code
-        args.local = True
+        from kubeview.cluster.select import wants_kube
+
+        if not wants_kube(args):  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
+            args.local = True
     previous = signal.signal(signal.SIGTERM, _terminate)
     source: ClusterSource | None = None
     job = None
@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         return _print_summary(source)
     finally:
         if job is not None:
-            job.stop()
+            said = job.stop()
+            if said:  # KubeRenderJob says what it deleted or kept
+                _out(said)
         if source is not None:
             source.close()
         signal.signal(signal.SIGTERM, previous)
@@ -96,9 +98,18 @@ def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):
     from kubeview.render.local import LocalRenderJob, RenderError, RenderSettings
 
     replicas = args.replicas if args.replicas is not None else usable_cores()
+    if not source.is_local:
+        replicas = args.replicas if args.replicas is not None else 4
     settings = RenderSettings(scene=scene, output=Path(args.output).resolve(),
                               raw=Path(args.raw).resolve() if args.raw else None, replicas=replicas, cpu=args.cpu)
-    job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
+    if source.is_local:
+        job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
+    else:
+        from kubeview.render.kube import KubeRenderJob
+
+        settings = replace(settings, namespace=getattr(args, "namespace", None) or "kubeview-render")
+        job = KubeRenderJob(source.api_client, settings, gpu=getattr(args, "gpu", 0) or 0,  # type: ignore[attr-defined]
+                            image=getattr(args, "image", None) or "kubeview:latest", keep=args.keep)
     try:
         job.start()
     except RenderError as exc:
@@ -114,6 +125,7 @@ def _follow_render(job) -> int:  # noqa: ANN001
 
     last_line = 0.0
     waiting_said = False
+    last_reason: str | None = None
     while True:
         try:
             progress = job.poll()
@@ -125,6 +137,9 @@ def _follow_render(job) -> int:  # noqa: ANN001
             if not waiting_said:
                 _out(f"render: starting the producer and {progress.running + progress.pending} consumers")
                 waiting_said = True
+            if progress.pending_reason and progress.pending_reason != last_reason:  # not waited on silently
+                _out(f"render: waiting: {progress.pending_reason}")
+                last_reason = progress.pending_reason
         elif progress.finished or now - last_line >= PROGRESS_INTERVAL:
             line = progress_line(progress.status, progress.running, progress.pending)
             if progress.restarts:
@@ -165,7 +180,11 @@ def _print_summary(source: ClusterSource) -> int:
     alloc = model.allocation()
     cpu, mem = alloc.column("cpu"), alloc.column("memory")
     _out(f"{source.title}: {len(alloc.nodes)} nodes, {len(model.pods)} pods, {model.pending_count()} pending")
+    gpu = alloc.column("nvidia.com/gpu")
     for i, name in enumerate(alloc.nodes):
-        _out(f"  {name}: cpu {alloc.requested[i, cpu] / 1000:g}/{alloc.allocatable[i, cpu] / 1000:g}, "
-             f"memory {alloc.requested[i, mem] / 2**30:.1f}/{alloc.allocatable[i, mem] / 2**30:.1f}Gi")
+        line = (f"  {name}: cpu {alloc.requested[i, cpu] / 1000:g}/{alloc.allocatable[i, cpu] / 1000:g}, "
+                f"memory {alloc.requested[i, mem] / 2**30:.1f}/{alloc.allocatable[i, mem] / 2**30:.1f}Gi")
+        if gpu is not None and alloc.allocatable[i, gpu]:
+            line += f", nvidia.com/gpu {alloc.requested[i, gpu]}/{alloc.allocatable[i, gpu]}"
+        _out(line)
     return 0

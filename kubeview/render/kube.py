@@ -132,14 +132,14 @@ class KubeRenderJob:
 
         s = self.settings
         if s.raw is not None:
-            raise RenderError("--raw is not available on a real cluster: the producer serves the PNG only")
+            raise RenderError("--raw is not available on a real cluster: the producer serves the PNG only", 2)
         if not s.output.parent.is_dir():
             raise RenderError(f"{s.output}: directory {str(s.output.parent)!r} does not exist")
         try:
             self.spec = load_spec(str(s.scene), token=self.token or new_token(), namespace=s.namespace,
                                   replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image)
         except (SceneError, m.SpecError) as exc:
-            raise RenderError(str(exc)) from None
+            raise RenderError(str(exc), 2) from None
         try:
             for obj in m.workload_objects(self.spec):
                 self._apply_creating_namespace(obj)

@@ -155,8 +155,9 @@ def test_bad_settings_fail_before_any_request(render_api: RenderKubeAPI, api_cli
     with pytest.raises(RenderError, match="--raw"):
         KubeRenderJob(api_client, settings).start()
     settings = RenderSettings(scene=THREE, output=tmp_path / "o.png", cpu="lots", namespace=NS)
-    with pytest.raises(RenderError, match="--cpu"):
+    with pytest.raises(RenderError, match="--cpu") as err:
         KubeRenderJob(api_client, settings).start()
+    assert err.value.exit_code == 2
     assert render_api.requests == []
 
 
@@ -181,3 +182,27 @@ def test_pod_problem_reads_the_recorded_unschedulable_pod(k8s_fixtures: Path) ->
     assert pod_problem(pod("c", "consumer", ready=False, restarts=4,
                            waiting=("CrashLoopBackOff", "back-off 40s restarting failed container"))) == \
         "CrashLoopBackOff: back-off 40s restarting failed container"
+
+
+def test_kubeview_render_with_a_kubeconfig_uses_the_cluster(render_api: RenderKubeAPI, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubeview --render` picks KubeRenderJob for a real cluster; a producer that cannot pull its image
+    ends it with the cluster's reason in one line, and what was applied is deleted."""
+    from kubeview.cli import main
+
+    pull = 'Back-off pulling image "registry.example/kubeview:2"'
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(
+        pod("producer-5f7c9-x2x4p", "producer", phase="Pending", ready=False, waiting=("ImagePullBackOff", pull))))
+    code = main(["--kubeconfig", str(render_api.kubeconfig), "-n", NS, "--render", str(THREE), "--headless",
+                 "-o", str(tmp_path / "out.png"), "--replicas", "3", "--cpu", "250m", "--gpu", "1",
+                 "--image", "registry.example/kubeview:2"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert out.err == f"kubeview: the producer pod producer-5f7c9-x2x4p cannot start: ImagePullBackOff: {pull}\n"
+    assert out.out.splitlines()[-1] == f"render: deleted its objects in {NS}"
+    rs = render_api.applies()[-1].json()
+    (c,) = rs["spec"]["template"]["spec"]["containers"]
+    assert rs["spec"]["replicas"] == 3 and c["image"] == "registry.example/kubeview:2"
+    assert c["resources"]["requests"]["cpu"] == "250m"
+    assert c["resources"]["requests"]["nvidia.com/gpu"] == c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert [r.path for r in render_api.requests if r.method == "DELETE"] == list(reversed(WORKLOAD_PATHS))
