@@ -1,9 +1,10 @@
 """`kubeview` with no command: pick the cluster, optionally start a render, then the TUI or progress lines.
 
 `--render SCENE` runs on the cluster kubeview shows: the embedded local one, or with a kubeconfig the
-real one (`kubeview.render.kube.KubeRenderJob`, see docs/render-on-kubernetes.md). With `--headless`, or when stdout is not a terminal, progress lines replace
-the TUI and the exit code says whether the image was written. Whatever happens (an error, Ctrl-C,
-SIGTERM), every process the local cluster started is stopped before kubeview exits.
+real one (`kubeview.render.kube.KubeRenderJob`, see docs/render-on-kubernetes.md). With `--headless`,
+or when stdout is not a terminal, progress lines replace the TUI and the exit code says whether the
+image was written. Whatever happens (an error, Ctrl-C, SIGTERM), every process the local cluster
+started is stopped before kubeview exits, and a real-cluster render's objects are deleted (unless --keep).
 """
 
 from __future__ import annotations
