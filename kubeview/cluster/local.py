@@ -247,6 +247,8 @@ class LocalSource:
             self._flush()
 
     def _emit_usage(self, samples: dict[Key, tuple[float, int]]) -> None:
+        if not samples and not self._usage:
+            return  # nothing runs and nothing ran: no news
         self._usage = {k: (cores * 1000.0, rss) for k, (cores, rss) in samples.items()}
         pods: dict[Key, PodUsage] = {}
         nodes = {n["metadata"]["name"]: [0.0, 0] for n in self._state.list("Node")}
