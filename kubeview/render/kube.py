@@ -144,7 +144,7 @@ class KubeRenderJob:
             for obj in m.workload_objects(self.spec):
                 self._apply_creating_namespace(obj)
                 self.applied.append(obj)
-        except RenderError:
+        except BaseException:  # a refusal, or Ctrl-C half-way: leave nothing behind
             self._delete_applied()
             raise
         self.started = True
