@@ -91,6 +91,16 @@ def pod_problem(pod: dict) -> str | None:
     return None
 
 
+def workload_problem(obj: dict) -> str | None:
+    """Why a Deployment or ReplicaSet has fewer pods than asked: its `ReplicaFailure` condition (a
+    ResourceQuota or LimitRange refusing the pods, a missing ServiceAccount...). Pods that were never
+    created cannot say it themselves."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "ReplicaFailure" and c.get("status") == "True":
+            return f"{c.get('reason') or 'FailedCreate'}: {c.get('message') or 'pods cannot be created'}"
+    return None
+
+
 def _stuck_reason(problem: str | None) -> str | None:
     return problem.split(":", 1)[0] if problem else None
 
@@ -119,6 +129,8 @@ class KubeRenderJob:
         self._status_at = -1e9
         self._done = False
         self.problems: list[str] = []  # "pod: Reason: message" for every render pod that cannot run
+        self._workload_problems: list[str] = []
+        self.wanted = settings.replicas  # consumers asked for
 
     @property
     def namespace(self) -> str:
@@ -155,17 +167,18 @@ class KubeRenderJob:
         except ApiError as exc:
             details = parse_status(exc.body).get("details") or {}
             if exc.status != 404 or details.get("kind") != "namespaces" or self.created_namespace:
-                raise RenderError(self._describe(exc, obj)) from None
+                raise RenderError(self._describe(exc)) from None
             ns = m.namespace_object(self.namespace)
             try:
                 self._apply(ns)
             except ApiError as exc2:
-                raise RenderError(self._describe(exc2, ns) + _RBAC_HINT) from None
+                raise RenderError(f"namespace {self.namespace} does not exist and could not be created: {exc2} "
+                                  "(an administrator can apply manifests/render/00-namespace-rbac.yaml)") from None
             self.created_namespace = True
             try:
                 self._apply(obj)
             except ApiError as exc3:
-                raise RenderError(self._describe(exc3, obj)) from None
+                raise RenderError(self._describe(exc3)) from None
 
     def _apply(self, obj: dict) -> None:
         self._request("PATCH", m.object_path(obj), query={"fieldManager": m.FIELD_MANAGER, "force": "true"},
@@ -182,6 +195,7 @@ class KubeRenderJob:
                           action=action)
         except ApiError as exc:
             raise RenderError(str(exc)) from None
+        self.wanted = replicas
         self._pods_at = -1e9  # show the change at the next poll
         return f"ReplicaSet {self.namespace}/{m.CONSUMER} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
 
@@ -219,11 +233,17 @@ class KubeRenderJob:
     def poll(self) -> RenderProgress:
         """The render now; raises RenderError when the producer cannot start or the image cannot be had."""
         now = self.clock()
-        if now - self._pods_at >= POD_INTERVAL:
+        fresh = now - self._pods_at >= POD_INTERVAL
+        if fresh:
             self._pods = self._list_pods()
             self._pods_at = now
         producers = [p for p in self._pods if _component(p) == m.PRODUCER and not _terminating(p)]
         consumers = [p for p in self._pods if _component(p) == m.CONSUMER and not _terminating(p)]
+        if fresh:  # pods missing altogether: ask their workload why
+            self._workload_problems = [
+                f"{kind} {name}: {why}" for kind, name, short in (("Deployment", m.PRODUCER, not producers),
+                                                                  ("ReplicaSet", m.CONSUMER, len(consumers) < self.wanted))
+                if short and (why := self._workload_problem(kind, name))]
         producer = producers[0] if producers else None
         if producer is not None:
             self._check_producer(producer)
@@ -233,12 +253,21 @@ class KubeRenderJob:
         if self._status is not None and self._status.finished and not self._done:
             self._finish()
         problems = [f"{p['metadata']['name']}: {r}" for p in [*producers, *consumers] if (r := pod_problem(p))]
+        problems = self._workload_problems + problems
         self.problems = problems
         running = sum(1 for p in consumers if _running(p))
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
                               pending_reason=problems[0] if problems else None,
                               producer_phase=_phase(producer) if producer is not None else "Missing")
+
+    def _workload_problem(self, kind: str, name: str) -> str | None:
+        plural = "deployments" if kind == "Deployment" else "replicasets"
+        path = f"/apis/apps/v1/namespaces/{self.namespace}/{plural}/{name}"
+        try:
+            return workload_problem(json.loads(self._request("GET", path, action=f"Reading {kind} {name}")))
+        except (ApiError, ValueError, AttributeError):
+            return None  # a diagnosis only: without it the pods' own reasons still show
 
     def _check_producer(self, pod: dict) -> None:
         problem = pod_problem(pod)
@@ -314,7 +343,7 @@ class KubeRenderJob:
             raise ApiError(resp.status, data, describe_api_error(resp.status, data, action))
         return data
 
-    def _describe(self, exc: ApiError, obj: dict) -> str:
+    def _describe(self, exc: ApiError) -> str:
         return str(exc) + (_RBAC_HINT if exc.status == 403 else "")
 
 

@@ -206,3 +206,21 @@ def test_kubeview_render_with_a_kubeconfig_uses_the_cluster(render_api: RenderKu
     assert c["resources"]["requests"]["cpu"] == "250m"
     assert c["resources"]["requests"]["nvidia.com/gpu"] == c["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert [r.path for r in render_api.requests if r.method == "DELETE"] == list(reversed(WORKLOAD_PATHS))
+
+
+def test_pods_refused_by_a_quota_are_reported_from_their_workload(render_api: RenderKubeAPI,
+                                                                  api_client: client.ApiClient,
+                                                                  tmp_path: Path) -> None:
+    quota = ('pods "consumer-x7k2p" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, '
+             "used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2")
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(pod("producer-5f7c9-x2x4p", "producer", ready=False)))
+    render_api.set_list(f"/apis/apps/v1/namespaces/{NS}/replicasets/consumer", {
+        "kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": {"name": "consumer", "namespace": NS},
+        "spec": {"replicas": 2}, "status": {"replicas": 0, "conditions": [
+            {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": quota}]}})
+    job = make_job(api_client, tmp_path)
+    job.start()
+    progress = job.poll()
+    assert progress.pending_reason == f"ReplicaSet consumer: FailedCreate: {quota}"
+    assert job.problems == [f"ReplicaSet consumer: FailedCreate: {quota}"]
+    job.stop()
