@@ -27,6 +27,7 @@ from kubeview.cluster.local_scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
 
 LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment")
@@ -172,6 +173,7 @@ class LocalCluster:
         pod = obj.admit_pod(manifest)
         if not (pod["metadata"].get("name") or "").strip():
             raise ActionError("a pod needs metadata.name")
+        _check_resources(pod.get("spec") or {}, f"pod {pod['metadata']['name']}")
         created = self.create("Pod", pod)
         if (created.get("spec") or {}).get("nodeName"):
             self._kubelet_run(created)
@@ -187,6 +189,7 @@ class LocalCluster:
         if not name:
             raise ActionError(f"a {kind} needs metadata.name")
         ns = (manifest.get("metadata") or {}).get("namespace") or "default"
+        _check_resources(((manifest.get("spec") or {}).get("template") or {}).get("spec") or {}, f"{kind} {name}")
         old = self.get(kind, ns, name)
         if old is None:
             made = self.create(kind, obj.normalize_workload(kind, manifest))
@@ -342,6 +345,19 @@ class LocalCluster:
                      if any(r.get("uid") in uids for r in rs["metadata"].get("ownerReferences") or [])}
         return [p for p in self.list("Pod") if is_active(p)
                 and any(r.get("uid") in uids for r in p["metadata"].get("ownerReferences") or [])]
+
+
+def _check_resources(spec: dict, what: str) -> None:
+    """Quantities the apiserver would reject (422) are refused here, in one sentence."""
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        for field in ("requests", "limits"):
+            for resource, value in ((c.get("resources") or {}).get(field) or {}).items():
+                try:
+                    if parse(value) < 0:
+                        raise QuantityError
+                except QuantityError:
+                    raise ActionError(f"{what}: container {c.get('name', '')!r} {field} {resource}: "
+                                      f"{value!r} is not a valid quantity") from None
 
 
 def _scheduled_message(pod: dict) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from kubeview.cluster.source import ClusterSource, SourceError
 
 PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
-POLL_INTERVAL = 0.2
+POLL_INTERVAL = 0.1
 
 
 def _err(message: str) -> None:
@@ -70,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
             _err(str(exc))
             return 1
         if scene is not None:
-            job = _start_render(source, scene, args)
-            if isinstance(job, int):
-                return job
+            started = _start_render(source, scene, args)
+            if isinstance(started, int):
+                return started
+            job = started
         headless = args.headless or not sys.stdout.isatty()
         if not headless:
             try:
@@ -115,6 +116,9 @@ def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):
         job.start()
     except RenderError as exc:
         _err(str(exc))
+        said = job.stop()  # whatever start() created before it failed
+        if said:
+            _out(said)
         return exc.exit_code
     return job
 

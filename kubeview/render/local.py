@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kubeview.cluster.local import LocalSource
 from kubeview.cluster.source import ActionError
+from kubeview.model.quantity import QuantityError, to_units
 from kubeview.render.status import RenderStatus, StatusError, parse_status
 
 NAMESPACE = "render"
@@ -161,20 +162,25 @@ class LocalRenderJob:
     def start(self) -> None:
         s = self.settings
         if s.replicas < 0:
-            raise RenderError(f"--replicas must be 0 or more, not {s.replicas}")
+            raise RenderError(f"--replicas must be 0 or more, not {s.replicas}", exit_code=2)
+        try:
+            if to_units("cpu", s.cpu) <= 0:
+                raise QuantityError
+        except QuantityError:
+            raise RenderError(f"--cpu {s.cpu!r} is not a cpu amount (examples: 1000m, 0.5, 2)", exit_code=2) from None
         for path in (s.output, s.raw):
             if path is not None and not path.parent.is_dir():
-                raise RenderError(f"{path}: directory {str(path.parent)!r} does not exist")
+                raise RenderError(f"{path}: directory {str(path.parent)!r} does not exist", exit_code=2)
         self.listen_port = free_port()
         self.status_port = free_port()
         while self.status_port == self.listen_port:
             self.status_port = free_port()
+        self.started = True  # from here on, stop() removes whatever exists
         try:
             self.source.apply_workload(producer_deployment(s, self.listen_port, self.status_port))
             self.source.apply_workload(consumer_replicaset(s, self.listen_port))
         except ActionError as exc:
             raise RenderError(str(exc)) from None
-        self.started = True
         pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
         if pods and all(_unschedulable(p) for p in pods):
             raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0])}")

@@ -177,6 +177,10 @@ def test_scale_refusals_are_one_sentence(cluster: LocalCluster) -> None:
         cluster.scale("ReplicaSet", "render", "consumer", -1)
     with pytest.raises(ActionError, match="StatefulSet"):
         cluster.scale("StatefulSet", "render", "consumer", 1)
+    with pytest.raises(ActionError, match="requests cpu: 'lots' is not a valid quantity"):
+        cluster.apply_workload(consumer_rs(1, cpu="lots"))
+    with pytest.raises(ActionError, match="requests nvidia.com/gpu: '-1' is not a valid quantity"):
+        cluster.create_pod(gpu_pod("neg", -1))
 
 
 def test_events_rebuild_the_same_model(cluster: LocalCluster) -> None:
