@@ -48,4 +48,4 @@ def _bindings(node: DOMNode) -> list[Binding]:
     out = []
     for b in node._bindings.key_to_bindings.values():
         out.extend(b)
-    return [b for b in out if b.description]
+    return [b for b in out if b.description and b.id]  # ours all have ids; Textual's own are elsewhere

@@ -58,7 +58,15 @@ def level_style(frac: float) -> str:
     return "green"
 
 
-def bar(requested: float, allocatable: float, width: int, used: float | None = None) -> Text:
+def readiness_style(frac: float) -> str:
+    """Colour of a ready/desired bar: full is good here."""
+    if frac >= 1:
+        return "green"
+    return "yellow" if frac > 0 else "bold red"
+
+
+def bar(requested: float, allocatable: float, width: int, used: float | None = None,
+        style: str | None = None) -> Text:
     """A bar of `width` cells: requested/allocatable filled, the used share (when known) brighter.
 
     Eighth blocks give 8 steps per cell; an overcommitted node's bar is full and red.
@@ -71,7 +79,7 @@ def bar(requested: float, allocatable: float, width: int, used: float | None = N
     if frac > 0 and steps == 0:
         steps = 1
     used_steps = None if used is None else min(steps, round(max(0.0, used / allocatable) * width * 8))
-    style = level_style(frac)
+    style = style or level_style(frac)
     full, part = divmod(steps, 8)
     if used_steps is not None:
         ufull = used_steps // 8
@@ -87,9 +95,9 @@ def bar(requested: float, allocatable: float, width: int, used: float | None = N
 
 
 def bar_cell(requested: float, allocatable: float, width: int, used: float | None = None,
-             label: str | None = None) -> Text:
+             label: str | None = None, style: str | None = None) -> Text:
     """Bar plus a short figure: `██▌····· 31%` (with `u12%` when utilization is known)."""
-    out = bar(requested, allocatable, width, used)
+    out = bar(requested, allocatable, width, used, style)
     out.append(" ")
     out.append(label if label is not None else pct(requested, allocatable).rjust(4))
     if used is not None and allocatable > 0:

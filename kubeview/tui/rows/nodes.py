@@ -22,7 +22,7 @@ COLUMNS = [
     Column("name", "NAME", 0),
     Column("cpu", "CPU req/alloc", 18),
     Column("memory", "MEMORY req/alloc", 18),
-    Column("gpu", "GPU req/alloc", 14),
+    Column("gpu", "GPU req/alloc", 16),
     Column("pods", "PODS", 7, "right"),
     Column("fit", "FIT", 3, "right"),
     Column("status", "STATUS", 15),

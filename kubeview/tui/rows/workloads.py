@@ -66,7 +66,8 @@ def cells(w: WorkloadView | None, key: Key) -> list[Text | str]:
         Text(w.name, style="bold"),
         str(w.desired),
         Text(str(w.ready), style="bold yellow" if short else "green"),
-        fmt.bar_cell(w.ready, w.desired, 8, label=fmt.pct(w.ready, w.desired).rjust(4)) if w.desired
+        fmt.bar_cell(w.ready, w.desired, 8, label=fmt.pct(w.ready, w.desired).rjust(4),
+                     style=fmt.readiness_style(w.ready / w.desired)) if w.desired
         else Text("scaled to 0", style="dim"),
         Text("/".join(w.owner), style="dim") if w.owner else "",
     ]

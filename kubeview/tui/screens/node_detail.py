@@ -55,7 +55,9 @@ def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
     except ValueError:
         return None
     view = a.views[i]
-    resources = [r for r in SHOWN if r in a.resources] + [r for r in a.resources if r not in SHOWN]
+    resources = [r for r in SHOWN if r in a.resources]
+    resources += [r for r in a.resources if r not in SHOWN and (a.allocatable[i, a.resources.index(r)]
+                                                               or a.requested[i, a.resources.index(r)])]
     cols = [a.resources.index(r) for r in resources]
     usage = model.usage.nodes.get(node)
 

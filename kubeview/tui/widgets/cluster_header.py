@@ -46,13 +46,15 @@ class ClusterHeader(Widget):
 
     def render(self) -> RenderableType:
         s = self.summary
-        return Text("\n").join([self._line1(s), self._line2(s), self._line3(s)])
+        lines = [self._line1(s), self._line2(s), self._line3(s)]
+        for line in lines:
+            line.truncate(max(self.size.width, 1), overflow="ellipsis")
+        return Text("\n", no_wrap=True).join(lines)
 
     def _line1(self, s: Summary) -> Text:
         out = Text()
-        out.append(" kubeview ", style="bold reverse")
-        out.append(f" {self.screen_title} ", style="bold")
-        out.append("│ ", style="dim")
+        out.append(f" {self.screen_title} ", style="bold reverse")
+        out.append(" ")
         out.append(s.title or "…", style="bold")
         out.append(" │ ", style="dim")
         label, style = _LINK.get(s.connection.state, (s.connection.state, "yellow"))
@@ -62,7 +64,7 @@ class ClusterHeader(Widget):
         if s.connection.detail and s.connection.state != "live":
             out.append(f" ({s.connection.detail})", style="dim")
         out.append(" │ ", style="dim")
-        out.append(f"{s.nodes:,} nodes · {s.pods:,} pods · ")
+        out.append(f"{s.nodes:,} nodes {s.pods:,} pods ")
         out.append(f"{s.pending:,} pending", style="bold yellow" if s.pending else "")
         if self.packing:
             out.append(" │ packing ", style="dim")
@@ -72,9 +74,9 @@ class ClusterHeader(Widget):
     def _line2(self, s: Summary) -> Text:
         out = Text(" ")
         self._total(out, "cpu", s.cpu, fmt.cpu)
-        out.append("  │ ", style="dim")
+        out.append(" │ ", style="dim")
         self._total(out, "mem", s.memory, fmt.mem)
-        out.append("  │ ", style="dim")
+        out.append(" │ ", style="dim")
         self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}")
         if s.usage_error:
             out.append(f"  usage: {s.usage_error}", style="red")
@@ -82,10 +84,10 @@ class ClusterHeader(Widget):
 
     def _total(self, out: Text, name: str, t: Totals, unit) -> None:  # noqa: ANN001
         out.append(f"{name} ", style="bold")
-        out.append_text(fmt.bar(t.requested, t.allocatable, 10, t.used))
-        out.append(f" {unit(t.requested)}/{unit(t.allocatable)} req {fmt.pct(t.requested, t.allocatable)}")
+        out.append_text(fmt.bar(t.requested, t.allocatable, 8, t.used))
+        out.append(f" {unit(t.requested)}/{unit(t.allocatable)} {fmt.pct(t.requested, t.allocatable)}")
         if t.used is not None:
-            out.append(f" · used {unit(t.used)}", style="cyan")
+            out.append(f" used {unit(t.used)}", style="cyan")
 
     def _line3(self, s: Summary) -> Text:
         out = Text(" ")

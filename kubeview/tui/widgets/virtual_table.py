@@ -75,7 +75,7 @@ class VirtualTable(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"virtual-table--header", "virtual-table--cursor", "virtual-table--sorted",
                          "virtual-table--empty"}
     DEFAULT_CSS = """
-    VirtualTable { height: 1fr; background: $surface; scrollbar-gutter: stable; }
+    VirtualTable { height: 1fr; background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }
     VirtualTable > .virtual-table--header { text-style: bold; color: $text-primary; background: $panel; }
     VirtualTable > .virtual-table--sorted { color: $text-accent; }
     VirtualTable > .virtual-table--cursor { background: $block-cursor-blurred-background; }
@@ -136,7 +136,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self._generation += 1
         self._cache.clear()
         n = len(rows)
-        self.virtual_size = Size(self.size.width, n + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, n + 1)
         row = rows.index(self.cursor_key) if self.cursor_key is not None else None
         if row is None:
             row = min(self.cursor, max(n - 1, 0))
@@ -165,7 +165,7 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
-        self.virtual_size = Size(event.size.width, len(self.rows) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows) + 1)
 
     # -- navigation --------------------------------------------------------------------------------
     @property

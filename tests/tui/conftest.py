@@ -1,0 +1,23 @@
+"""Fixtures for the TUI tests: no cursor blink (stable snapshots), deterministic sources, settling."""
+
+from __future__ import annotations
+
+import pytest
+from textual.reactive import reactive
+from textual.widgets import Input
+
+from kubeview.cluster.synthetic import SyntheticSource
+
+
+@pytest.fixture(autouse=True)
+def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blinking cursor makes screenshots depend on the clock."""
+    still = reactive(False, init=False)
+    still.__set_name__(Input, "cursor_blink")
+    monkeypatch.setattr(Input, "cursor_blink", still)
+
+
+@pytest.fixture
+def small_cluster() -> SyntheticSource:
+    """12 nodes (3 with 8 GPUs), 80 pods, 5 of them Pending; no events: the same every run."""
+    return SyntheticSource(nodes=12, pods=80, seed=1)

@@ -1,0 +1,50 @@
+"""Waiting for the TUI to show what the source emitted, without sleeping a fixed time."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from textual.pilot import Pilot
+
+from kubeview.model.events import KINDS
+from kubeview.tui.app import KubeviewApp
+
+
+async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.05)
+
+
+def settled(app: KubeviewApp) -> bool:
+    """Everything listed, the link live, and the last change shown (no refresh pending)."""
+    state = app.state
+    with state.lock:
+        model = state.model
+        ready = model.is_synced(KINDS) and model.connection.state == "live"
+        version = model.version
+    return ready and app.version == version and app._refresh_timer is None
+
+
+async def settle(pilot: Pilot, timeout: float = 20.0) -> None:
+    """Wait until the app shows the source's current state, then let the screen repaint."""
+    app: KubeviewApp = pilot.app  # type: ignore[assignment]
+    await wait_for(pilot, lambda: settled(app), timeout, "the cluster to be listed and shown")
+    await pilot.pause()
+    await asyncio.sleep(0)
+
+
+def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test function with asyncio (no pytest async plugin needed)."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return wrapper
