@@ -71,7 +71,7 @@ def compute(alloc: Allocation, pod: PodView, live: PackingConfig, edited: Packin
     a = evaluate(alloc, pod, live)
     b = evaluate(alloc, pod, edited)
     rank = np.arange(len(alloc.nodes))  # nodes are sorted by name
-    keys = np.lexsort((rank, -b.scores, -a.scores, ~b.feasible))
+    keys = np.lexsort((rank, ~a.feasible, -a.scores, -b.scores, ~b.feasible))  # last key first
     order = [alloc.nodes[i] for i in keys]
     return WhatIf(alloc, a, b, edited, order, {n: i for i, n in enumerate(alloc.nodes)}, a.best_row, b.best_row)
 

@@ -52,6 +52,8 @@ class PackingScreen(ClusterScreen):
         self.pod_key: tuple[str, str] | None = None  # None: the hypothetical pod
         self._pending: list[PodView] = []
         self._last_compute = 0.0
+        self._timer = None
+        self.whatif: whatif.WhatIf | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="packing-top"):
@@ -80,7 +82,10 @@ class PackingScreen(ClusterScreen):
 
     # -- data --------------------------------------------------------------------------------------
     def update_from_state(self, state: ClusterState) -> None:
-        if time.monotonic() - self._last_compute < RECOMPUTE_EVERY and self._pending:
+        wait = self._last_compute + RECOMPUTE_EVERY - time.monotonic()
+        if wait > 0:  # at most once a second for cluster changes; edits recompute at once
+            if self._timer is None:
+                self._timer = self.set_timer(wait, self._deferred)
             return
         with state.lock:
             pending = state.model.pending()[:MAX_PENDING_SHOWN]
@@ -88,6 +93,13 @@ class PackingScreen(ClusterScreen):
             self._pending = pending
             self._fill_picker()
         self._compute()
+
+    def _deferred(self) -> None:
+        self._timer = None
+        if self.is_current:
+            self.refresh_data()
+        else:
+            self._stale = True
 
     def _fill_picker(self) -> None:
         picker = self.query_one("#pod-picker", OptionList)
@@ -114,7 +126,7 @@ class PackingScreen(ClusterScreen):
         with self.state.lock:
             alloc = self.state.model.allocation()
             pod = self._pod(self.state)
-        w = whatif.compute(alloc, pod, live, edited)
+        w = self.whatif = whatif.compute(alloc, pod, live, edited)
         self._last_compute = time.monotonic()
         self.query_one("#whatif-summary", Static).update(
             whatif_title(pod) + "\n" + w.summary.markup)

@@ -1,0 +1,78 @@
+"""Editing the packing policy in place changes the what-if table before anything is applied."""
+
+from __future__ import annotations
+
+from tui_helpers import run_async, settle, wait_for
+
+from kubeview.cluster.synthetic import SyntheticSource
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.evaluate import evaluate
+from kubeview.tui.app import make_app
+from kubeview.tui.rows.whatif import hypothetical_pod
+from kubeview.tui.screens.packing import PackingScreen
+from kubeview.tui.widgets.virtual_table import VirtualTable
+
+
+@run_async
+async def test_policy_edit_changes_the_what_if_then_apply(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PackingScreen)
+        w = screen.whatif
+        assert w is not None and w.config == PackingConfig()
+        # live and edited agree before any edit, and match the scheduling module itself
+        with app.state.lock:
+            alloc = app.state.model.allocation()
+        expected = evaluate(alloc, hypothetical_pod(2), PackingConfig())
+        assert (w.live.scores == expected.scores).all() and (w.edited.scores == w.live.scores).all()
+        assert w.live.best == expected.best == "gpu-node-12"  # pack: the fuller GPU node (4 of 8 used)
+
+        await pilot.press("p")  # pack -> spread, not applied yet
+        await pilot.pause()
+        w = screen.whatif
+        assert w.config.policy == "spread" and app.packing_live.policy == "pack"
+        assert w.edited.best == "gpu-node-04" and w.live.best == "gpu-node-12"
+        assert "edited → gpu-node-04" in screen.query_one("#whatif-summary").render().plain
+        table = screen.query_one("#whatif", VirtualTable)
+        assert table.rows.key(0) == "gpu-node-04"  # the edited policy's choice first
+
+        assert table.cursor_key == "gpu-node-12"  # the selection follows its node through the re-sort
+        await pilot.press("home", "x")  # avoid the top node: it scores 0 under the edit
+        await pilot.pause()
+        w = screen.whatif
+        assert w.config.avoid == frozenset({"gpu-node-04"}) and w.edited.best == "gpu-node-12"
+
+        await pilot.press("a")  # apply: the synthetic source's scheduler takes it, the header says so
+        await wait_for(pilot, lambda: app.packing_live == w.config, what="the applied policy")
+        assert small_cluster.packing == w.config
+        assert app.packing_label == "spread · embedded scheduler"
+        assert app.banner == ("packing policy spread is live on the synthetic cluster's scheduler.", "ok")
+
+
+@run_async
+async def test_weights_edit_in_place_and_pending_pod_pick(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        field = screen.query_one("#weight-cpu")
+        field.focus()
+        await pilot.press("end", "backspace", "2")  # cpu weight 0 -> 2
+        await pilot.pause()
+        assert dict(screen.whatif.config.weights) == {"nvidia.com/gpu": 1.0, "cpu": 2.0, "memory": 0.0}
+        assert screen.whatif.live.scores.tolist() != screen.whatif.edited.scores.tolist()
+
+        picker = screen.query_one("#pod-picker")
+        picker.focus()
+        await pilot.press("down", "enter")  # the first pending pod
+        await pilot.pause()
+        pending = app.state.model.pending()[0]
+        assert screen.pod_key == pending.key
+        assert f"{pending.namespace}/{pending.name}" in screen.query_one("#whatif-summary").render().plain
+        assert screen.whatif.live.message == evaluate(screen.whatif.alloc, pending).message
