@@ -37,71 +37,104 @@ class Assumption:
 
 
 class AssumedPods:
+    """Cheap per request: sums are kept per node as pods are assumed and dropped, the dense matrix is
+    rebuilt only when those sums or the allocation change, and bindings are looked up only when the
+    model changed since the last look."""
+
     def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.clock = clock
-        self._by_uid: dict[str, Assumption] = {}
+        self._by_uid: dict[str, Assumption] = {}  # insertion order = assumption time
         self._bound_at: dict[str, int] = {}  # uid -> live model version when first seen bound
+        self._per_node: dict[str, dict[str, int]] = {}  # node -> summed requests of its assumptions
+        self._checked = -1  # live model version of the last binding lookup
+        self._dense: tuple[Allocation, int, np.ndarray] | None = None  # (alloc, version, matrix)
         self._lock = threading.Lock()
         self.version = 0  # bumped on every change (cache key for evaluations)
         self.expired = 0  # dropped by timeout
         self.confirmed = 0  # dropped because the model showed the pod bound
 
+    def _add(self, a: Assumption, sign: int) -> None:
+        sums = self._per_node.setdefault(a.node, {})
+        for name, value in a.requests.items():
+            sums[name] = sums.get(name, 0) + sign * value
+        if sign < 0 and not any(sums.values()):
+            del self._per_node[a.node]
+        self.version += 1
+
+    def _drop(self, uid: str) -> None:
+        a = self._by_uid.pop(uid)
+        self._bound_at.pop(uid, None)
+        self._add(a, -1)
+
     def assume(self, uid: str, namespace: str, name: str, node: str, requests: dict[str, int]) -> None:
         with self._lock:
             old = self._by_uid.get(uid)
-            if old is not None and old.node == node:
-                return
-            self._by_uid[uid] = Assumption(uid, namespace, name, node, dict(requests), self.clock())
-            self._bound_at.pop(uid, None)
-            self.version += 1
+            if old is not None:
+                if old.node == node:
+                    return
+                self._drop(uid)
+            a = Assumption(uid, namespace, name, node, dict(requests), self.clock())
+            self._by_uid[uid] = a
+            self._add(a, +1)
+            self._checked = -1  # look this pod up at the next prune
 
     def forget(self, uid: str) -> None:
         with self._lock:
-            self._bound_at.pop(uid, None)
-            if self._by_uid.pop(uid, None) is not None:
-                self.version += 1
+            if uid in self._by_uid:
+                self._drop(uid)
 
-    def prune(self, node_of: Callable[[str, str], tuple[str | None, int]], view_version: int) -> None:
+    def prune(self, bound: Callable[[list[tuple[str, str]]], tuple[list[str | None], int]],
+              view_version: int, live_version: int) -> None:
         """Drop assumptions that timed out, or whose binding the allocation at `view_version` includes.
 
-        `node_of(ns, name)` -> (node the live model shows the pod bound to or None, live version).
+        `bound(keys)` -> (node each pod is bound to in the live model or None, the live version); it is
+        only called when `live_version` moved since the last call.
         """
         now = self.clock()
         with self._lock:
-            for uid, a in list(self._by_uid.items()):
-                if uid not in self._bound_at:
-                    node, live = node_of(a.namespace, a.name)
+            if live_version != self._checked and len(self._bound_at) < len(self._by_uid):
+                waiting = [a for uid, a in self._by_uid.items() if uid not in self._bound_at]
+                nodes, live = bound([(a.namespace, a.name) for a in waiting])
+                for a, node in zip(waiting, nodes, strict=True):
                     if node is not None:
-                        self._bound_at[uid] = live
-                if uid in self._bound_at and view_version >= self._bound_at[uid]:
+                        self._bound_at[a.uid] = live
+                self._checked = live_version
+            for uid, at in list(self._bound_at.items()):
+                if view_version >= at:
+                    self._drop(uid)
                     self.confirmed += 1
-                elif now - a.at > self.ttl:
-                    self.expired += 1
-                else:
-                    continue
-                del self._by_uid[uid]
-                self._bound_at.pop(uid, None)
-                self.version += 1
+            while self._by_uid:
+                uid, a = next(iter(self._by_uid.items()))
+                if now - a.at <= self.ttl:
+                    break
+                self._drop(uid)
+                self.expired += 1
 
     def matrix(self, alloc: Allocation, row: dict[str, int], exclude_uid: str = "") -> np.ndarray | None:
-        """Assumed requests as an (N, R) array over `alloc` (None when there are none to add)."""
+        """Assumed requests as an (N, R) array over `alloc`, without `exclude_uid`'s own (a pod never
+        competes with itself when re-scored); None when there is nothing to add."""
         with self._lock:
-            entries = [a for uid, a in self._by_uid.items() if uid != exclude_uid and a.node in row]
-        if not entries:
-            return None
-        col = {r: j for j, r in enumerate(alloc.resources)}
-        rows, cols, vals = [], [], []
-        for a in entries:
-            r = row[a.node]
-            for name, value in a.requests.items():
-                c = col.get(name)
-                if c is not None:
-                    rows.append(r)
-                    cols.append(c)
-                    vals.append(value)
-        out = np.zeros_like(alloc.requested)
-        np.add.at(out, (rows, cols), vals)
+            if not self._per_node or (len(self._by_uid) == 1 and exclude_uid in self._by_uid):
+                return None
+            cached = self._dense
+            if cached is None or cached[0] is not alloc or cached[1] != self.version:
+                out = np.zeros_like(alloc.requested)
+                col = {r: j for j, r in enumerate(alloc.resources)}
+                for node, sums in self._per_node.items():
+                    r = row.get(node)
+                    if r is None:
+                        continue
+                    for name, value in sums.items():
+                        c = col.get(name)
+                        if c is not None:
+                            out[r, c] += value
+                self._dense = cached = (alloc, self.version, out)
+            own = self._by_uid.get(exclude_uid)
+        out = cached[2]
+        if own is not None and own.node in row:
+            out = out.copy()
+            out[row[own.node]] -= alloc.vector(own.requests)
         return out
 
     def __len__(self) -> int:
@@ -110,4 +143,4 @@ class AssumedPods:
     def snapshot(self) -> list[dict]:
         now = self.clock()
         with self._lock:
-            return [a.to_dict(now) for a in sorted(self._by_uid.values(), key=lambda a: a.at)]
+            return [a.to_dict(now) for a in self._by_uid.values()]

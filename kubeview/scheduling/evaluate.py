@@ -117,7 +117,7 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     ok_aff = predicates.affinity_matches(index, pod.node_selector, pod.affinity)
 
     # Gather every column needed once, as (k, N) rows: fit columns first, then the scored ones.
-    fit_cols = np.flatnonzero(request > 0).tolist()
+    fit_cols = (request > 0).nonzero()[0].tolist()
     score_cols, weights = score_columns(alloc, request, config)
     cols = fit_cols + [c for c in score_cols if c not in fit_cols]
     allocatable = alloc.allocatable.T[cols]

@@ -109,7 +109,7 @@ class Extender:
 
     def _evaluate(self, body: bytes) -> Evaluated:
         view = self.feed.view()
-        self.assumed.prune(self.feed.node_of, view.version)
+        self.assumed.prune(self.feed.bound, view.version, self.feed.live_version)
         config = self._config
         key = (body, view.version, id(config), self.assumed.version)
         last = self._last
@@ -180,7 +180,7 @@ class Extender:
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict:
         view = self.feed.view()
-        self.assumed.prune(self.feed.node_of, view.version)
+        self.assumed.prune(self.feed.bound, view.version, self.feed.live_version)
         alloc: Allocation = view.alloc
         connection = self.feed.connection
         with self._counter_lock:

@@ -59,11 +59,15 @@ class ModelFeed:
             return self.refresh()
         return view
 
-    def node_of(self, namespace: str, name: str) -> tuple[str | None, int]:
-        """(node the model shows the pod bound to now or None, the model's version now)."""
+    def bound(self, keys: list[tuple[str, str]]) -> tuple[list[str | None], int]:
+        """(node the live model shows each pod bound to, or None; the model's version now)."""
         with self._lock:
-            pod = self.model.pods.get((namespace, name))
-            return (pod.node if pod is not None else None), self.model.version
+            pods = self.model.pods
+            return [(p.node if (p := pods.get(k)) is not None else None) for k in keys], self.model.version
+
+    @property
+    def live_version(self) -> int:
+        return self.model.version
 
     @property
     def connection(self) -> ConnectionState:

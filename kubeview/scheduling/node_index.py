@@ -36,6 +36,8 @@ class NodeIndex:
     taints: list[tuple[str, str, str]]  # distinct (key, value, effect) of filtering taints
     tainted: np.ndarray  # bool (N, T): node carries taint t
     views: list[NodeView]
+    everywhere: np.ndarray  # bool (N,) all True, read-only: "every node passes"
+    any_unschedulable: bool
     _labels: dict[str, LabelColumn] = field(default_factory=dict)
 
     @classmethod
@@ -57,14 +59,19 @@ class NodeIndex:
         order = sorted(range(n), key=names.__getitem__)
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
+        unschedulable = np.fromiter((v.unschedulable for v in views), dtype=bool, count=n)
+        everywhere = np.ones(n, dtype=bool)
+        everywhere.flags.writeable = False
         return cls(
             names=list(names),
             row={name: i for i, name in enumerate(names)},
             name_rank=rank,
-            unschedulable=np.fromiter((v.unschedulable for v in views), dtype=bool, count=n),
+            unschedulable=unschedulable,
             taints=list(distinct),
             tainted=tainted,
             views=list(views),
+            everywhere=everywhere,
+            any_unschedulable=bool(unschedulable.any()),
         )
 
     def label(self, key: str) -> LabelColumn:

@@ -1,6 +1,7 @@
 """kube-scheduler's node filters other than resource fit, vectorised over a NodeIndex.
 
-Each returns a bool array over nodes (True = the node passes), with kube-scheduler's semantics:
+Each returns a bool array over nodes (True = the node passes; read-only: it may be the index's shared
+all-True array), with kube-scheduler's semantics:
 NodeUnschedulable (tolerating `node.kubernetes.io/unschedulable:NoSchedule` lets a pod on a cordoned
 node), TaintToleration (NoSchedule/NoExecute taints against `Toleration.ToleratesTaint`), and
 NodeAffinity (`spec.nodeSelector` AND required node affinity, whose terms are ORed and whose
@@ -38,18 +39,18 @@ def _tolerated(tolerations: list[dict], taint: tuple[str, str, str]) -> bool:
 
 def schedulable(index: NodeIndex, tolerations: list[dict]) -> np.ndarray:
     """NodeUnschedulable: cordoned nodes fail unless the pod tolerates the unschedulable taint."""
-    if _tolerated(tolerations, UNSCHEDULABLE_TAINT):
-        return np.ones(len(index.names), dtype=bool)
+    if not index.any_unschedulable or _tolerated(tolerations, UNSCHEDULABLE_TAINT):
+        return index.everywhere
     return ~index.unschedulable
 
 
 def taints_tolerated(index: NodeIndex, tolerations: list[dict]) -> np.ndarray:
     """TaintToleration: every NoSchedule/NoExecute taint of the node is tolerated."""
     if not index.taints:
-        return np.ones(len(index.names), dtype=bool)
+        return index.everywhere
     untolerated = np.array([not _tolerated(tolerations, taint) for taint in index.taints], dtype=bool)
     if not untolerated.any():
-        return np.ones(len(index.names), dtype=bool)
+        return index.everywhere
     return ~index.tainted[:, untolerated].any(axis=1)
 
 
@@ -114,10 +115,12 @@ def _term(index: NodeIndex, term: dict) -> np.ndarray:
 
 def affinity_matches(index: NodeIndex, node_selector: dict[str, str], affinity: dict) -> np.ndarray:
     """NodeAffinity filter: nodeSelector labels all equal, and any required nodeSelectorTerm matches."""
+    required = ((affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not node_selector and required is None:
+        return index.everywhere
     out = np.ones(len(index.names), dtype=bool)
     for key, value in node_selector.items():
         out &= _in(index, key, [str(value)])
-    required = ((affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is not None:
         terms = required.get("nodeSelectorTerms") or []
         any_term = np.zeros(len(index.names), dtype=bool)

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from kubeview.model.views import PodView
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
 
 
 class ProtocolError(ValueError):
@@ -29,6 +33,7 @@ class ExtenderArgs:
     pod_view: PodView
     node_names: list[str] | None  # nodeCacheCapable: true
     nodes: list[dict] | None  # nodeCacheCapable: false (full Node objects)
+    raw_nodes: bytes = b""  # the request's own encoding of Nodes or NodeNames (echoed when all pass)
 
     @property
     def uid(self) -> str:
@@ -42,21 +47,69 @@ class ExtenderArgs:
         return [(n.get("metadata") or {}).get("name", "") for n in self.nodes or []]
 
 
+def decode_members(body: bytes) -> tuple[dict, dict[str, bytes]]:
+    """A top-level JSON object and the raw bytes of each of its members' values.
+
+    Same result as `json.loads` (C decoder per value, the last duplicate key wins), plus the spans,
+    so a filter reply can echo the request's own `Nodes`/`NodeNames` encoding (2 MB for 500 full
+    Nodes) instead of encoding it again. Raises ProtocolError for anything that is not an object.
+    """
+    try:
+        text = body.decode()
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"request body is not valid JSON: {exc}") from None
+    ascii_only = len(text) == len(body)  # then str offsets are byte offsets
+    doc: dict = {}
+    spans: dict[str, bytes] = {}
+    try:
+        i = _WS.match(text, 0).end()
+        if text[i:i + 1] != "{":
+            doc = json.loads(text)  # not an object: let json say what it is (or what is wrong)
+            raise ProtocolError("request body must be a JSON object with Pod, Nodes and NodeNames")
+        i = _WS.match(text, i + 1).end()
+        if text[i:i + 1] == "}":
+            i += 1
+        else:
+            while True:
+                if text[i:i + 1] != '"':
+                    raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, i)
+                key, i = json.decoder.scanstring(text, i + 1)
+                i = _WS.match(text, i).end()
+                if text[i:i + 1] != ":":
+                    raise json.JSONDecodeError("Expecting ':' delimiter", text, i)
+                start = _WS.match(text, i + 1).end()
+                doc[key], i = _DECODER.raw_decode(text, start)
+                spans[key] = body[start:i] if ascii_only else text[start:i].encode()
+                i = _WS.match(text, i).end()
+                sep = text[i:i + 1]
+                i = _WS.match(text, i + 1).end()
+                if sep == "}":
+                    break
+                if sep != ",":
+                    raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+        if _WS.match(text, i).end() != len(text):
+            raise json.JSONDecodeError("Extra data", text, i)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("request body is not valid JSON: nested too deeply") from None
+    return doc, spans
+
+
 def decode_args(body: bytes) -> ExtenderArgs:
     """Parse an ExtenderArgs body; raises ProtocolError saying what is wrong."""
-    try:
-        doc = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"request body is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ProtocolError("request body must be a JSON object with Pod, Nodes and NodeNames")
+    doc, spans = decode_members(body)
     pod = doc.get("Pod")
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict) or "name" not in pod["metadata"]:
         raise ProtocolError("request has no Pod object with metadata.name")
     nodes, names = doc.get("Nodes"), doc.get("NodeNames")
     if names is not None:
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, list):
             raise ProtocolError("NodeNames must be a list of strings")
+        try:
+            "".join(names)  # C-speed check that every item is a string
+        except TypeError:
+            raise ProtocolError("NodeNames must be a list of strings") from None
         node_items = None
     elif nodes is not None:
         items = nodes.get("items") if isinstance(nodes, dict) else None
@@ -71,7 +124,8 @@ def decode_args(body: bytes) -> ExtenderArgs:
         view = PodView.from_api(pod)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise ProtocolError(f"Pod cannot be read: {exc}") from None
-    return ExtenderArgs(pod=pod, pod_view=view, node_names=names, nodes=node_items)
+    raw_nodes = spans["NodeNames"] if names is not None else spans["Nodes"]
+    return ExtenderArgs(pod=pod, pod_view=view, node_names=names, nodes=node_items, raw_nodes=raw_nodes)
 
 
 def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
@@ -79,6 +133,12 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
     """ExtenderFilterResult in the mode of the request (`NodeNames` or `Nodes`)."""
     result: dict = {"FailedNodes": failed, "FailedAndUnresolvableNodes": unresolvable, "Error": error}
     keep = passed.tolist()
+    if all(keep) and args.raw_nodes:
+        # Every node passed: echo the request's own encoding instead of encoding it again (a quarter
+        # of a millisecond for 5,000 names, tens of milliseconds for 500 full Nodes).
+        key = b"NodeNames" if args.node_names is not None else b"Nodes"
+        head = json.dumps(result, separators=(",", ":"))[:-1].encode()
+        return head + b',"' + key + b'":' + args.raw_nodes + b"}"
     if args.node_names is not None:
         result["NodeNames"] = args.node_names if all(keep) else [n for n, k in zip(args.node_names, keep, strict=True) if k]
     else:

@@ -85,7 +85,8 @@ def finish(raw: np.ndarray, config: PackingConfig, index: NodeIndex) -> np.ndarr
             if row is not None:
                 raw[row] += points
     scores = np.floor(raw + (0.5 + _EPS)).astype(np.int64)
-    np.clip(scores, 0, MAX_SCORE, out=scores)
+    np.minimum(scores, MAX_SCORE, out=scores)
+    np.maximum(scores, 0, out=scores)
     for node in config.avoid:
         row = index.row.get(node)
         if row is not None:

@@ -26,14 +26,14 @@ def test_assumption_stays_until_the_scored_view_includes_the_binding() -> None:
         x["metadata"]["resourceVersion"] = "2"
         feed.apply(WatchEvent("Pod", "MODIFIED", x))  # the live model has the binding...
         view = feed.view()  # ...the published view does not yet
-        assumed.prune(feed.node_of, view.version)
+        assumed.prune(feed.bound, view.version, feed.live_version)
         assert len(assumed) == 1  # so the assumption must keep covering gpu-node-1
         index = index_for(view.alloc)
         placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.matrix(view.alloc, index.row))
         assert placement.best == "gpu-node-2"
 
         view = feed.refresh()  # now it does: dropping the assumption cannot double-book
-        assumed.prune(feed.node_of, view.version)
+        assumed.prune(feed.bound, view.version, feed.live_version)
         assert len(assumed) == 0 and assumed.confirmed == 1
         placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.matrix(view.alloc, index.row))
         assert placement.best == "gpu-node-2"
