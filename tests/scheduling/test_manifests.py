@@ -1,0 +1,76 @@
+"""manifests/scheduler: least-privilege RBAC, an extender Deployment the real CLI accepts, and
+scheduler configurations that point kube-scheduler at the verbs the server serves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from kubeview.cli import build_parser
+
+MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "scheduler"
+
+
+def _docs(name: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+
+
+def _kind(docs: list[dict], kind: str, name: str | None = None) -> dict:
+    return next(d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name))
+
+
+def test_extender_rbac_is_read_only_nodes_and_pods() -> None:
+    docs = _docs("00-namespace-rbac.yaml")
+    role = _kind(docs, "ClusterRole", "kubeview-extender")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]}]
+    binding = _kind(docs, "ClusterRoleBinding", "kubeview-extender")
+    assert binding["roleRef"]["name"] == "kubeview-extender"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubeview-extender",
+                                    "namespace": "kubeview-system"}]
+
+
+def test_extender_deployment_runs_the_real_command() -> None:
+    docs = _docs("10-extender.yaml")
+    deploy = _kind(docs, "Deployment")
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "kubeview-extender"
+    container = pod["containers"][0]
+    args = build_parser().parse_args(container["args"])
+    assert (args.command, args.listen, args.policy) == ("extender", "0.0.0.0:8888", "pack")
+    mount = container["volumeMounts"][0]["mountPath"]
+    assert args.token_file.startswith(mount + "/")
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    service = _kind(docs, "Service")
+    assert service["spec"]["selector"].items() <= deploy["spec"]["template"]["metadata"]["labels"].items()
+    assert service["spec"]["ports"][0]["port"] == 8888
+
+
+def _check_extender(config: dict) -> dict:
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert config["kind"] == "KubeSchedulerConfiguration"
+    (ext,) = config["extenders"]
+    assert (ext["filterVerb"], ext["prioritizeVerb"]) == ("filter", "prioritize")  # POST /filter, /prioritize
+    assert ext["nodeCacheCapable"] is True and ext["ignorable"] is True
+    assert ext["managedResources"] == [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]
+    assert ext["urlPrefix"].endswith(":8888")
+    return ext
+
+
+def test_default_scheduler_configuration() -> None:
+    (config,) = _docs("default-scheduler/kubeview-scheduler-config.yaml")
+    assert config["profiles"] == [{"schedulerName": "default-scheduler"}]
+    assert "EXTENDER_CLUSTER_IP" in _check_extender(config)["urlPrefix"]
+
+
+def test_second_scheduler_uses_the_extender_service() -> None:
+    docs = _docs("second-scheduler/kubeview-scheduler.yaml")
+    config = yaml.safe_load(_kind(docs, "ConfigMap")["data"]["config.yaml"])
+    assert config["profiles"] == [{"schedulerName": "kubeview-scheduler"}]
+    ext = _check_extender(config)
+    service = _kind(_docs("10-extender.yaml"), "Service")["metadata"]
+    assert ext["urlPrefix"] == f"http://{service['name']}.{service['namespace']}.svc:8888"
+    lease = _kind(docs, "Role", "kubeview-scheduler-leader-election")
+    assert config["leaderElection"]["resourceName"] in lease["rules"][1]["resourceNames"]
+    deploy = _kind(docs, "Deployment")
+    assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "kubeview-scheduler"
