@@ -24,7 +24,7 @@ from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import KINDS, ConnectionState
 from kubeview.model.ksm import exposition
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot
+from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 
 SYNC_TIMEOUT = 30.0  # seconds to wait for the first list of every kind
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -41,9 +41,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     _read_usage(args, model)
     if getattr(args, "json", False):
-        doc = build_snapshot(model)
-        # the C encoder only runs without indent: big clusters print compact
-        text = json.dumps(doc, indent=2) if len(model.pods) <= 2000 else json.dumps(doc, separators=(",", ":"))
+        # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
+        text = json.dumps(build_snapshot(model), indent=2) if len(model.pods) <= 2000 else snapshot_json(model)
         sys.stdout.write(text + "\n")
     elif getattr(args, "metrics", False):
         sys.stdout.write(exposition(model))

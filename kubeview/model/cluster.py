@@ -22,6 +22,7 @@ import numpy as np
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
+from kubeview.model.gcpause import gc_paused
 from kubeview.model.table import NodeTable
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
@@ -99,6 +100,10 @@ class ClusterModel:
         return False
 
     def _apply_listed(self, event: Listed) -> bool:
+        with gc_paused():  # thousands of new objects at once; none of them cyclic
+            return self._apply_listed_now(event)
+
+    def _apply_listed_now(self, event: Listed) -> bool:
         kind = event.kind
         self.synced.add(kind)
         if kind == "Pod":
@@ -198,56 +203,57 @@ class ClusterModel:
                 self._table.add_pod(r, pod.requests, pod.limits, -1)
 
     def _relist_pods(self, objects: list[dict]) -> None:
-        """Replace every pod: views reused where the resourceVersion is unchanged, sums rebuilt at once."""
-        t = self._table
-        t.clear_pods()
+        """Replace every pod: views reused where the resourceVersion is unchanged, sums rebuilt at once.
+
+        Pods with the same container resources share one requests dict (requests.pod_amounts), so the
+        per-pod work is a row index and a small-integer id; numpy adds the distinct vectors per row.
+        """
         old_pods = self.pods
         pods: dict[PodKey, PodView] = {}
         bound: dict[str, dict[PodKey, PodView]] = {}
         pending: dict[PodKey, PodView] = {}
         rows: list[int] = []
-        cols: list[int] = []
-        vals: list[int] = []
-        lrows: list[int] = []
-        lcols: list[int] = []
-        lvals: list[int] = []
-        counted_rows: list[int] = []
-        col, row_of, column = t.col, t.row, t.column
+        req_ids: list[int] = []
+        lim_ids: list[int] = []
+        ids: dict[int, int] = {}
+        distinct: list[dict[str, int]] = []
+        row_of = self._table.row
         from_api = PodView.from_api
-        for obj in objects:
-            meta = obj.get("metadata") or {}
-            key = (meta.get("namespace", ""), meta.get("name", ""))
-            view = old_pods.get(key)
-            if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
-                view = from_api(obj)
-            pods[key] = view
-            if view.phase in TERMINAL_PHASES:
-                continue
-            node = view.node
-            if node is None:
-                pending[key] = view
-                continue
-            on_node = bound.get(node)
-            if on_node is None:
-                on_node = bound[node] = {}
-            on_node[key] = view
-            r = row_of.get(node)
-            if r is None:
-                continue
-            counted_rows.append(r)
-            for k, v in view.requests.items():
-                c = col.get(k)
+        with gc_paused():
+            for obj in objects:
+                meta = obj.get("metadata") or {}
+                key = (meta.get("namespace", ""), meta.get("name", ""))
+                view = old_pods.get(key) if old_pods else None
+                if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
+                    view = from_api(obj)
+                pods[key] = view
+                if view.phase in TERMINAL_PHASES:
+                    continue
+                node = view.node
+                if node is None:
+                    pending[key] = view
+                    continue
+                on_node = bound.get(node)
+                if on_node is None:
+                    on_node = bound[node] = {}
+                on_node[key] = view
+                r = row_of.get(node)
+                if r is None:
+                    continue
                 rows.append(r)
-                cols.append(c if c is not None else column(k))
-                vals.append(v)
-            for k, v in view.limits.items():
-                c = col.get(k)
-                lrows.append(r)
-                lcols.append(c if c is not None else column(k))
-                lvals.append(v)
-        t.add_pods_bulk(rows, cols, vals, lrows, lcols, lvals)
-        if counted_rows:
-            t.pod_count[: t.pod_count.shape[0]] = np.bincount(counted_rows, minlength=t.pod_count.shape[0])
+                amounts = view.requests
+                i = ids.get(id(amounts))
+                if i is None:
+                    i = ids[id(amounts)] = len(distinct)
+                    distinct.append(amounts)
+                req_ids.append(i)
+                amounts = view.limits
+                i = ids.get(id(amounts))
+                if i is None:
+                    i = ids[id(amounts)] = len(distinct)
+                    distinct.append(amounts)
+                lim_ids.append(i)
+            self._table.set_pod_sums(rows, req_ids, lim_ids, distinct)
         self.pods, self._bound, self._pending = pods, bound, pending
 
     # -- reads ---------------------------------------------------------------------------------

@@ -106,13 +106,23 @@ class NodeTable:
             self.limits[r, c] += sign * v
         self.pod_count[r] += sign
 
-    def add_pods_bulk(self, rows: list[int], cols: list[int], values: list[int], lrows: list[int],
-                      lcols: list[int], lvalues: list[int]) -> None:
-        """Many pods at once (a relist): scattered adds, exact in int64."""
+    def set_pod_sums(self, rows: list[int], req_ids: list[int], lim_ids: list[int],
+                     distinct: list[dict[str, int]]) -> None:
+        """Replace every row's pod sums: pod k sits on row rows[k] with amounts distinct[req_ids[k]]
+        (requests) and distinct[lim_ids[k]] (limits). Exact int64 arithmetic."""
+        for amounts in distinct:
+            for name in amounts:
+                self.column(name)
+        vectors = np.zeros((max(len(distinct), 1), self._cols), dtype=np.int64)
+        for i, amounts in enumerate(distinct):
+            for name, v in amounts.items():
+                vectors[i, self.col[name]] = v
+        self.clear_pods()
         if rows:
-            np.add.at(self.requested, (np.asarray(rows), np.asarray(cols)), np.asarray(values, dtype=np.int64))
-        if lrows:
-            np.add.at(self.limits, (np.asarray(lrows), np.asarray(lcols)), np.asarray(lvalues, dtype=np.int64))
+            r = np.asarray(rows, dtype=np.intp)
+            np.add.at(self.requested, r, vectors[np.asarray(req_ids, dtype=np.intp)])
+            np.add.at(self.limits, r, vectors[np.asarray(lim_ids, dtype=np.intp)])
+            self.pod_count[:] = np.bincount(r, minlength=self._rows)[: self._rows]
 
     # -- reads ---------------------------------------------------------------------------------
     def ordered_columns(self) -> list[str]:

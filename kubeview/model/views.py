@@ -65,33 +65,40 @@ class PodView:
 
     @classmethod
     def from_api(cls, obj: dict) -> PodView:
-        """Hot path (150,000 pods per list): no deep copies, requests cached by content."""
+        """Hot path (150,000 pods per list, every watch event): no copies, requests cached by content."""
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         owner = None
-        for ref in meta.get("ownerReferences") or ():
-            if ref.get("controller"):
-                owner = (ref.get("kind", ""), ref.get("name", ""))
-                break
+        refs = meta.get("ownerReferences")
+        if refs:
+            for ref in refs:
+                if ref.get("controller"):
+                    owner = (ref.get("kind", ""), ref.get("name", ""))
+                    break
+        node = spec.get("nodeName") or None
         reason = None
-        for cond in status.get("conditions") or ():
-            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-                reason = cond.get("message") or cond.get("reason") or "Unschedulable"
+        if node is None:  # only an unbound pod can carry the scheduler's PodScheduled=False
+            for cond in status.get("conditions") or ():
+                if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                    reason = cond.get("message") or cond.get("reason") or "Unschedulable"
+        restarts = 0
         statuses = status.get("containerStatuses")
-        restarts = sum(int(c.get("restartCount", 0)) for c in statuses) if statuses else 0
+        if statuses:
+            for cs in statuses:
+                restarts += cs.get("restartCount") or 0
         requests, limits, containers, container_limits = pod_amounts(spec)
         return cls(
             meta.get("namespace", ""),
             meta["name"],
-            spec.get("nodeName") or None,
+            node,
             status.get("phase") or "Pending",
             requests,
             limits,
             containers,
             restarts,
             owner,
-            bool(meta.get("deletionTimestamp")),
+            "deletionTimestamp" in meta and bool(meta["deletionTimestamp"]),
             reason,
             spec.get("nodeSelector") or {},
             spec.get("tolerations") or [],

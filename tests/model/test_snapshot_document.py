@@ -11,7 +11,7 @@ from kubeapi import fixtures
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
 from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot
+from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.model.usage import NodeUsage, PodUsage, UsageUpdate
 
 
@@ -81,3 +81,11 @@ def test_jsonschema_agrees_when_installed() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.Draft202012Validator.check_schema(SNAPSHOT_SCHEMA)
     jsonschema.validate(json.loads(json.dumps(build_snapshot(model()))), SNAPSHOT_SCHEMA)
+
+
+def test_fast_json_equals_the_document() -> None:
+    m = model()
+    m.apply(UsageUpdate(pods={("default", "gpu-a"): PodUsage(cpu=1.5, memory=None, gpu_util=(50.0,))}))
+    fast = snapshot_json(m, now=0.0)
+    assert json.loads(fast) == json.loads(json.dumps(build_snapshot(m, now=0.0)))
+    assert fast == json.dumps(build_snapshot(m, now=0.0), separators=(",", ":"))
