@@ -146,10 +146,12 @@ class Producer:
                          self.book.total)
                 await self._save_checkpoint()
         finally:
+            self._stop.set()  # handlers that start from now on return at once
             for h in helpers:
                 h.cancel()
             for s in servers:
                 s.close()
+            await asyncio.sleep(0)  # let accepted-but-unstarted handlers run up to that check
             await self._close_connections()
             await status_server.drain()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -162,12 +164,17 @@ class Producer:
 
     async def _close_connections(self) -> None:
         """Close every connection and let its handler finish (not cancel it mid-read)."""
-        for writer in list(self._writers):
-            writer.close()
-        if self._handlers:
-            _, late = await asyncio.wait(set(self._handlers), timeout=2.0)
-            for task in late:
-                task.cancel()
+        deadline = self.clock() + 2.0
+        me = asyncio.current_task()
+        while self.clock() < deadline:
+            for writer in list(self._writers):
+                writer.close()
+            pending = {t for t in asyncio.all_tasks() if t is not me and not t.done()} - {self._finish_task}
+            if not pending:
+                return
+            await asyncio.wait(pending, timeout=0.1)
+        for task in list(self._handlers):
+            task.cancel()
 
     async def _linger(self) -> None:
         deadline = self.clock() + self.settings.linger_seconds
@@ -299,6 +306,8 @@ class Producer:
             self._handlers.add(me)
         self._writers.add(writer)
         try:
+            if self._stop.is_set():
+                return
             if self._open > self.settings.max_connections:
                 log.warning("%s: too many connections; refused", address)
                 return
@@ -327,6 +336,8 @@ class Producer:
         except (asyncio.IncompleteReadError, ConnectionError) as e:
             if conn is None or isinstance(e, asyncio.IncompleteReadError) and e.partial:
                 log.warning("%s: connection closed mid-frame or before HELLO", address)
+        except asyncio.CancelledError:  # shutdown; finishing normally keeps asyncio from logging it
+            pass
         except Exception:
             log.exception("%s: unexpected error; disconnecting", address)
         finally:

@@ -157,6 +157,8 @@ class StatusServer:
             await self._send(writer, status, ctype, b"" if method == "HEAD" else body, len(body))
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
             pass
+        except asyncio.CancelledError:  # shutdown; finishing normally keeps asyncio from logging it
+            pass
         except Exception:  # a status request must never take the producer down
             log.exception("status request failed")
         finally:
