@@ -16,7 +16,7 @@ from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
-from kubeview.model.usage import PodUsage
+from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
@@ -46,6 +46,34 @@ def _fragmentation_doc(f: Fragmentation) -> dict:
         "nodes": f.nodes,
         "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded} for s in f.sizes],
     }
+
+
+def _node_usage(nu: NodeUsage | None, resource: str) -> float | int | None:
+    if nu is None:
+        return None
+    return nu.cpu if resource == "cpu" else nu.memory if resource == "memory" else None
+
+
+_FIGURES_JSON = '%s:{"capacity":%d,"allocatable":%d,"requested":%d,"limits":%d,"free":%d,"usage":%s}'
+
+
+def _nodes_json(model: ClusterModel, nodes: list[dict]) -> str:
+    """The "nodes" array as text: `nodes` (built without "resources") plus each node's figures."""
+    alloc = model.allocation()
+    names = [_encode_str(r) for r in alloc.resources]
+    cap, al, req, lim = (a.tolist() for a in (alloc.capacity, alloc.allocatable, alloc.requested, alloc.limits))
+    usage = model.usage.nodes
+    out = []
+    for i, doc in enumerate(nodes):
+        nu = usage.get(doc["name"]) if usage else None
+        ci, ai, ri, li = cap[i], al[i], req[i], lim[i]
+        figures = ",".join(
+            _FIGURES_JSON % (names[j], ci[j], ai[j], ri[j], li[j], ai[j] - ri[j],
+                             "null" if nu is None else json.dumps(_node_usage(nu, r)))
+            for j, r in enumerate(alloc.resources))
+        head = json.dumps(doc, separators=(",", ":"))
+        out.append(f'{head[:-1]},"resources":{{{figures}}}}}')
+    return "[" + ",".join(out) + "]"
 
 
 def _usage_doc(pu: PodUsage | None) -> dict | None:
@@ -129,7 +157,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
 def snapshot_json(model: ClusterModel, now: float | None = None) -> str:
     """`json.dumps(build_snapshot(model), separators=(",", ":"))`, built fast for 150,000 pods."""
     with gc_paused():
-        doc = build_snapshot(model, now, pods=False)
+        doc = build_snapshot(model, now, pods=False, node_resources=False)
         parts: list[str] = []
         for k, v in doc.items():  # one join at the end: the pods are most of 50 MB
             parts.append(("{" if not parts else ",") + json.dumps(k) + ":")
@@ -137,15 +165,18 @@ def snapshot_json(model: ClusterModel, now: float | None = None) -> str:
                 parts.append("[")
                 parts.append(",".join(_pods_json(model)))
                 parts.append("]")
+            elif k == "nodes":
+                parts.append(_nodes_json(model, v))
             else:
                 parts.append(json.dumps(v, separators=(",", ":")))
         parts.append("}")
         return "".join(parts)
 
 
-def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool = True) -> dict:
-    """The snapshot document of `model` (see SNAPSHOT_SCHEMA). `pods=False` leaves "pods" empty
-    (snapshot_json fills it as text)."""
+def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool = True,
+                   node_resources: bool = True) -> dict:
+    """The snapshot document of `model` (see SNAPSHOT_SCHEMA). `pods=False` leaves "pods" empty and
+    `node_resources=False` leaves out the nodes' last key, "resources" (snapshot_json adds both as text)."""
     alloc = model.allocation()
     resources = alloc.resources
     usage = model.usage
@@ -158,9 +189,9 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
     for i, view in enumerate(alloc.views):
         nu = usage.nodes.get(view.name)
         per = {}
-        for j, r in enumerate(resources):
+        for j, r in enumerate(resources if node_resources else ()):
             entry = {f: cols[f][i][j] for f in FIGURES}
-            entry["usage"] = (nu.cpu if r == "cpu" else nu.memory if r == "memory" else None) if nu else None
+            entry["usage"] = _node_usage(nu, r)
             per[r] = entry
         nodes.append({
             "name": view.name,
@@ -176,6 +207,8 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "gpuUtilization": list(nu.gpu_util) if nu is not None and nu.gpu_util is not None else None,
             "resources": per,
         })
+        if not node_resources:
+            del nodes[-1]["resources"]
     pod_usage = usage.pods
     pod_docs = [_pod_doc(p, pod_usage.get(key)) for key, p in model.pods.items()] if pods else []
     workloads = [

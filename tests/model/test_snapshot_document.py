@@ -85,7 +85,8 @@ def test_jsonschema_agrees_when_installed() -> None:
 
 def test_fast_json_equals_the_document() -> None:
     m = model()
-    m.apply(UsageUpdate(pods={("default", "gpu-a"): PodUsage(cpu=1.5, memory=None, gpu_util=(50.0,))}))
+    m.apply(UsageUpdate(pods={("default", "gpu-a"): PodUsage(cpu=1.5, memory=None, gpu_util=(50.0,))},
+                        nodes={"gpu-node-2": NodeUsage(cpu=1250.5, memory=3 * 2**30, gpu_util=(97.0, 0.0))}))
     fast = snapshot_json(m, now=0.0)
     assert json.loads(fast) == json.loads(json.dumps(build_snapshot(m, now=0.0)))
     assert fast == json.dumps(build_snapshot(m, now=0.0), separators=(",", ":"))
