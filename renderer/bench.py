@@ -1,0 +1,240 @@
+"""``python -m renderer bench``: kernel speed, distribution efficiency, producer capacity.
+
+* kernel: samples/s on one core (the serial kernel) on ``spheres.yaml`` at 200x112, max
+  depth 50, with the BVH and by brute force (every ray against every sphere), and the ratio;
+* distribution: a producer in this process and 1, then 2, real consumer processes; the
+  efficiency is throughput(2) / (2 x throughput(1)), measured between 10% and 90% done so
+  that process start-up is not counted (the end-to-end figure is reported too);
+* producer capacity: tasks/s the producer sustains with consumers (in another process)
+  that answer every task instantly with a zero result over real TCP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from renderer import protocol as proto
+from renderer import scene as scene_mod
+from renderer.kernels import render_chunk
+from renderer.producer import Producer, ProducerSettings
+
+KERNEL_SIZE = (200, 112)
+TARGETS = {"kernel_samples_per_second_per_core": 500_000, "distribution_efficiency": 0.9,
+           "producer_tasks_per_second": 5_000}
+
+
+# -- kernel -------------------------------------------------------------------------------
+def _rate(sc: scene_mod.Scene, spp: int, repeats: int) -> float:
+    w, h = sc.width, sc.height
+    render_chunk(sc, 0, 0, 1, 1, 0, 1)  # compile or load the cache
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        render_chunk(sc, 0, 0, w, h, 0, spp)
+        best = min(best, time.perf_counter() - t0)
+    return w * h * spp / best
+
+
+def bench_kernel(quick: bool) -> dict:
+    sc = scene_mod.load(scene_mod.bundled("spheres"), width=KERNEL_SIZE[0], height=KERNEL_SIZE[1])
+    bvh = _rate(sc, 16 if quick else 48, 2 if quick else 3)
+    brute = _rate(sc.brute_force(), 2 if quick else 4, 1 if quick else 2)
+    return {"scene": "spheres", "width": sc.width, "height": sc.height, "max_depth": sc.max_depth,
+            "spheres": len(sc.spheres), "bvh_samples_per_second_per_core": round(bvh),
+            "brute_force_samples_per_second_per_core": round(brute), "bvh_speedup": round(bvh / brute, 2)}
+
+
+# -- in-process producer --------------------------------------------------------------------
+class _ProducerThread:
+    def __init__(self, sc: scene_mod.Scene) -> None:
+        self.sc = sc
+        self.producer: Producer | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.producer = Producer(self.sc, settings=ProducerSettings(linger_seconds=0.5))
+        task = asyncio.create_task(self.producer.run(("127.0.0.1", 0)))
+        while self.producer.listen_address is None and not task.done():
+            await asyncio.sleep(0.01)
+        self.ready.set()
+        await task
+
+    def __enter__(self) -> _ProducerThread:
+        self.thread.start()
+        self.ready.wait(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.loop is not None and self.producer is not None and self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.producer.stop)
+        self.thread.join(30)
+
+    @property
+    def port(self) -> int:
+        return self.producer.listen_address[1]  # type: ignore[union-attr]
+
+    def progress(self) -> tuple[int, bool]:
+        p = self.producer
+        return p.book.samples_done, p.finished  # type: ignore[union-attr]
+
+
+def _env() -> dict[str, str]:
+    e = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    e["PYTHONPATH"] = root + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def _run_job(sc: scene_mod.Scene, commands: list[list[str]], timeout: float = 600) -> dict:
+    """Serve ``sc`` to the given consumer command lines; timings from the producer's view."""
+    trace: list[tuple[float, int]] = []
+    with _ProducerThread(sc) as pt:
+        procs = [subprocess.Popen([sys.executable, *[a.replace("PORT", str(pt.port)) for a in cmd]],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+                 for cmd in commands]
+        try:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                done, finished = pt.progress()
+                trace.append((time.monotonic(), done))
+                if finished:
+                    break
+                time.sleep(0.01)
+            else:
+                raise RuntimeError("benchmark job did not finish")
+            p = pt.producer
+            first, last = p.meter.since, p.finished_at  # type: ignore[union-attr]
+        finally:
+            for proc in procs:
+                if proc.wait(30) is None:
+                    proc.kill()
+    total = sc.width * sc.height * sc.spp
+    t10 = next(t for t, d in trace if d >= 0.1 * total)
+    t90 = next(t for t, d in trace if d >= 0.9 * total)
+    d10 = next(d for _, d in trace if d >= 0.1 * total)
+    d90 = next(d for _, d in trace if d >= 0.9 * total)
+    return {"steady": (d90 - d10) / (t90 - t10), "end_to_end": total / (last - first),  # type: ignore[operator]
+            "tasks": p.book.total, "seconds": last - first}  # type: ignore[union-attr,operator]
+
+
+def bench_distribution(quick: bool) -> dict:
+    sc = scene_mod.load(scene_mod.bundled("spheres"), width=KERNEL_SIZE[0], height=KERNEL_SIZE[1],
+                        spp=100 if quick else 200)
+    consumer = ["-m", "renderer", "consumer", "--connect", "127.0.0.1:PORT"]
+    one = _run_job(sc, [consumer])
+    two = _run_job(sc, [consumer, consumer])
+    return {"scene": "spheres", "width": sc.width, "height": sc.height, "spp": sc.spp, "tile": sc.tile,
+            "chunk": sc.chunk, "tasks": one["tasks"],
+            "one_consumer_samples_per_second": round(one["steady"]),
+            "two_consumers_samples_per_second": round(two["steady"]),
+            "efficiency": round(two["steady"] / (2 * one["steady"]), 3),
+            "efficiency_end_to_end": round(two["end_to_end"] / (2 * one["end_to_end"]), 3)}
+
+
+# -- producer capacity ------------------------------------------------------------------------
+async def _fake_consumer(host: str, port: int, name: str) -> int:
+    """Answer every task at once with zeros; pipelined like the real consumer."""
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(proto.encode(proto.Hello(b"", name)))
+    zeros: dict[tuple[int, int], bytes] = {}
+    done = 0
+
+    async def read() -> proto.Message:
+        mtype, length = proto.parse_header(await reader.readexactly(proto.HEADER_SIZE))
+        return proto.decode(mtype, await reader.readexactly(length))
+
+    assert isinstance(await read(), proto.Job)
+    writer.write(proto.encode(proto.Request()) * 2)
+    while True:
+        msg = await read()
+        if isinstance(msg, proto.Done):
+            writer.close()
+            return done
+        if isinstance(msg, proto.Wait):
+            await asyncio.sleep(msg.ms / 1000)
+            writer.write(proto.encode(proto.Request()))
+            continue
+        assert isinstance(msg, proto.Task)
+        body = zeros.get((msg.w, msg.h))
+        if body is None:
+            body = zeros[(msg.w, msg.h)] = bytes(msg.w * msg.h * 24)
+        payload = struct.pack(">3I", msg.task_id, msg.w, msg.h) + body
+        writer.write(proto.HEADER.pack(proto.MAGIC, proto.VERSION, proto.MsgType.RESULT, len(payload))
+                     + payload + proto.encode(proto.Request()))
+        done += 1
+        await writer.drain()
+
+
+async def _fake_consumers(host: str, port: int, n: int) -> None:
+    await asyncio.gather(*(_fake_consumer(host, port, f"fake{i}") for i in range(n)))
+
+
+def bench_producer(quick: bool) -> dict:
+    sc = scene_mod.load(scene_mod.bundled("spheres"), width=KERNEL_SIZE[0], height=KERNEL_SIZE[1],
+                        spp=150 if quick else 400, chunk=1)
+    cmd = ["-m", "renderer.bench", "fake", "127.0.0.1:PORT", "8"]
+    res = _run_job(sc, [cmd])
+    return {"scene": "spheres", "tile": sc.tile, "tasks": res["tasks"], "fake_consumers": 8,
+            "tasks_per_second": round(res["tasks"] / res["seconds"])}
+
+
+# -- report -----------------------------------------------------------------------------------
+def run(quick: bool = False) -> dict:
+    kernel = bench_kernel(quick)
+    dist = bench_distribution(quick)
+    prod = bench_producer(quick)
+    return {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                        "load_average_1m": round(os.getloadavg()[0], 2)},
+            "kernel": kernel, "distribution": dist, "producer": prod,
+            "targets": TARGETS,
+            "met": {"kernel": kernel["bvh_samples_per_second_per_core"] >= TARGETS["kernel_samples_per_second_per_core"],
+                    "distribution": dist["efficiency"] >= TARGETS["distribution_efficiency"],
+                    "producer": prod["tasks_per_second"] >= TARGETS["producer_tasks_per_second"]}}
+
+
+def table(r: dict) -> str:
+    k, d, p, met = r["kernel"], r["distribution"], r["producer"], r["met"]
+    ok = {True: "ok", False: "BELOW TARGET"}
+    rows = [
+        ("kernel, BVH (samples/s/core)", f"{k['bvh_samples_per_second_per_core']:,}", ">= 500,000", ok[met["kernel"]]),
+        ("kernel, brute force (samples/s/core)", f"{k['brute_force_samples_per_second_per_core']:,}", "", ""),
+        ("BVH speed-up", f"{k['bvh_speedup']}x", "", ""),
+        ("1 consumer (samples/s)", f"{d['one_consumer_samples_per_second']:,}", "", ""),
+        ("2 consumers (samples/s)", f"{d['two_consumers_samples_per_second']:,}", "", ""),
+        ("distribution efficiency", f"{d['efficiency']:.3f} (end to end {d['efficiency_end_to_end']:.3f})",
+         ">= 0.9", ok[met["distribution"]]),
+        ("producer capacity (tasks/s)", f"{p['tasks_per_second']:,}", ">= 5,000", ok[met["producer"]]),
+    ]
+    w = [max(len(row[i]) for row in rows) for i in range(4)]
+    head = (f"spheres.yaml {k['width']}x{k['height']}, max depth {k['max_depth']}, {k['spheres']} spheres; "
+            f"distribution: spp {d['spp']}, tile {d['tile']}, {d['chunk']} samples/task, {d['tasks']} tasks")
+    head += f"\n{r['machine']['cpus']} CPUs, load average {r['machine']['load_average_1m']} (other work skews these)"
+    lines = [head] + ["  ".join(c.ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def main(as_json: bool = False, quick: bool = False) -> int:
+    logging.getLogger("renderer.producer").setLevel(logging.WARNING)
+    r = run(quick)
+    print(json.dumps(r, indent=2) if as_json else table(r))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "fake":
+        host, _, port = sys.argv[2].rpartition(":")
+        asyncio.run(_fake_consumers(host, int(port), int(sys.argv[3])))
+    else:
+        sys.exit(main(as_json="--json" in sys.argv, quick="--quick" in sys.argv))
