@@ -12,7 +12,9 @@ job's fixed chunks, in chunk order, divided by the samples per pixel
 
 The tile function is written once and compiled twice (umap style): serially and with
 ``prange`` over pixels.  Both give the same bits because every pixel is independent and
-fastmath is off.  Brute force is the same kernel over a one-leaf BVH.
+fastmath is off.  Brute force is the same kernel over a one-leaf BVH.  The arithmetic is
+only + - * / and sqrt (no libm sin/cos/pow), so results are IEEE-exact and do not depend on
+the C library of the machine that computed them.
 """
 
 from __future__ import annotations
@@ -58,13 +60,26 @@ def next_float(state: np.uint64) -> tuple[np.uint64, float]:
 
 @njit(**_OPTS)
 def _in_unit_sphere(state: np.uint64) -> tuple[np.uint64, float, float, float]:
+    """Uniform point inside the unit ball (rejection; never the origin)."""
     while True:
         state, a = next_float(state)
         state, b = next_float(state)
         state, c = next_float(state)
         x, y, z = 2.0 * a - 1.0, 2.0 * b - 1.0, 2.0 * c - 1.0
-        if x * x + y * y + z * z < 1.0:
+        d = x * x + y * y + z * z
+        if 1e-12 < d < 1.0:
             return state, x, y, z
+
+
+@njit(**_OPTS)
+def _in_unit_disk(state: np.uint64) -> tuple[np.uint64, float, float]:
+    """Uniform point inside the unit disk (rejection)."""
+    while True:
+        state, a = next_float(state)
+        state, b = next_float(state)
+        x, y = 2.0 * a - 1.0, 2.0 * b - 1.0
+        if x * x + y * y < 1.0:
+            return state, x, y
 
 
 @njit(**_OPTS)
@@ -143,12 +158,9 @@ def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds,
         m = smat[k]
         kind = mats[m, 0]
         if kind == 0.0:  # lambertian: normal + random unit vector
-            state, u1 = next_float(state)
-            state, u2 = next_float(state)
-            z = 1.0 - 2.0 * u1
-            rr = math.sqrt(max(0.0, 1.0 - z * z))
-            phi = 2.0 * math.pi * u2
-            sx, sy, sz = nx + rr * math.cos(phi), ny + rr * math.sin(phi), nz + z
+            state, qx, qy, qz = _in_unit_sphere(state)
+            il = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz)
+            sx, sy, sz = nx + qx * il, ny + qy * il, nz + qz * il
             if abs(sx) < 1e-8 and abs(sy) < 1e-8 and abs(sz) < 1e-8:
                 sx, sy, sz = nx, ny, nz
             dx, dy, dz = sx, sy, sz
@@ -172,7 +184,9 @@ def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds,
             sin_t = math.sqrt(max(0.0, 1.0 - cos_t * cos_t))
             r0 = (1.0 - ratio) / (1.0 + ratio)
             r0 = r0 * r0
-            schlick = r0 + (1.0 - r0) * (1.0 - cos_t) ** 5
+            c1 = 1.0 - cos_t
+            c2 = c1 * c1
+            schlick = r0 + (1.0 - r0) * (c2 * c2 * c1)
             state, u = next_float(state)
             if ratio * sin_t > 1.0 or schlick > u:
                 dn = 2.0 * (ux * nx + uy * ny + uz * nz)
@@ -205,11 +219,8 @@ def _render_tile(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed,  # n
             v = (row + jv) / height
             ox, oy, oz = cam[0], cam[1], cam[2]
             if lens > 0.0:
-                state, a = next_float(state)
-                state, b = next_float(state)
-                rad = lens * math.sqrt(a)
-                th = 2.0 * math.pi * b
-                lx, ly = rad * math.cos(th), rad * math.sin(th)
+                state, lx, ly = _in_unit_disk(state)
+                lx, ly = lens * lx, lens * ly
                 ox += cam[12] * lx + cam[15] * ly
                 oy += cam[13] * lx + cam[16] * ly
                 oz += cam[14] * lx + cam[17] * ly
