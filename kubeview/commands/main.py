@@ -20,7 +20,17 @@ from pathlib import Path
 from kubeview.cluster.source import ClusterSource, SourceError
 
 PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
-POLL_INTERVAL = 0.1
+
+
+def poll_interval(progress) -> float:  # noqa: ANN001
+    """Seconds until the next look at the render: rarely mid-render, often near the end (the wall time
+    of a headless render includes the time to notice it is done)."""
+    status = progress.status
+    if status is None:
+        return 0.1
+    if status.eta_seconds is None or status.eta_seconds < 1.0:
+        return 0.05
+    return 0.25
 
 
 def _err(message: str) -> None:
@@ -158,7 +168,7 @@ def _follow_render(job) -> int:  # noqa: ANN001
             written = ", ".join(str(p) for p in (s.output, s.raw) if p is not None)
             _out(f"render: wrote {written} in {progress.status.elapsed_seconds:.1f}s")
             return 0
-        time.sleep(POLL_INTERVAL)
+        time.sleep(poll_interval(progress))
 
 
 def _print_summary(source: ClusterSource) -> int:
