@@ -199,9 +199,14 @@ def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds,
     return 0.0, 0.0, 0.0, state
 
 
-def _render_tile(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed,  # noqa: ANN001, ANN202
+def _render_tile(out, x0, y0, w, h, s0, s1, chunk, width, height, max_depth, seed,  # noqa: ANN001, ANN202
                  cam, spheres, smat, mats, bounds, info, bg):
-    """Sum of samples s0..s1-1 for each pixel of the tile at (x0, y0), size w x h -> out (h, w, 3)."""
+    """Add samples s0..s1-1 of each pixel of the tile at (x0, y0), size w x h, to out (h, w, 3).
+
+    Samples are summed per chunk (chunk k is samples k*chunk .. (k+1)*chunk-1) and each chunk
+    sum is added to the pixel's value in ``out`` in chunk order: the same arithmetic as a
+    producer folding one-chunk task results into its accumulator.
+    """
     lens = cam[18]
     for p in prange(w * h):
         stack = np.empty(64, dtype=np.int64)  # > renderer.bvh.MAX_DEPTH
@@ -210,6 +215,7 @@ def _render_tile(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed,  # n
         x = x0 + tx
         y = y0 + ty
         row = height - 1 - y  # the camera's v axis points up, image rows go down
+        ar, ag, ab = out[ty, tx, 0], out[ty, tx, 1], out[ty, tx, 2]
         sr, sg, sb = 0.0, 0.0, 0.0
         for s in range(s0, s1):
             state = sample_state(seed, y * width + x, s)
@@ -232,9 +238,14 @@ def _render_tile(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed,  # n
             sr += cr
             sg += cg
             sb += cb
-        out[ty, tx, 0] = sr
-        out[ty, tx, 1] = sg
-        out[ty, tx, 2] = sb
+            if (s + 1) % chunk == 0 or s + 1 == s1:
+                ar += sr
+                ag += sg
+                ab += sb
+                sr, sg, sb = 0.0, 0.0, 0.0
+        out[ty, tx, 0] = ar
+        out[ty, tx, 1] = ag
+        out[ty, tx, 2] = ab
 
 
 def _clone(f: types.FunctionType, suffix: str) -> types.FunctionType:
@@ -255,15 +266,25 @@ def tile_function(parallel: bool) -> Callable[..., None]:
     return render_tile_parallel if parallel else render_tile_serial
 
 
-def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
-                 *, parallel: bool = False) -> np.ndarray:
-    """Per-pixel float64 sums of samples s0..s1-1 over a tile: array (h, w, 3)."""
-    out = np.zeros((h, w, 3), dtype=np.float64)
+def add_samples(scene: Scene, out: np.ndarray, x0: int, y0: int, s0: int, s1: int,
+                *, parallel: bool = False) -> None:
+    """Fold samples s0..s1-1, chunk by chunk in order, into ``out`` (the tile's (h, w, 3) sums)."""
+    h, w = out.shape[:2]
     tile_function(parallel)(
-        out, x0, y0, w, h, s0, s1, scene.width, scene.height, scene.max_depth, scene.seed,
+        out, x0, y0, w, h, s0, s1, scene.chunk, scene.width, scene.height, scene.max_depth, scene.seed,
         scene.camera, scene.spheres, scene.sphere_material, scene.materials,
         scene.bvh_bounds, scene.bvh_info, scene.background,
     )
+
+
+def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
+                 *, parallel: bool = False) -> np.ndarray:
+    """Per-pixel float64 sums of samples s0..s1-1 over a tile: array (h, w, 3).
+
+    For one chunk (a task) this is the chunk sum; over several chunks it is their sums
+    added in chunk order."""
+    out = np.zeros((h, w, 3), dtype=np.float64)
+    add_samples(scene, out, x0, y0, s0, s1, parallel=parallel)
     return out
 
 
@@ -272,12 +293,18 @@ def chunk_ranges(spp: int, chunk: int) -> list[tuple[int, int]]:
     return [(s, min(s + chunk, spp)) for s in range(0, spp, chunk)]
 
 
-def accumulate_image(scene: Scene, *, parallel: bool = True,
+def accumulate_image(scene: Scene, *, parallel: bool = True, steps: int = 25,
                      progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """The reference image: sum of chunk sums in chunk order, / spp.  (H, W, 3) float64."""
+    """The reference image: chunk sums added in chunk order, / spp.  (H, W, 3) float64.
+
+    Computed in at most ``steps`` kernel calls (whole chunks each, for the progress bar); the
+    bits do not depend on ``steps`` or ``parallel``."""
     acc = np.zeros((scene.height, scene.width, 3), dtype=np.float64)
-    for s0, s1 in chunk_ranges(scene.spp, scene.chunk):
-        acc += render_chunk(scene, 0, 0, scene.width, scene.height, s0, s1, parallel=parallel)
+    chunks = chunk_ranges(scene.spp, scene.chunk)
+    per_step = -(-len(chunks) // max(1, steps))
+    for i in range(0, len(chunks), per_step):
+        s0, s1 = chunks[i][0], chunks[min(i + per_step, len(chunks)) - 1][1]
+        add_samples(scene, acc, 0, 0, s0, s1, parallel=parallel)
         if progress is not None:
             progress(s1 - s0)
     return acc / scene.spp

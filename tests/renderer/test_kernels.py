@@ -99,4 +99,6 @@ def test_image_is_chunk_sums_in_chunk_order(three: scene_mod.Scene) -> None:
     for s0, s1 in kernels.chunk_ranges(10, 4):
         acc += kernels.render_chunk(s, 0, 0, s.width, s.height, s0, s1)
     assert np.array_equal(kernels.accumulate_image(s, parallel=False), acc / 10)
-    assert np.array_equal(kernels.accumulate_image(s, parallel=True), acc / 10)
+    for steps in (1, 2, 25):  # one kernel call over all chunks, or several: the same bits
+        assert np.array_equal(kernels.accumulate_image(s, parallel=True, steps=steps), acc / 10)
+    assert np.array_equal(kernels.render_chunk(s, 0, 0, s.width, s.height, 0, 10), acc)
