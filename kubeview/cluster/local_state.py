@@ -142,9 +142,13 @@ class LocalCluster:
             self._write("Pod", "DELETED", copy.deepcopy(marked))
 
     def snapshot(self) -> list[Listed]:
-        """One `Listed` per kind: what a client's first list returns (items without kind/apiVersion)."""
-        return [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
-                for kind in LOCAL_KINDS]
+        """One `Listed` per kind: what a client's first list returns (items without kind/apiVersion).
+
+        StatefulSets are listed too, empty: the local cluster runs none, and a client waiting for every
+        kind to sync must not wait for ever."""
+        listed = [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
+                  for kind in LOCAL_KINDS]
+        return listed + [Listed("StatefulSet", [], self.resource_version)]
 
     # --- bootstrap ------------------------------------------------------------------------------
     def _bootstrap(self, config: ClusterConfig) -> None:
