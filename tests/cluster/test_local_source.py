@@ -179,3 +179,10 @@ def test_downward_api_env_and_var_expansion() -> None:
     assert env == {"POD": "consumer-x2b7k", "NODE": "cpu-node-2", "WHERE": "consumer-x2b7k@cpu-node-2"}
     assert container_argv(container, env) == [sys.executable, "-m", "renderer", "--name", "consumer-x2b7k",
                                               "cpu-node-2", "$(POD)", "$(NOPE)"]
+
+
+def test_a_client_waiting_for_every_kind_syncs(source: LocalSource) -> None:
+    from kubeview.commands.snapshot import sync
+
+    model = sync(source, timeout=10)
+    assert len(model.nodes) == 5 and len(model.pods) == 18 and model.connection.state == "live"
