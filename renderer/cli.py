@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-from renderer.scene import SceneError
+from renderer.scene import Scene, SceneError
 
 EXIT_USAGE = 2
 
@@ -116,7 +116,7 @@ def _check_output(*paths: Path | None) -> None:
             raise UsageError(f"{path}: directory {str(path.parent)!r} does not exist")
 
 
-def _load_scene(args: argparse.Namespace):  # noqa: ANN202
+def _load_scene(args: argparse.Namespace) -> Scene:
     from renderer import scene
 
     return scene.load(scene.resolve(args.scene), width=args.width, height=args.height, spp=args.spp,

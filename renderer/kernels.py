@@ -83,7 +83,9 @@ def _in_unit_disk(state: np.uint64) -> tuple[np.uint64, float, float]:
 
 
 @njit(**_OPTS)
-def _closest_hit(ox, oy, oz, dx, dy, dz, t_min, spheres, bounds, info, stack):  # noqa: ANN001, ANN202
+def _closest_hit(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, t_min: float,
+                 spheres: np.ndarray, bounds: np.ndarray, info: np.ndarray, stack: np.ndarray,
+                 ) -> tuple[int, float]:
     """Index of the nearest sphere hit with t > t_min (or -1) and its t, via the BVH."""
     ix, iy, iz = 1.0 / dx, 1.0 / dy, 1.0 / dz
     a = dx * dx + dy * dy + dz * dz
@@ -140,7 +142,9 @@ def _closest_hit(ox, oy, oz, dx, dy, dz, t_min, spheres, bounds, info, stack):  
 
 
 @njit(**_OPTS)
-def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds, info, bg, stack):  # noqa: ANN001, ANN201
+def trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, state: np.uint64,
+          max_depth: int, spheres: np.ndarray, smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray,
+          info: np.ndarray, bg: np.ndarray, stack: np.ndarray) -> tuple[float, float, float, np.uint64]:
     """Radiance along one camera ray: (r, g, b, new RNG state)."""
     ar, ag, ab = 1.0, 1.0, 1.0
     for _ in range(max_depth):
@@ -199,8 +203,10 @@ def trace(ox, oy, oz, dx, dy, dz, state, max_depth, spheres, smat, mats, bounds,
     return 0.0, 0.0, 0.0, state
 
 
-def _render_tile(out, x0, y0, w, h, s0, s1, chunk, width, height, max_depth, seed,  # noqa: ANN001, ANN202
-                 cam, spheres, smat, mats, bounds, info, bg):
+def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1: int, chunk: int,
+                 width: int, height: int, max_depth: int, seed: int, cam: np.ndarray, spheres: np.ndarray,
+                 smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray, info: np.ndarray,
+                 bg: np.ndarray) -> None:
     """Add samples s0..s1-1 of each pixel of the tile at (x0, y0), size w x h, to out (h, w, 3).
 
     Samples are summed per chunk (chunk k is samples k*chunk .. (k+1)*chunk-1) and each chunk

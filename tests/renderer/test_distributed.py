@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +38,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
     return np.load(out)
 
 
-def start_producer(procs: Procs, port: int, status: int, *extra: str, log: str = "producer.log"):  # noqa: ANN201
+def start_producer(procs: Procs, port: int, status: int, *extra: str,
+                   log: str = "producer.log") -> subprocess.Popen[bytes]:
     p = procs.start("producer", str(THREE), *JOB, "--listen", f"127.0.0.1:{port}",
                     "--status", f"127.0.0.1:{status}", "--raw", str(procs.tmp / "out.npy"),
                     "-o", str(procs.tmp / "out.png"), *extra, log=log)
@@ -46,7 +48,7 @@ def start_producer(procs: Procs, port: int, status: int, *extra: str, log: str =
     return p
 
 
-def start_consumer(procs: Procs, port: int, name: str):  # noqa: ANN201
+def start_consumer(procs: Procs, port: int, name: str) -> subprocess.Popen[bytes]:
     return procs.start("consumer", "--connect", f"127.0.0.1:{port}", "--name", name, log=f"{name}.log")
 
 

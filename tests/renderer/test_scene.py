@@ -3,6 +3,7 @@ the file and the field, and the CLI exits 2 without a traceback."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +84,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("doc", "field", "words"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_scene_names_file_and_field(tmp_path: Path, doc, field: str, words: str) -> None:  # noqa: ANN001
+def test_bad_scene_names_file_and_field(tmp_path: Path, doc: Callable[[], dict], field: str, words: str) -> None:
     path = tmp_path / "bad-scene.yaml"
     path.write_text(yaml.safe_dump(doc()))
     with pytest.raises(SceneError) as err:
@@ -112,7 +113,7 @@ def test_not_yaml_and_unknown_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("doc", "field"), [(b[1], b[2]) for b in BAD[::2]], ids=[b[0] for b in BAD[::2]])
-def test_cli_bad_scene_exits_2_with_one_line(tmp_path: Path, doc, field: str) -> None:  # noqa: ANN001
+def test_cli_bad_scene_exits_2_with_one_line(tmp_path: Path, doc: Callable[[], dict], field: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(doc()))
     for args in (["render", str(path), "-o", str(tmp_path / "x.png")],
