@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import threading
 import time
+from collections import deque
 from typing import Any
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.worker import Worker, WorkerState
 
 from kubeview.cluster.source import ClusterSource
@@ -33,6 +34,8 @@ from kubeview.tui.summary import EMPTY, Summary, summarize
 
 SCREENS = ("nodes", "pods", "workloads", "packing", "render")
 REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
+LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
+LOCK_RETRY = 0.1
 
 
 class KubeviewApp(ActionsMixin, App[int]):
@@ -49,11 +52,13 @@ class KubeviewApp(ActionsMixin, App[int]):
                   tooltip=f"Go to the {name} screen") for i, name in enumerate(SCREENS)],
     ]
 
-    version: reactive[int] = reactive(0, init=False)
-    summary: reactive[Summary] = reactive(EMPTY, init=False)
-    banner: reactive[tuple[str, str]] = reactive(("", ""), init=False)
-    packing_label: reactive[str] = reactive("", init=False)
-    packing_live: reactive[PackingConfig | None] = reactive(None, init=False)
+    # `var`: the app itself draws nothing, so a change must not repaint the whole screen
+    # (a `reactive` here would, four times a second); the widgets watching these repaint themselves.
+    version: var[int] = var(0, init=False)
+    summary: var[Summary] = var(EMPTY, init=False)
+    banner: var[tuple[str, str]] = var(("", ""), init=False)
+    packing_label: var[str] = var("", init=False)
+    packing_live: var[PackingConfig | None] = var(None, init=False)
 
     def __init__(self, source: ClusterSource, render_job: Any = None, *, start: str = "nodes",
                  extender: str | None = None, extender_token_file: str | None = None,
@@ -67,6 +72,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.refresh_interval = refresh_interval
         self.refresh_seconds = 0.0  # the last refresh's cost (the TUI benchmark reads it)
         self.refreshes = 0
+        self.refresh_times: deque[float] = deque(maxlen=4096)
         self._stop = threading.Event()
         self._last_refresh = 0.0
         self._refresh_timer: Any = None
@@ -107,18 +113,25 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.refresh_state()
 
     def refresh_state(self) -> None:
-        """Read the model once for the header, then let the current screen refresh itself."""
+        """Read the model once for the header, then let the current screen refresh, all under the lock.
+
+        A relist of 150,000 pods holds the lock for seconds: rather than freeze, try again shortly.
+        """
         self._refresh_timer = None
-        t0 = time.perf_counter()
-        self.state.caught_up()
-        with self.state.lock:
-            summary = summarize(self.state.model)
-            version = self.state.model.version
-        self.summary = summary
-        self.version = version
+        if not self.state.lock.acquire(timeout=LOCK_WAIT):
+            self._refresh_timer = self.set_timer(LOCK_RETRY, self.refresh_state)
+            return
+        try:
+            t0 = time.perf_counter()
+            self.state.caught_up()
+            self.summary = summarize(self.state.model)
+            self.version = self.state.model.version  # the current screen refreshes now (sync watchers)
+            self.refresh_seconds = time.perf_counter() - t0
+        finally:
+            self.state.lock.release()
         self._last_refresh = time.monotonic()
-        self.refresh_seconds = time.perf_counter() - t0
         self.refreshes += 1
+        self.refresh_times.append(self.refresh_seconds)
 
     # -- workers and actions -----------------------------------------------------------------------
     @on(Worker.StateChanged)

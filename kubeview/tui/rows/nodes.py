@@ -129,6 +129,17 @@ def matches(rows: NodeRows, text: str, cache: dict[str, tuple[str, str]]) -> np.
     return out
 
 
+def stamp(rows: NodeRows, name: str) -> tuple:
+    """Everything a node's row shows, as one hashable value (the table caches the row's strip by it)."""
+    i = rows.row.get(name)
+    if i is None:
+        return (name,)
+    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]),
+            *(int(rows.req[k][i]) for k in ("cpu", "memory", "gpu")),
+            *(int(rows.alloc[k][i]) for k in ("cpu", "memory", "gpu", "pods")),
+            *(None if np.isnan(v) else float(v) for v in (rows.used[k][i] for k in ("cpu", "memory", "gpu"))))
+
+
 def cells(rows: NodeRows, name: str) -> list[Text | str]:
     i = rows.row.get(name)
     if i is None:

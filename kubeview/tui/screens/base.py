@@ -90,9 +90,7 @@ class ClusterScreen(Screen):
         """Read the state (take `state.lock` around model reads) and update the widgets."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "filter" and not self.FILTERABLE:
-            return None
-        return True
+        return not (action == "filter" and not self.FILTERABLE)  # False: hidden from the footer
 
     def action_filter(self) -> None:
         self.query_one(PromptBar).open("filter", self.filter_text)

@@ -95,7 +95,7 @@ class IndexedScreen(ClusterScreen):
         table = self.table()
         table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
         table.rows = Rows(self.index.keys, lambda key: self.cells(items, key), self.index.position,
-                          self.sort_reverse)
+                          self.sort_reverse, lambda key: _stamp(items.get(key)))
 
     def resort(self) -> None:
         self._need_rebuild = True
@@ -124,3 +124,8 @@ class IndexedScreen(ClusterScreen):
     @on(VirtualTable.HeaderClicked)
     def _header_clicked(self, event: VirtualTable.HeaderClicked) -> None:
         self.action_sort(event.column)
+
+
+def _stamp(obj: object) -> object:
+    """What a pod or workload row shows changes exactly when its resourceVersion does."""
+    return None if obj is None else getattr(obj, "resource_version", None) or id(obj)

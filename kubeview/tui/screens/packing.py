@@ -36,11 +36,11 @@ class PackingScreen(ClusterScreen):
         Binding("a", "apply", "Apply", id="packing.apply", tooltip="Make the edited policy live"),
         Binding("u", "reset", "Undo edits", id="packing.reset", tooltip="Go back to the live policy"),
         Binding("p", "next_policy", "Policy", id="packing.policy", tooltip="Cycle pack / spread / balanced"),
-        Binding("k", "next_gpus", "k GPUs", id="packing.gpus",
+        Binding("n", "next_gpus", "n GPUs", id="packing.gpus",
                 tooltip="Cycle the hypothetical pod's GPU count: 1, 2, 4, 8"),
         Binding("right_square_bracket", "bias(1)", "Bias +1", id="packing.bias_up",
                 tooltip="Raise the selected node's score by 1"),
-        Binding("left_square_bracket", "bias(-1)", "Bias -1", id="packing.bias_down",
+        Binding("left_square_bracket", "bias(-1)", "Bias -1", show=False, id="packing.bias_down",
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
     ]
@@ -78,21 +78,23 @@ class PackingScreen(ClusterScreen):
         if self.edited is None and live is not None:
             self.edited = live
             editor.edited = live
-        self._compute()
+        if self.whatif is not None:
+            self._compute()
 
     # -- data --------------------------------------------------------------------------------------
     def update_from_state(self, state: ClusterState) -> None:
         wait = self._last_compute + RECOMPUTE_EVERY - time.monotonic()
-        if wait > 0:  # at most once a second for cluster changes; edits recompute at once
+        if wait > 0 and self.whatif is not None:  # at most once a second; edits recompute at once
             if self._timer is None:
                 self._timer = self.set_timer(wait, self._deferred)
             return
         with state.lock:
             pending = state.model.pending()[:MAX_PENDING_SHOWN]
-        if [p.key for p in pending] != [p.key for p in self._pending]:
+        if self.whatif is None or [p.key for p in pending] != [p.key for p in self._pending]:
             self._pending = pending
             self._fill_picker()
         self._compute()
+        self._last_compute = time.monotonic()
 
     def _deferred(self) -> None:
         self._timer = None
@@ -104,7 +106,7 @@ class PackingScreen(ClusterScreen):
     def _fill_picker(self) -> None:
         picker = self.query_one("#pod-picker", OptionList)
         highlighted = picker.highlighted
-        options = [Option(f"hypothetical pod asking {self.gpus} GPU{'s' if self.gpus > 1 else ''} (k)",
+        options = [Option(f"hypothetical pod asking {self.gpus} GPU{'s' if self.gpus > 1 else ''} (n: more)",
                           id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]
@@ -127,7 +129,6 @@ class PackingScreen(ClusterScreen):
             alloc = self.state.model.allocation()
             pod = self._pod(self.state)
         w = self.whatif = whatif.compute(alloc, pod, live, edited)
-        self._last_compute = time.monotonic()
         self.query_one("#whatif-summary", Static).update(
             whatif_title(pod) + "\n" + w.summary.markup)
         position = {n: i for i, n in enumerate(w.order)}

@@ -31,10 +31,10 @@ POLL_SECONDS = 0.5
 IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in
 CONSUMER_COLUMNS = [
     Column("id", "CONSUMER", 0),
-    Column("state", "STATE", 8),
-    Column("tasks", "TASKS", 6, "right"),
-    Column("rate", "SAMPLES/S", 10, "right"),
-    Column("seen", "SEEN", 5, "right"),
+    Column("state", "STATE", 7),
+    Column("tasks", "TASKS", 5, "right"),
+    Column("rate", "SAMPLE/S", 8, "right"),
+    Column("seen", "SEEN", 4, "right"),
 ]
 STATE_STYLE = {"working": "green", "idle": "yellow", "gone": "dim"}
 

@@ -25,12 +25,12 @@ class RenderProgressView(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
-        self.rates: deque[float] = deque([0.0], maxlen=HISTORY)
+        self.rates: deque[float] = deque(maxlen=HISTORY)
 
     def compose(self) -> ComposeResult:
         yield Static("waiting for the producer…", id="render-title")
         with Horizontal(id="render-bar-row"):
-            yield ProgressBar(total=1.0, show_eta=False, id="render-bar")
+            yield ProgressBar(total=1.0, show_eta=False, show_percentage=False, id="render-bar")
             yield Static(id="render-eta")
         with Horizontal(id="render-rate-row"):
             yield Static(id="render-rate")
@@ -61,7 +61,7 @@ class RenderProgressView(Vertical):
         eta = "done" if status.finished else f"ETA {fmt.duration(status.eta_seconds)}"
         self.query_one("#render-eta", Static).update(
             f" {100 * status.fraction:5.1f}%  {eta}  elapsed {fmt.duration(status.elapsed_seconds)}  "
-            f"tasks {t.done}/{t.total} ({t.leased} leased, {t.queued} queued, {t.requeued} requeued)")
+            f"tasks {t.done}/{t.total}, {t.leased} leased, {t.requeued} requeued")
         self.query_one("#render-rate", Static).update(
             Text.assemble(("samples/s ", "bold"), (fmt.rate(status.samples_per_second), "bold cyan")))
         self.query_one("#render-sparkline", Sparkline).data = list(self.rates)

@@ -13,12 +13,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -27,6 +28,7 @@ from textual.strip import Strip
 from kubeview.tui.rows.column import Column
 
 Cell = str | Text
+CACHE_ROWS = 2048
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +39,7 @@ class Rows:
     cells: Callable[[Any], Sequence[Cell]] = lambda key: ()
     position: Callable[[Any], int | None] | None = None  # fast key -> index (else a scan)
     reverse: bool = False
+    stamp: Callable[[Any], Hashable] | None = None  # what a row shows: its cached strip lives while this holds
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -84,8 +87,9 @@ class VirtualTable(ScrollView, can_focus=True):
     VirtualTable > .virtual-table--empty { color: $text-muted; text-style: italic; }
     """
 
-    rows: reactive[Rows] = reactive(Rows, always_update=True, layout=False)
-    cursor: reactive[int] = reactive(0)
+    # repaint=False: the watchers repaint just the lines that changed
+    rows: reactive[Rows] = reactive(Rows, always_update=True, repaint=False)
+    cursor: reactive[int] = reactive(0, repaint=False)
     sort_column: reactive[str] = reactive("")
     sort_reverse: reactive[bool] = reactive(False)
 
@@ -127,6 +131,8 @@ class VirtualTable(ScrollView, can_focus=True):
         self.empty = empty
         self.cursor_key: Hashable | None = None
         self._cache: dict[tuple, Strip] = {}
+        self._pass: tuple | None = None
+        self._shown: list | None = None  # what `_signature` was when the lines were last repainted
         self._generation = 0
         self._widths: list[int] = []
         self._widths_for = -1
@@ -134,9 +140,12 @@ class VirtualTable(ScrollView, can_focus=True):
     # -- data --------------------------------------------------------------------------------------
     def watch_rows(self, rows: Rows) -> None:
         self._generation += 1
-        self._cache.clear()
+        if rows.stamp is None:
+            self._cache.clear()
         n = len(rows)
-        self.virtual_size = Size(self.scrollable_content_region.width, n + 1)
+        size = Size(self.scrollable_content_region.width, n + 1)
+        if size != self.virtual_size:
+            self.virtual_size = size
         row = rows.index(self.cursor_key) if self.cursor_key is not None else None
         if row is None:
             row = min(self.cursor, max(n - 1, 0))
@@ -146,7 +155,7 @@ class VirtualTable(ScrollView, can_focus=True):
             self.cursor_key = new_key
             self.post_message(self.Highlighted(self, new_key))
         self._scroll_cursor_into_view()
-        self.refresh()
+        self._refresh_changed()
 
     def watch_cursor(self, row: int) -> None:
         rows = self.rows
@@ -155,16 +164,48 @@ class VirtualTable(ScrollView, can_focus=True):
             self.cursor_key = key
             self.post_message(self.Highlighted(self, key))
         self._scroll_cursor_into_view()
-        self.refresh()
+        self._refresh_changed()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._shown = None  # every line moved: the next change repaints all of them
+
+    def _signature(self) -> list:
+        """What each visible line shows: (key, stamp, is cursor), None past the last row."""
+        rows, top, cursor = self.rows, round(self.scroll_y), self.cursor
+        n, stamp, gen = len(rows), rows.stamp, self._generation
+        out: list = []
+        for row in range(top, top + self.page_height):
+            if row >= n:
+                out.append(None)
+                continue
+            key = rows.key(row)
+            out.append((key, stamp(key) if stamp is not None else gen, row == cursor))
+        return out
+
+    def _refresh_changed(self) -> None:
+        """Repaint only the lines whose content changed (a burst of events moves a few rows at most)."""
+        new = self._signature()
+        old, self._shown = self._shown, new
+        if old is None or len(old) != len(new):
+            self.refresh()
+            return
+        width = self.size.width
+        for y, (a, b) in enumerate(zip(old, new, strict=True), start=1):
+            if a != b:
+                self.refresh(Region(0, y, width, 1))
 
     def watch_sort_column(self) -> None:
+        self._shown = None
         self.refresh()
 
     def watch_sort_reverse(self) -> None:
+        self._shown = None
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
+        self._shown = None
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows) + 1)
 
     # -- navigation --------------------------------------------------------------------------------
@@ -214,15 +255,33 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _column_at(self, x: int) -> str | None:
         pos = 0
-        for col, width in zip(self.columns, self._column_widths(), strict=True):
+        for col, width in zip(self.columns, self._column_widths(self.scrollable_content_region.width), strict=True):
             if pos <= x < pos + width + 1:
                 return col.key
             pos += width + 1
         return None
 
     # -- rendering ---------------------------------------------------------------------------------
-    def _column_widths(self) -> list[int]:
-        width = self.scrollable_content_region.width
+    # Rendering is the hot path at 4 refreshes a second: styles and widths are looked up once per
+    # pass (`_pass`), plain string cells become one Segment each, and a row's strip is cached by
+    # its key and `Rows.stamp` (what it shows), so only rows whose content changed are formatted.
+    def render_lines(self, crop):  # noqa: ANN001, ANN201
+        self._pass = None
+        return super().render_lines(crop)
+
+    def _styles(self) -> tuple[int, Style, Style, Style, Style]:
+        if self._pass is None:
+            base = self.rich_style
+            self._pass = (
+                self.scrollable_content_region.width,
+                base,
+                base + self.get_component_rich_style("virtual-table--cursor"),
+                base + self.get_component_rich_style("virtual-table--header"),
+                self.get_component_rich_style("virtual-table--sorted"),
+            )
+        return self._pass
+
+    def _column_widths(self, width: int) -> list[int]:
         if width == self._widths_for:
             return self._widths
         fixed = sum(c.width for c in self.columns) + len(self.columns)
@@ -239,64 +298,80 @@ class VirtualTable(ScrollView, can_focus=True):
         self._widths, self._widths_for = widths, width
         return widths
 
-    def _line(self, cells: Sequence[Cell], base: Style, highlight: str | None = None) -> Strip:
+    def _line(self, cells: Sequence[Cell], base: Style, width: int, highlight: Style | None = None,
+              highlight_key: str | None = None) -> Strip:
         console = self.app.console
         segments: list[Segment] = []
-        for col, width, cell in zip(self.columns, self._column_widths(), cells, strict=False):
-            text = cell.copy() if isinstance(cell, Text) else Text(str(cell))
-            if col.key == highlight:
-                text.stylize(self.get_component_rich_style("virtual-table--sorted"))
-            text.truncate(width, overflow="ellipsis")
-            if col.align == "right":
-                text.pad_left(width - text.cell_len)
-            else:
-                text.pad_right(width - text.cell_len)
-            text.no_wrap = True
-            segments.extend(text.render(console, end=""))
-            segments.append(Segment(" "))
-        width = self.scrollable_content_region.width
-        return Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
+        add = segments.append
+        for col, w, cell in zip(self.columns, self._column_widths(width), cells, strict=False):
+            style = base + highlight if highlight is not None and col.key == highlight_key else base
+            if isinstance(cell, str):
+                n = len(cell) if cell.isascii() else cell_len(cell)
+                if n > w:
+                    text = Text(cell)
+                    text.truncate(w, overflow="ellipsis")
+                    cell, n = text.plain, text.cell_len
+                pad = " " * (w - n)
+                add(Segment((pad + cell if col.align == "right" else cell + pad) + " ", style))
+                continue
+            text = cell.copy()
+            text.truncate(w, overflow="ellipsis")
+            pad = " " * (w - text.cell_len)
+            if col.align == "right" and pad:
+                add(Segment(pad, style))
+            for seg in text.render(console, end=""):
+                add(Segment(seg.text, style + seg.style if seg.style else style))
+            add(Segment((pad if col.align != "right" else "") + " ", style))
+        used = sum(len(seg.text) if seg.text.isascii() else cell_len(seg.text) for seg in segments)
+        if used < width:
+            add(Segment(" " * (width - used), base))
+        if used > width:
+            return Strip(segments, used).crop(0, width)
+        return Strip(segments, width)
 
-    def _header(self) -> Strip:
+    def _header(self, width: int, style: Style, sorted_style: Style) -> Strip:
         labels: list[Cell] = []
         for c in self.columns:
             label = c.label
             if c.key == self.sort_column:
                 label += " ▼" if self.sort_reverse else " ▲"
             labels.append(label)
-        return self._line(labels, self.rich_style + self.get_component_rich_style("virtual-table--header"),
-                          self.sort_column)
+        return self._line(labels, style, width, sorted_style, self.sort_column)
 
     def render_line(self, y: int) -> Strip:
+        width, base, cursor_style, header_style, sorted_style = self._styles()
         if y == 0:
-            return self._header()
+            return self._header(width, header_style, sorted_style)
         rows = self.rows
         row = round(self.scroll_y) + y - 1
-        width = self.scrollable_content_region.width
         if row >= len(rows):
             if row == 0:
-                style = self.rich_style + self.get_component_rich_style("virtual-table--empty")
-                return Strip([Segment(f" {self.empty}", style)]).adjust_cell_length(width, self.rich_style)
-            return Strip.blank(width, self.rich_style)
+                style = base + self.get_component_rich_style("virtual-table--empty")
+                return Strip([Segment(f" {self.empty}", style)]).adjust_cell_length(width, base)
+            return Strip.blank(width, base)
         try:
             key = rows.key(row)
         except IndexError:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         is_cursor = row == self.cursor
-        cache_key = (self._generation, key, is_cursor, self.has_focus, width)
+        stamp = rows.stamp(key) if rows.stamp is not None else self._generation
+        cache_key = (key, stamp, is_cursor, self.has_focus, width)
         strip = self._cache.get(cache_key)
         if strip is None:
-            base = self.rich_style
-            if is_cursor:
-                base = base + self.get_component_rich_style("virtual-table--cursor")
-            strip = self._line(rows.cells(key), base)
-            if len(self._cache) > 512:
+            strip = self._line(rows.cells(key), cursor_style if is_cursor else base, width)
+            if len(self._cache) > CACHE_ROWS:
                 self._cache.clear()
             self._cache[cache_key] = strip
         return strip
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
     def on_focus(self) -> None:
+        self._shown = None
         self.refresh()
 
     def on_blur(self) -> None:
+        self._shown = None
         self.refresh()
