@@ -28,6 +28,7 @@ from renderer.kernels import render_chunk
 from renderer.producer import Producer, ProducerSettings
 
 KERNEL_SIZE = (200, 112)
+FAKE_CONSUMERS = 8
 TARGETS = {"kernel_samples_per_second_per_core": 500_000, "distribution_efficiency": 0.9,
            "producer_tasks_per_second": 5_000}
 
@@ -144,49 +145,68 @@ def bench_distribution(quick: bool) -> dict:
 
 
 # -- producer capacity ------------------------------------------------------------------------
-async def _fake_consumer(host: str, port: int, name: str) -> int:
-    """Answer every task at once with zeros; pipelined like the real consumer."""
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write(proto.encode(proto.Hello(b"", name)))
-    zeros: dict[tuple[int, int], bytes] = {}
-    done = 0
+class _FakeConsumer(asyncio.Protocol):
+    """Answers every task at once with zeros, pipelined like the real consumer (two requests
+    outstanding).  Callback-based so that this side costs as little CPU as possible."""
 
-    async def read() -> proto.Message:
-        mtype, length = proto.parse_header(await reader.readexactly(proto.HEADER_SIZE))
-        return proto.decode(mtype, await reader.readexactly(length))
+    _TASK = struct.Struct(">7I")
 
-    assert isinstance(await read(), proto.Job)
-    writer.write(proto.encode(proto.Request()) * 2)
-    while True:
-        msg = await read()
-        if isinstance(msg, proto.Done):
-            writer.close()
-            return done
-        if isinstance(msg, proto.Wait):
-            await asyncio.sleep(msg.ms / 1000)
-            writer.write(proto.encode(proto.Request()))
-            continue
-        assert isinstance(msg, proto.Task)
-        body = zeros.get((msg.w, msg.h))
-        if body is None:
-            body = zeros[(msg.w, msg.h)] = bytes(msg.w * msg.h * 24)
-        payload = struct.pack(">3I", msg.task_id, msg.w, msg.h) + body
-        writer.write(proto.HEADER.pack(proto.MAGIC, proto.VERSION, proto.MsgType.RESULT, len(payload))
-                     + payload + proto.encode(proto.Request()))
-        done += 1
-        await writer.drain()
+    def __init__(self, name: str, closed: asyncio.Future) -> None:
+        self.name, self.closed = name, closed
+        self.buf = bytearray()
+        self.zeros: dict[tuple[int, int], bytes] = {}
+        self.request = proto.encode(proto.Request())
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.transport.write(proto.encode(proto.Hello(b"", self.name)))
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        out = []
+        while len(self.buf) >= proto.HEADER_SIZE:
+            _, _, kind, length = proto.HEADER.unpack_from(self.buf)
+            end = proto.HEADER_SIZE + length
+            if len(self.buf) < end:
+                break
+            if kind == proto.MsgType.TASK:
+                tid, _, _, w, h, _, _ = self._TASK.unpack_from(self.buf, proto.HEADER_SIZE)
+                body = self.zeros.get((w, h))
+                if body is None:
+                    body = self.zeros[(w, h)] = bytes(w * h * 24)
+                payload = struct.pack(">3I", tid, w, h) + body
+                out += [proto.HEADER.pack(proto.MAGIC, proto.VERSION, proto.MsgType.RESULT, len(payload)),
+                        payload, self.request]
+            elif kind == proto.MsgType.JOB:
+                out += [self.request, self.request]
+            elif kind == proto.MsgType.WAIT:
+                asyncio.get_running_loop().call_later(0.5, self.transport.write, self.request)
+            elif kind in (proto.MsgType.DONE, proto.MsgType.ERROR):
+                self.transport.close()
+            del self.buf[:end]
+        if out:
+            self.transport.write(b"".join(out))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 async def _fake_consumers(host: str, port: int, n: int) -> None:
-    await asyncio.gather(*(_fake_consumer(host, port, f"fake{i}") for i in range(n)))
+    loop = asyncio.get_running_loop()
+    closed = [loop.create_future() for _ in range(n)]
+    for i, fut in enumerate(closed):
+        await loop.create_connection(lambda i=i, fut=fut: _FakeConsumer(f"fake{i}", fut), host, port)
+    await asyncio.gather(*closed)
 
 
 def bench_producer(quick: bool) -> dict:
     sc = scene_mod.load(scene_mod.bundled("spheres"), width=KERNEL_SIZE[0], height=KERNEL_SIZE[1],
                         spp=150 if quick else 400, chunk=1)
-    cmd = ["-m", "renderer.bench", "fake", "127.0.0.1:PORT", "8"]
+    cmd = ["-m", "renderer.bench", "fake", "127.0.0.1:PORT", str(FAKE_CONSUMERS)]
     res = _run_job(sc, [cmd])
-    return {"scene": "spheres", "tile": sc.tile, "tasks": res["tasks"], "fake_consumers": 8,
+    return {"scene": "spheres", "tile": sc.tile, "tasks": res["tasks"], "fake_consumers": FAKE_CONSUMERS,
             "tasks_per_second": round(res["tasks"] / res["seconds"])}
 
 

@@ -18,7 +18,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +26,12 @@ import numpy as np
 from renderer import checkpoint as ckpt
 from renderer import protocol as proto
 from renderer.image import write_outputs
+from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import ConsumerInfo, RateMeter, StatusServer
 from renderer.tasks import TaskBook
 
 log = logging.getLogger("renderer.producer")
-
-_CONSUMER_TYPES = proto.FROM_CONSUMER - {proto.MsgType.HELLO}
-
 
 @dataclass(frozen=True)
 class ProducerSettings:
@@ -50,20 +48,6 @@ class ProducerSettings:
     """Disconnected consumers kept in the status list."""
     linger_seconds: float = 2.0
     """After the image is written, wait this long for consumers to hear DONE."""
-
-
-@dataclass(eq=False)
-class Connection:
-    owner: str
-    info: ConsumerInfo
-    writer: asyncio.StreamWriter
-    wanted: int = 0
-    leases: set[int] = field(default_factory=set)
-    closed: bool = False
-
-    def send(self, msg: proto.Message) -> None:
-        if not self.closed:
-            self.writer.write(proto.encode(msg))
 
 
 class Producer:
@@ -87,12 +71,10 @@ class Producer:
         self.final_image: np.ndarray | None = None
         self.meter = RateMeter()
         self.consumers: dict[str, ConsumerInfo] = {}
-        self.conns: dict[str, Connection] = {}
-        self._open = 0
+        self.conns: dict[str, Link] = {}  # consumers that said HELLO, by owner
+        self._links: set[Link] = set()  # every open connection
         self._owners = (f"c{i}" for i in itertools.count(1))
-        self._waiting: deque[Connection] = deque()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._handlers: set[asyncio.Task] = set()
+        self._waiting: deque[Link] = deque()
         self._fingerprint = scene.fingerprint()
         self._job = proto.Job(bytes.fromhex(self._fingerprint), scene.width, scene.height, scene.spp,
                               scene.tile, scene.chunk, scene.text)
@@ -116,19 +98,21 @@ class Producer:
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
         servers = []
-        status_server = StatusServer(self)
         if status is not None:
-            srv = await status_server.start(*status)
+            srv = await StatusServer(self).start(*status)
             self.status_address = srv.sockets[0].getsockname()[:2]
             servers.append(srv)
             log.info("status on http://%s:%d/status", *self.status_address)
-        srv = await asyncio.start_server(self._handle, *listen)
+        loop = asyncio.get_running_loop()
+        st = self.settings
+        srv = await loop.create_server(
+            lambda: Link(self, next(self._owners), hello_timeout=st.hello_timeout, frame_timeout=st.frame_timeout),
+            *listen)
         self.listen_address = srv.sockets[0].getsockname()[:2]
         servers.append(srv)
         log.info("job %s %dx%d spp %d: %d tasks (%d tiles x %d chunks); listening on %s:%d",
                  self.scene.name, self.scene.width, self.scene.height, self.scene.spp, self.book.total,
                  self.book.n_tiles, self.book.n_chunks, *self.listen_address)
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self._stop.set)
@@ -146,14 +130,14 @@ class Producer:
                          self.book.total)
                 await self._save_checkpoint()
         finally:
-            self._stop.set()  # handlers that start from now on return at once
+            self._stop.set()  # connections opened from now on are closed at once
             for h in helpers:
                 h.cancel()
             for s in servers:
                 s.close()
-            await asyncio.sleep(0)  # let accepted-but-unstarted handlers run up to that check
-            await self._close_connections()
-            await status_server.drain()
+            for link in list(self._links):
+                link.close()
+            await self._settle()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
@@ -162,19 +146,19 @@ class Producer:
     def stop(self) -> None:
         self._stop.set()
 
-    async def _close_connections(self) -> None:
-        """Close every connection and let its handler finish (not cancel it mid-read)."""
-        deadline = self.clock() + 2.0
+    async def _settle(self, timeout: float = 2.0) -> None:
+        """Let the other tasks of this loop (status requests, helpers) end rather than be
+        cancelled by ``asyncio.run`` mid-way."""
         me = asyncio.current_task()
+        deadline = self.clock() + timeout
         while self.clock() < deadline:
-            for writer in list(self._writers):
-                writer.close()
-            pending = {t for t in asyncio.all_tasks() if t is not me and not t.done()} - {self._finish_task}
+            await asyncio.sleep(0)
+            for link in list(self._links):
+                link.close()
+            pending = {t for t in asyncio.all_tasks() if t is not me and not t.done()}
             if not pending:
                 return
             await asyncio.wait(pending, timeout=0.1)
-        for task in list(self._handlers):
-            task.cancel()
 
     async def _linger(self) -> None:
         deadline = self.clock() + self.settings.linger_seconds
@@ -241,7 +225,7 @@ class Producer:
                 self._dispatch()
 
     # -- dispatch -----------------------------------------------------------------------
-    def _serve_one(self, conn: Connection) -> bool:
+    def _serve_one(self, conn: Link) -> bool:
         """Answer one parked REQUEST of ``conn``; False if nothing can be handed out now."""
         if self.finished:
             conn.send(proto.Done())
@@ -267,91 +251,56 @@ class Producer:
                 self._waiting.append(conn)
 
     @staticmethod
-    def _set_state(conn: Connection) -> None:
+    def _set_state(conn: Link) -> None:
         conn.info.state = "working" if conn.leases else "idle"
 
-    # -- connections --------------------------------------------------------------------
-    async def _read(self, reader: asyncio.StreamReader, allowed: frozenset[proto.MsgType],
-                    timeout: float | None) -> proto.Message:
-        header = await asyncio.wait_for(reader.readexactly(proto.HEADER_SIZE), timeout)
-        mtype, length = proto.parse_header(header, allowed)
-        payload = await asyncio.wait_for(reader.readexactly(length), self.settings.frame_timeout)
-        return proto.decode(mtype, payload)
+    # -- connections (called by Link) -------------------------------------------------------
+    def link_opened(self, link: Link) -> None:
+        if self._stop.is_set():
+            link.close()
+        elif len(self._links) >= self.settings.max_connections:
+            log.warning("%s: too many connections; refused", link.address)
+            link.close()
+        else:
+            self._links.add(link)
 
-    def _register(self, hello: proto.Hello, address: str, owner: str, writer: asyncio.StreamWriter) -> Connection:
-        name = hello.name or owner
+    def link_closed(self, link: Link) -> None:
+        self._links.discard(link)
+        if link.info is not None:
+            self._drop(link)
+
+    def link_message(self, link: Link, msg: proto.Message) -> None:
+        if link.info is None:
+            assert isinstance(msg, proto.Hello)  # the link lets nothing else through first
+            self._hello(link, msg)
+        else:
+            link.info.last_seen = self.clock()
+            self._on_message(link, msg)
+
+    def _hello(self, link: Link, hello: proto.Hello) -> None:
+        if not proto.token_ok(self.token, hello.token):
+            log.warning("%s: bad token; disconnecting", link.address)
+            link.send(proto.Error("bad token"))
+            link.close()
+            return
+        name = hello.name or link.owner
         cid, n = name, 1
         while cid in self.consumers and self.consumers[cid].state != "gone":
             n += 1
             cid = f"{name}#{n}"
         now = self.clock()
-        info = self.consumers.pop(cid, None) or ConsumerInfo(cid, address, now)
-        info.address, info.last_seen, info.state = address, now, "idle"
+        info = self.consumers.pop(cid, None) or ConsumerInfo(cid, link.address, now)
+        info.address, info.last_seen, info.state = link.address, now, "idle"
         self.consumers[cid] = info
         gone = [k for k, c in self.consumers.items() if c.state == "gone"]
         for k in gone[: max(0, len(gone) - self.settings.max_gone)]:
             del self.consumers[k]
-        conn = Connection(owner, info, writer)
-        self.conns[owner] = conn
-        return conn
+        link.info = info
+        self.conns[link.owner] = link
+        log.info("consumer %s connected from %s", cid, link.address)
+        link.send_frame(self._job_frame)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        owner = next(self._owners)
-        conn: Connection | None = None
-        self._open += 1
-        me = asyncio.current_task()
-        if me is not None:
-            self._handlers.add(me)
-        self._writers.add(writer)
-        try:
-            if self._stop.is_set():
-                return
-            if self._open > self.settings.max_connections:
-                log.warning("%s: too many connections; refused", address)
-                return
-            hello = await self._read(reader, frozenset({proto.MsgType.HELLO}), self.settings.hello_timeout)
-            assert isinstance(hello, proto.Hello)
-            if not proto.token_ok(self.token, hello.token):
-                log.warning("%s: bad token; disconnecting", address)
-                writer.write(proto.encode(proto.Error("bad token")))
-                await asyncio.wait_for(writer.drain(), 5)
-                return
-            conn = self._register(hello, address, owner, writer)
-            log.info("consumer %s connected from %s", conn.info.id, address)
-            writer.write(self._job_frame)
-            await asyncio.wait_for(writer.drain(), self.settings.frame_timeout)
-            while True:
-                msg = await self._read(reader, _CONSUMER_TYPES, None)
-                conn.info.last_seen = self.clock()
-                self._on_message(conn, msg)
-                if writer.transport.get_write_buffer_size() > 1 << 20:
-                    raise proto.ProtocolError("not reading its replies")
-        except proto.ProtocolError as e:
-            log.warning("%s (%s): protocol error: %s; disconnecting", address,
-                        conn.info.id if conn else "before HELLO", e)
-        except TimeoutError:
-            log.warning("%s: timed out; disconnecting", address)
-        except (asyncio.IncompleteReadError, ConnectionError) as e:
-            if conn is None or isinstance(e, asyncio.IncompleteReadError) and e.partial:
-                log.warning("%s: connection closed mid-frame or before HELLO", address)
-        except asyncio.CancelledError:  # shutdown; finishing normally keeps asyncio from logging it
-            pass
-        except Exception:
-            log.exception("%s: unexpected error; disconnecting", address)
-        finally:
-            self._open -= 1
-            self._writers.discard(writer)
-            self._handlers.discard(me)
-            if conn is not None:
-                self._drop(conn)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    def _drop(self, conn: Connection) -> None:
-        conn.closed = True
+    def _drop(self, conn: Link) -> None:
         self.conns.pop(conn.owner, None)
         conn.info.state = "gone"
         n = self.book.release(conn.owner)
@@ -359,7 +308,7 @@ class Producer:
         log.info("consumer %s disconnected%s", conn.info.id, f"; {n} task(s) requeued" if n else "")
         self._dispatch()
 
-    def _on_message(self, conn: Connection, msg: proto.Message) -> None:
+    def _on_message(self, conn: Link, msg: proto.Message) -> None:
         if isinstance(msg, proto.Request):
             if conn.wanted + len(conn.leases) >= self.settings.max_outstanding:
                 conn.send(proto.Wait(500))
@@ -376,7 +325,7 @@ class Producer:
             log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
             self._dispatch()
 
-    def _on_result(self, conn: Connection, msg: proto.Result) -> None:
+    def _on_result(self, conn: Link, msg: proto.Result) -> None:
         tid = msg.task_id
         if tid >= self.book.total or tid not in self.book.history.get(conn.owner, ()):
             raise proto.ProtocolError(f"result for task {tid}, which was never leased to it")

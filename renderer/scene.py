@@ -35,6 +35,7 @@ MAX_SEED = 2**32 - 1
 
 MATERIAL_TYPES = {"lambertian": 0, "metal": 1, "dielectric": 2}
 BUNDLED = Path(__file__).parent / "scenes"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~4x faster
 
 
 class SceneError(ValueError):
@@ -121,7 +122,7 @@ def parse(text: str, source: str = "<scene>", **overrides: int | None) -> Scene:
     if len(text.encode()) > MAX_SCENE_BYTES:
         raise SceneError(source, "", f"scene is larger than {MAX_SCENE_BYTES} bytes")
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_LOADER)  # noqa: S506 -- a safe loader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"

@@ -136,12 +136,8 @@ class StatusServer:
     def __init__(self, p: Producer) -> None:
         self.p = p
         self.registry = metrics_registry(p)
-        self.handlers: set[asyncio.Task] = set()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        me = asyncio.current_task()
-        if me is not None:
-            self.handlers.add(me)
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
             line = head.split(b"\r\n", 1)[0].decode("latin-1")
@@ -163,14 +159,6 @@ class StatusServer:
             log.exception("status request failed")
         finally:
             writer.close()
-            self.handlers.discard(me)
-
-    async def drain(self, timeout: float = 2.0) -> None:
-        """Let requests in flight finish (at shutdown)."""
-        if self.handlers:
-            _, late = await asyncio.wait(set(self.handlers), timeout=timeout)
-            for task in late:
-                task.cancel()
 
     async def route(self, target: str) -> tuple[int, str, bytes]:
         p = self.p

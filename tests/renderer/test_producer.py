@@ -247,3 +247,19 @@ def test_status_server_rejects_junk(tmp_path: Path, scene: scene_mod.Scene) -> N
             http(p.status_port, "/nope")
         assert err.value.code == 404
         assert json.loads(http(p.status_port, "/status")[1])["finished"] is False
+
+
+def test_silent_and_stalled_clients_time_out(tmp_path: Path, scene: scene_mod.Scene) -> None:
+    settings = ProducerSettings(hello_timeout=0.3, frame_timeout=0.3, linger_seconds=0.2)
+    with InProcessProducer(scene, output=tmp_path / "o.png", settings=settings) as p:
+        silent = Client(p.port)
+        stalled = Client(p.port)
+        stalled.hello()
+        stalled.send(proto.encode(proto.Request())[:5])  # half a header, then nothing
+        idle = Client(p.port)
+        idle.hello()  # a consumer between frames may stay quiet as long as it likes
+        t0 = time.monotonic()
+        assert silent.closed_by_peer() and stalled.closed_by_peer()
+        assert time.monotonic() - t0 < 3
+        idle.send(proto.Request())
+        assert isinstance(idle.recv(), proto.Task)
