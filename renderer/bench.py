@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -21,6 +22,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import psutil
 
 from renderer import protocol as proto
 from renderer import scene as scene_mod
@@ -34,24 +37,26 @@ TARGETS = {"kernel_samples_per_second_per_core": 500_000, "distribution_efficien
 
 
 # -- kernel -------------------------------------------------------------------------------
-def _rate(sc: scene_mod.Scene, spp: int, repeats: int) -> float:
+def _rate(sc: scene_mod.Scene, spp: int, repeats: int) -> tuple[float, float]:
+    """Serial kernel (one core): best samples per wall second and per CPU second."""
     w, h = sc.width, sc.height
     render_chunk(sc, 0, 0, 1, 1, 0, 1)  # compile or load the cache
-    best = float("inf")
+    wall = cpu = float("inf")
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         render_chunk(sc, 0, 0, w, h, 0, spp)
-        best = min(best, time.perf_counter() - t0)
-    return w * h * spp / best
+        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, time.thread_time() - c0)
+    return w * h * spp / wall, w * h * spp / cpu
 
 
 def bench_kernel(quick: bool) -> dict:
     sc = scene_mod.load(scene_mod.bundled("spheres"), width=KERNEL_SIZE[0], height=KERNEL_SIZE[1])
-    bvh = _rate(sc, 16 if quick else 48, 2 if quick else 3)
-    brute = _rate(sc.brute_force(), 2 if quick else 4, 1 if quick else 2)
+    bvh, bvh_cpu = _rate(sc, 16 if quick else 48, 2 if quick else 3)
+    brute, brute_cpu = _rate(sc.brute_force(), 2 if quick else 4, 1 if quick else 2)
     return {"scene": "spheres", "width": sc.width, "height": sc.height, "max_depth": sc.max_depth,
             "spheres": len(sc.spheres), "bvh_samples_per_second_per_core": round(bvh),
-            "brute_force_samples_per_second_per_core": round(brute), "bvh_speedup": round(bvh / brute, 2)}
+            "brute_force_samples_per_second_per_core": round(brute), "bvh_speedup": round(bvh / brute, 2),
+            "bvh_samples_per_cpu_second": round(bvh_cpu), "brute_force_samples_per_cpu_second": round(brute_cpu)}
 
 
 # -- in-process producer --------------------------------------------------------------------
@@ -98,18 +103,31 @@ def _env() -> dict[str, str]:
     return e
 
 
+def _cpu_seconds(procs: list[psutil.Process]) -> float:
+    total = 0.0
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            t = proc.cpu_times()
+            total += t.user + t.system
+    return total
+
+
 def _run_job(sc: scene_mod.Scene, commands: list[list[str]], timeout: float = 600) -> dict:
-    """Serve ``sc`` to the given consumer command lines; timings from the producer's view."""
-    trace: list[tuple[float, int]] = []
+    """Serve ``sc`` to the given consumer command lines; timings from the producer's view.
+
+    ``steady`` is the throughput between 10% and 90% done (process start-up and the tail
+    excluded); ``cpu`` is the consumers' CPU seconds over that stretch."""
+    trace: list[tuple[float, int, float]] = []
     with _ProducerThread(sc) as pt:
         procs = [subprocess.Popen([sys.executable, *[a.replace("PORT", str(pt.port)) for a in cmd]],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
                  for cmd in commands]
+        watched = [psutil.Process(proc.pid) for proc in procs]
         try:
             end = time.monotonic() + timeout
             while time.monotonic() < end:
                 done, finished = pt.progress()
-                trace.append((time.monotonic(), done))
+                trace.append((time.monotonic(), done, _cpu_seconds(watched)))
                 if finished:
                     break
                 time.sleep(0.01)
@@ -119,14 +137,15 @@ def _run_job(sc: scene_mod.Scene, commands: list[list[str]], timeout: float = 60
             first, last = p.meter.since, p.finished_at  # type: ignore[union-attr]
         finally:
             for proc in procs:
-                if proc.wait(30) is None:
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
                     proc.kill()
     total = sc.width * sc.height * sc.spp
-    t10 = next(t for t, d in trace if d >= 0.1 * total)
-    t90 = next(t for t, d in trace if d >= 0.9 * total)
-    d10 = next(d for _, d in trace if d >= 0.1 * total)
-    d90 = next(d for _, d in trace if d >= 0.9 * total)
-    return {"steady": (d90 - d10) / (t90 - t10), "end_to_end": total / (last - first),  # type: ignore[operator]
+    t10, d10, c10 = next(row for row in trace if row[1] >= 0.1 * total)
+    t90, d90, c90 = next(row for row in trace if row[1] >= 0.9 * total)
+    return {"steady": (d90 - d10) / (t90 - t10), "cpu": c90 - c10, "wall": t90 - t10,
+            "samples": d90 - d10, "end_to_end": total / (last - first),  # type: ignore[operator]
             "tasks": p.book.total, "seconds": last - first}  # type: ignore[union-attr,operator]
 
 
@@ -136,12 +155,18 @@ def bench_distribution(quick: bool) -> dict:
     consumer = ["-m", "renderer", "consumer", "--connect", "127.0.0.1:PORT"]
     one = _run_job(sc, [consumer])
     two = _run_job(sc, [consumer, consumer])
+    per_cpu_1, per_cpu_2 = one["samples"] / one["cpu"], two["samples"] / two["cpu"]
     return {"scene": "spheres", "width": sc.width, "height": sc.height, "spp": sc.spp, "tile": sc.tile,
             "chunk": sc.chunk, "tasks": one["tasks"],
             "one_consumer_samples_per_second": round(one["steady"]),
             "two_consumers_samples_per_second": round(two["steady"]),
             "efficiency": round(two["steady"] / (2 * one["steady"]), 3),
-            "efficiency_end_to_end": round(two["end_to_end"] / (2 * one["end_to_end"]), 3)}
+            "efficiency_end_to_end": round(two["end_to_end"] / (2 * one["end_to_end"]), 3),
+            # samples per consumer CPU second, 2 vs 1: the protocol's cost alone, whatever else runs
+            "efficiency_per_cpu_second": round(per_cpu_2 / per_cpu_1, 3),
+            # CPU the consumers got per consumer, as a fraction of wall time (1.0 = a whole core each)
+            "consumer_cpu_share_one": round(one["cpu"] / one["wall"], 3),
+            "consumer_cpu_share_two": round(two["cpu"] / (2 * two["wall"]), 3)}
 
 
 # -- producer capacity ------------------------------------------------------------------------
@@ -229,12 +254,17 @@ def table(r: dict) -> str:
     ok = {True: "ok", False: "BELOW TARGET"}
     rows = [
         ("kernel, BVH (samples/s/core)", f"{k['bvh_samples_per_second_per_core']:,}", ">= 500,000", ok[met["kernel"]]),
+        ("  per CPU second", f"{k['bvh_samples_per_cpu_second']:,}", "", ""),
         ("kernel, brute force (samples/s/core)", f"{k['brute_force_samples_per_second_per_core']:,}", "", ""),
+        ("  per CPU second", f"{k['brute_force_samples_per_cpu_second']:,}", "", ""),
         ("BVH speed-up", f"{k['bvh_speedup']}x", "", ""),
         ("1 consumer (samples/s)", f"{d['one_consumer_samples_per_second']:,}", "", ""),
         ("2 consumers (samples/s)", f"{d['two_consumers_samples_per_second']:,}", "", ""),
         ("distribution efficiency", f"{d['efficiency']:.3f} (end to end {d['efficiency_end_to_end']:.3f})",
          ">= 0.9", ok[met["distribution"]]),
+        ("  per consumer CPU second", f"{d['efficiency_per_cpu_second']:.3f}", "", ""),
+        ("  CPU share per consumer, 1 / 2", f"{d['consumer_cpu_share_one']:.2f} / {d['consumer_cpu_share_two']:.2f}",
+         "", ""),
         ("producer capacity (tasks/s)", f"{p['tasks_per_second']:,}", ">= 5,000", ok[met["producer"]]),
     ]
     w = [max(len(row[i]) for row in rows) for i in range(4)]
