@@ -1,10 +1,12 @@
 """Drive the extender over loopback HTTP the way kube-scheduler does, and time filter+prioritize.
 
-A real `ExtenderServer` runs in this process on 127.0.0.1 with its cluster model; the client keeps
-one HTTP/1.1 connection (as kube-scheduler's Go client does), sends `filter`, then `prioritize`
-with the nodes that passed, binds the pod to the best-scored node in the model (the watch catching
-up) and starts on the next pod. The request bodies are encoded before the clock starts: what is
-timed is the round trip, i.e. what the scheduler waits for.
+A real `ExtenderServer` runs in this process on 127.0.0.1 with its cluster model; the client plays
+kube-scheduler: it keeps one HTTP/1.1 connection (as Go's client does), sends `filter` the nodes its
+own filters passed (those with a free GPU: `managedResources` with `ignoredByScheduler: false` means
+kube-scheduler checks GPU fit itself), then `prioritize` with the nodes the extender passed, binds
+the pod to the best-scored node in the model (the watch catching up) and starts on the next pod.
+Request bodies are encoded before the clock starts: what is timed is the round trip, i.e. what the
+scheduler waits for.
 """
 
 from __future__ import annotations
@@ -74,8 +76,10 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     server = ExtenderServer(Extender(feed), "127.0.0.1", 0).start()
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     names = [n["metadata"]["name"] for n in nodes]
-    nodes_json = json.dumps({"metadata": {}, "items": nodes}) if mode == "Nodes" else "null"
-    names_json = json.dumps(names) if mode == "NodeNames" else "null"
+    free = {n["metadata"]["name"]: int(n["status"]["allocatable"].get(GPU, "0")) for n in nodes}
+    by_name = {n["metadata"]["name"]: n for n in nodes}
+    sent: list[str] = []
+    nodes_json = names_json = "null"
     headers = {"Content-Type": "application/json", "User-Agent": "Go-http-client/1.1", "Accept-Encoding": "gzip"}
     total: list[float] = []
     filt: list[float] = []
@@ -92,18 +96,27 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     try:
         for i in range(warmup + calls):
             pod = _pod(i)
-            body = f'{{"Pod":{json.dumps(pod)},"Nodes":{nodes_json},"NodeNames":{names_json}}}'.encode()
+            fits = [n for n in names if free[n] >= 1]  # kube-scheduler's own NodeResourcesFit
+            if fits != sent:
+                sent = fits
+                if mode == "NodeNames":
+                    names_json = json.dumps(fits, separators=(",", ":"))
+                else:
+                    nodes_json = json.dumps({"metadata": {}, "items": [by_name[n] for n in fits]},
+                                            separators=(",", ":"))
+            body = f'{{"Pod":{json.dumps(pod, separators=(",", ":"))},"Nodes":{nodes_json},"NodeNames":{names_json}}}'.encode()
             t0 = time.perf_counter()
             filtered = post("filter", body)
             t1 = time.perf_counter()
             # kube-scheduler sends prioritize the nodes that passed; when all did, that is the same body
             reply = json.loads(filtered)
             passed = reply["NodeNames"] if mode == "NodeNames" else reply["Nodes"]["items"]
-            same = len(passed) == len(nodes)
+            same = len(passed) == len(sent)
             if not same:
                 body = json.dumps({"Pod": pod, "Nodes": None if mode == "NodeNames" else
                                    {"metadata": {}, "items": passed},
-                                   "NodeNames": passed if mode == "NodeNames" else None}).encode()
+                                   "NodeNames": passed if mode == "NodeNames" else None},
+                                  separators=(",", ":")).encode()
             t2 = time.perf_counter()
             scores = post("prioritize", body)
             t3 = time.perf_counter()
@@ -115,6 +128,7 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
             if hosts:
                 top = max(h["Score"] for h in hosts)
                 best = min(h["Host"] for h in hosts if h["Score"] == top)
+                free[best] -= 1
                 bound = dict(pod, spec=dict(pod["spec"], nodeName=best),
                              metadata=dict(pod["metadata"], resourceVersion="2"))
                 feed.apply(WatchEvent("Pod", "ADDED", bound))  # the watch shows the binding

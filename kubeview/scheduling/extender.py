@@ -10,6 +10,7 @@ drive this class; the local cluster can too.
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 import time
 from collections import deque
@@ -53,6 +54,16 @@ class Evaluated:
 
     def scores(self) -> np.ndarray:
         return np.where(self.known, self.placement.scores[self.rows], 0)
+
+
+def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
+    """Placement rows of `names`, -1 for names the model does not know (a C-level loop either way)."""
+    if len(names) > 1:
+        try:
+            return np.fromiter(operator.itemgetter(*names)(row), dtype=np.intp, count=len(names))
+        except KeyError:
+            pass
+    return np.fromiter(map(row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
 
 
 class Extender:
@@ -119,8 +130,7 @@ class Extender:
         if args.node_names is not None:
             alloc = view.alloc
             index = index_for(alloc)
-            names = args.node_names
-            rows = np.fromiter(map(index.row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
+            rows = _rows(index.row, args.node_names)
         else:
             views = [NodeView.from_api(obj) for obj in args.nodes or []]
             alloc = with_usage_from(views, view.alloc)

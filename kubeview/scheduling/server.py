@@ -82,13 +82,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- verbs -----------------------------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        verb = self.path.strip("/").split("?", 1)[0]
-        if verb not in VERBS:
-            self._error(404, f"no such verb {self.path!r}; POST /filter or /prioritize")
-            return
         started = time.perf_counter()
+        verb = self.path.strip("/").split("?", 1)[0]
+        body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
+        if verb not in VERBS:
+            if body is not None:
+                self._error(404, f"no such verb {self.path!r}; POST /filter or /prioritize")
+            return
         code = 200
-        body = self._body()
         if body is None:
             self.server.extender.metrics.observe(verb, 413, time.perf_counter() - started)
             return
@@ -124,6 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no such path {self.path!r}")
 
     def do_PUT(self) -> None:  # noqa: N802
+        body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
+        if body is None:
+            return
         if self.path.split("?", 1)[0].rstrip("/") != "/config":
             self._error(404, f"no such path {self.path!r}; PUT /config")
             return
@@ -131,12 +135,8 @@ class _Handler(BaseHTTPRequestHandler):
         if token is not None:
             given = self.headers.get("Authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                if self._body() is not None:  # drained (or already answered 413): the connection stays usable
-                    self._error(401, "PUT /config needs the header Authorization: Bearer <token>")
+                self._error(401, "PUT /config needs the header Authorization: Bearer <token>")
                 return
-        body = self._body()
-        if body is None:
-            return
         try:
             patch = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -236,8 +236,9 @@ def test_bad_requests_get_reasons_and_the_server_stays_up(server: ExtenderServer
     status, reply = client.json("POST", "/prioritize", {"Pod": {"metadata": {"name": "p"}}, "Nodes": None,
                                                         "NodeNames": None})
     assert status == 400 and reply["Error"] == "request has neither Nodes nor NodeNames"
-    status, reply = client.json("POST", "/bind", {})
+    status, reply = client.json("POST", "/bind", {"Pod": {}})
     assert status == 404
+    assert client.call("GET", "/healthz")[0] == 200  # the body was read: the keep-alive connection is in step
 
     # a body over the limit is refused from its Content-Length, before it is read
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
