@@ -3,6 +3,7 @@ the file and the field, and the CLI exits 2 without a traceback."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +11,10 @@ import numpy as np
 import pytest
 import yaml
 
+from renderer import checkpoint as ckpt
 from renderer import scene as scene_mod
 from renderer.scene import SceneError
+from renderer.tasks import TaskBook
 from tests.renderer.testkit import SPHERES, THREE, run_cli
 
 
@@ -140,3 +143,18 @@ def test_cli_help() -> None:
     for cmd in ("render", "producer", "consumer", "bench"):
         r = run_cli(cmd, "--help")
         assert r.returncode == 0 and "usage:" in r.stdout
+
+
+def test_cli_checkpoint_of_another_job_and_busy_port(tmp_path: Path) -> None:
+    other = scene_mod.load(THREE, spp=5)
+    ckpt.save(tmp_path / "c.ckpt", ckpt.snapshot(TaskBook(other), other.fingerprint()))
+    r = run_cli("producer", "three-spheres", "--listen", "127.0.0.1:0", "--checkpoint", str(tmp_path / "c.ckpt"),
+                "-o", str(tmp_path / "o.png"))
+    assert r.returncode == 2 and "different job" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run_cli("producer", "three-spheres", "--listen", f"127.0.0.1:{port}", "-o", str(tmp_path / "o.png"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "address already in use" in r.stderr.lower(), r.stderr
