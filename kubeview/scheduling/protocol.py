@@ -148,6 +148,7 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
 
 
 _TAILS = [f'","Score":{s}}}' for s in range(11)]
+_PLAIN = bytes(c for c in range(0x20, 0x7f) if c not in b'"\\')  # ASCII that JSON strings take as is
 
 
 def prioritize_reply(names: list[str], scores: np.ndarray) -> bytes:
@@ -156,17 +157,18 @@ def prioritize_reply(names: list[str], scores: np.ndarray) -> bytes:
     if not names:
         return b"[]"
     joined = "".join(names)
-    if '"' in joined or "\\" in joined or not joined.isprintable():  # needs escaping: the slow way
+    if not joined.isascii() or joined.encode().translate(None, _PLAIN):  # something to escape: the general way
         pairs = [{"Host": n, "Score": int(s)} for n, s in zip(names, scores.tolist(), strict=True)]
         return json.dumps(pairs, separators=(",", ":")).encode()
     order = np.argsort(scores, kind="stable")
     ordered = operator.itemgetter(*order.tolist())(names) if len(names) > 1 else (names[0],)
-    counts = np.bincount(scores, minlength=11)
+    counts = np.bincount(scores, minlength=11).tolist()
     parts, start = [], 0
-    for score in np.flatnonzero(counts).tolist():
-        end = start + int(counts[score])
-        parts.append('{"Host":"' + (_TAILS[score] + ',{"Host":"').join(ordered[start:end]) + _TAILS[score])
-        start = end
+    for score, count in enumerate(counts):
+        if count:
+            tail = _TAILS[score]
+            parts.append('{"Host":"' + (tail + ',{"Host":"').join(ordered[start:start + count]) + tail)
+            start += count
     return ("[" + ",".join(parts) + "]").encode()
 
 
