@@ -20,7 +20,7 @@ import numpy as np
 
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.extender import Extender
-from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
 from kubeview.scheduling.server import ExtenderServer
 
 GPU = "nvidia.com/gpu"
@@ -69,7 +69,7 @@ def _pod(i: int) -> dict:
 def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: float | None = None,
             warmup: int = 20) -> LatencyResult:
     """`calls` pods through filter+prioritize against an extender whose model holds `nodes`."""
-    feed = ModelFeed(max_staleness=0.05)
+    feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     feed.apply(Listed("Node", nodes, "1"))
     feed.apply(Listed("Pod", [], "1"))
     feed.start()

@@ -18,12 +18,11 @@ from pathlib import Path
 from kubeview.cluster.source import SourceError
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
-from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
 from kubeview.scheduling.server import ExtenderServer
 
 log = logging.getLogger("kubeview.extender")
 WATCHED = ("Node", "Pod")
-MAX_STALENESS = 0.05  # seconds the scored allocation may lag the watch (see scheduling/feed.py)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         sys.stderr.write(f"kubeview extender: {exc}\n")
         return 1
-    feed = ModelFeed(max_staleness=MAX_STALENESS)
+    feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     try:
         server = ExtenderServer(Extender(feed, config), host, port, token=token)
     except OSError as exc:

@@ -42,6 +42,8 @@ class Evaluated:
     placement: Placement
     index: NodeIndex
     rows: np.ndarray  # request position -> placement row (-1: node unknown to the model)
+    all_known: bool = True
+    _feasible: np.ndarray | None = None
 
     @property
     def known(self) -> np.ndarray:
@@ -50,10 +52,14 @@ class Evaluated:
     def feasible(self) -> np.ndarray:
         """Per requested node: passes. Nodes the model does not know pass (kube-scheduler's own filters
         checked them; refusing them would make pods unschedulable whenever the watch lags)."""
-        return np.where(self.known, self.placement.feasible[self.rows], True)
+        if self._feasible is None:
+            taken = self.placement.feasible[self.rows]
+            self._feasible = taken if self.all_known else np.where(self.known, taken, True)
+        return self._feasible
 
     def scores(self) -> np.ndarray:
-        return np.where(self.known, self.placement.scores[self.rows], 0)
+        taken = self.placement.scores[self.rows]
+        return taken if self.all_known else np.where(self.known, taken, 0)
 
 
 def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
@@ -138,9 +144,9 @@ class Extender:
             rows = np.arange(len(views), dtype=np.intp)
         assumed = self.assumed.matrix(alloc, index.row, exclude_uid=args.uid)
         placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
-        result = Evaluated(args=args, placement=placement, index=index, rows=rows)
+        unknown = int((rows < 0).sum()) if rows.size and rows.min() < 0 else 0
+        result = Evaluated(args=args, placement=placement, index=index, rows=rows, all_known=not unknown)
         self._last = (key, result)
-        unknown = int((rows < 0).sum())
         if unknown:
             self.count("unknown_nodes", unknown)
             self.metrics.unknown_nodes.inc(unknown)
@@ -168,9 +174,10 @@ class Extender:
                 (unresolvable if is_hard else failed)[names[pos]] = text
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
-        ok = np.flatnonzero(passed & ev.known)
-        if ok.size == 1 and int(passed.sum()) == 1:
-            self._assume(ev, int(ev.rows[ok[0]]), ev.placement.nodes)  # no prioritize call will follow
+        if failing.size == len(passed) - 1:  # one node left: no prioritize call will follow
+            ok = np.flatnonzero(passed & ev.known)
+            if ok.size == 1:
+                self._assume(ev, int(ev.rows[ok[0]]), ev.placement.nodes)
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, unresolvable)
 
@@ -178,11 +185,11 @@ class Extender:
         ev = self._evaluate(body)
         self.count("prioritize")
         scores = ev.scores()
-        candidates = np.flatnonzero(ev.known & ev.feasible())
-        if candidates.size:
-            rows = ev.rows[candidates]
-            top = ev.placement.scores[rows].max()
-            best = rows[ev.placement.scores[rows] == top]
+        eligible = ev.feasible() if ev.all_known else ev.feasible() & ev.known
+        ranked = np.where(eligible, scores, -1)
+        top = ranked.max() if ranked.size else -1
+        if top >= 0:  # remember where this pod will most likely go: our best node (ties: first by name)
+            best = ev.rows[ranked == top]
             self._assume(ev, int(best[np.argmin(ev.index.name_rank[best])]), ev.placement.nodes)
         self.metrics.assumed.set(len(self.assumed))
         return prioritize_reply(ev.args.names, scores)
