@@ -279,3 +279,34 @@ def test_internal_error_is_a_500_with_error_set_and_the_server_stays_up(fixture_
         assert client.call("GET", "/healthz")[0] == 200
     finally:
         srv.stop()
+
+
+def test_nodes_the_model_does_not_know_pass_and_score_0(server: ExtenderServer) -> None:
+    """kube-scheduler's own filters checked them; refusing them would strand pods while the watch lags."""
+    client = Client(server.port)
+    args = json.loads(_gpu_args("x", ["gpu-node-1", "new-node", "gpu-node-2"]))
+    _, result = client.json("POST", "/filter", args)
+    assert result["NodeNames"] == ["gpu-node-1", "new-node", "gpu-node-2"]
+    _, scores = client.json("POST", "/prioritize", args)
+    assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 5, "new-node": 0, "gpu-node-2": 5}
+    _, status = client.json("GET", "/status")
+    assert status["counters"]["unknown_nodes"] == 1
+    assert status["assumed"][0]["node"] == "gpu-node-1"
+
+
+def test_cpu_nodes_fail_a_gpu_pod_with_full_node_objects(fixture_nodes: list[dict]) -> None:
+    """nodeCacheCapable: false with nodes the scheduler would not normally send: reasons per node."""
+    srv = _serve(_feed(fixture_nodes))
+    client = Client(srv.port)
+    try:
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("x", None, fixture_nodes)))
+        assert [n["metadata"]["name"] for n in result["Nodes"]["items"]] == ["gpu-node-1", "gpu-node-2"]
+        assert result["FailedNodes"] == {f"cpu-node-{i}": "Insufficient nvidia.com/gpu" for i in (1, 2, 3)}
+        assert result["FailedAndUnresolvableNodes"] == {} and result["Error"] == ""
+        tainted = [dict(n, spec={"taints": [{"key": "k", "effect": "NoSchedule"}]}) for n in fixture_nodes[3:]]
+        _, result = client.json("POST", "/filter", json.loads(_gpu_args("y", None, tainted)))
+        assert result["Nodes"]["items"] == []
+        assert result["FailedAndUnresolvableNodes"] == {
+            "gpu-node-1": "node(s) had untolerated taint(s)", "gpu-node-2": "node(s) had untolerated taint(s)"}
+    finally:
+        srv.stop()
