@@ -116,33 +116,38 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     ok_taint = predicates.taints_tolerated(index, pod.tolerations)
     ok_aff = predicates.affinity_matches(index, pod.node_selector, pod.affinity)
 
-    # Gather every column needed once, as (k, N) rows: fit columns first, then the scored ones.
+    # One resource column at a time, as (N,) arrays (see scoring.policy_scores for why not blocks).
     fit_cols = (request > 0).nonzero()[0].tolist()
     score_cols, weights = score_columns(alloc, request, config)
-    cols = fit_cols + [c for c in score_cols if c not in fit_cols]
-    allocatable = alloc.allocatable.T[cols]
-    used = alloc.requested.T[cols]
-    if assumed is not None:
-        used += assumed.T[cols]
-    used += request[cols][:, None]  # what each node would hold with the pod placed there
+    used: dict[int, np.ndarray] = {}  # column -> what each node would hold with the pod placed there
+    for c in dict.fromkeys(fit_cols + score_cols):
+        u = alloc.requested[:, c] + request[c]
+        if assumed is not None:
+            u += assumed[:, c]
+        used[c] = u
     k = len(fit_cols)
 
     names = [UNSCHEDULABLE, UNTOLERATED, AFFINITY]  # the unresolvable ones come first, see `unresolvable`
     names += [resource_reason(alloc.resources[c]) for c in fit_cols]
     names += [resource_reason(r) for r in missing]
     failed = np.zeros((len(names), n), dtype=bool)
-    failed[0] = ~ok_sched
-    failed[1] = ok_sched & ~ok_taint
-    failed[2] = ok_sched & ok_taint & ~ok_aff
-    earlier = ~(failed[0] | failed[1] | failed[2])  # reached NodeResourcesFit
-    np.greater(used[:k], allocatable[:k], out=failed[3:3 + k])
-    failed[3:3 + k] &= earlier
+    np.logical_not(ok_sched, out=failed[0])
+    np.greater(ok_sched, ok_taint, out=failed[1])  # passed the earlier filter, failed this one
+    earlier = ok_sched & ok_taint
+    np.greater(earlier, ok_aff, out=failed[2])
+    earlier &= ok_aff  # reached NodeResourcesFit
+    for j, c in enumerate(fit_cols):
+        np.greater(used[c], alloc.allocatable[:, c], out=failed[3 + j])
+        failed[3 + j] &= earlier
     if missing:
         failed[3 + k:] = earlier
     feasible = ~failed.any(axis=0)
 
-    pos = [cols.index(c) for c in score_cols]
-    raw = policy_scores(used[pos], allocatable[pos], weights, config.policy) if pos else np.zeros(n)
+    if score_cols:
+        raw = policy_scores([used[c] for c in score_cols], [alloc.allocatable[:, c] for c in score_cols],
+                            weights, config.policy)
+    else:
+        raw = np.zeros(n)
     scores = finish(raw, config, index)
     scores[~feasible] = 0
     return Placement(nodes=alloc.nodes, feasible=feasible, scores=scores, reason_names=names,

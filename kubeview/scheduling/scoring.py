@@ -43,37 +43,48 @@ def score_columns(alloc: Allocation, request: np.ndarray, config: PackingConfig)
     return cols, weights
 
 
-def policy_scores(used: np.ndarray, allocatable: np.ndarray, weights: list[float], policy: str) -> np.ndarray:
-    """Float scores 0..10 (N,) from `used` (requested on the node plus the pod) and `allocatable`,
-    both (k, N) over the scored columns. Resources a node has none of are left out of its mean."""
-    valid = allocatable > 0
-    everywhere = bool(valid.all())  # the common case (cpu, memory, GPUs on GPU-only candidates): fewer passes
-    if everywhere:
-        f = used / allocatable
-    else:
-        f = np.divide(used, allocatable, out=np.zeros(used.shape), where=valid)
-    np.minimum(f, 1.0, out=f)  # requests are never negative, so f >= 0
+def policy_scores(used: list[np.ndarray], allocatable: list[np.ndarray], weights: list[float],
+                  policy: str) -> np.ndarray:
+    """Float scores 0..10 (N,) from, per scored resource, `used` (requested on the node plus the pod)
+    and `allocatable`, each an (N,) array. Resources a node has none of are left out of its mean.
+
+    Works one resource column at a time on (N,) arrays: a few small arrays are much cheaper than one
+    (k, N) block (which at 5,000 nodes is big enough to come from fresh, page-faulting memory)."""
+    fractions: list[np.ndarray] = []
+    valids: list[np.ndarray | None] = []  # None: every node has some of this resource
+    for u, a in zip(used, allocatable, strict=True):
+        valid = a > 0
+        if valid.all():
+            f = u / a
+            valids.append(None)
+        else:
+            f = np.divide(u, a, out=np.zeros(len(u)), where=valid)
+            valids.append(valid)
+        np.minimum(f, 1.0, out=f)  # requests are never negative, so f >= 0
+        fractions.append(f)
+    everywhere = all(v is None for v in valids)
     if policy == "balanced":
-        if everywhere:
-            return MAX_SCORE * (1.0 - f.std(axis=0))
-        count = valid.sum(axis=0)
+        count = len(fractions) if everywhere else sum(np.ones(len(f)) if v is None else v
+                                                      for f, v in zip(fractions, valids, strict=True))
         safe = np.maximum(count, 1)
-        mean = f.sum(axis=0) / safe  # invalid entries are 0 in f
-        var = (((f - mean) ** 2) * valid).sum(axis=0) / safe
-        return np.where(count > 0, MAX_SCORE * (1.0 - np.sqrt(var)), 0.0)
-    w = np.asarray(weights)
+        mean = sum(fractions) / safe  # invalid entries are 0 in f
+        var = sum(((f - mean) ** 2) if v is None else ((f - mean) ** 2) * v
+                  for f, v in zip(fractions, valids, strict=True)) / safe
+        out = MAX_SCORE * (1.0 - np.sqrt(var))
+        return out if everywhere else np.where(count > 0, out, 0.0)
     if everywhere:
-        mean = (w / w.sum()) @ f
+        total = sum(weights)
+        mean = sum(f * (w / total) for f, w in zip(fractions, weights, strict=True))
+        has = None
     else:
-        wv = w[:, None] * valid
-        total = wv.sum(axis=0)
-        mean = (f * wv).sum(axis=0) / np.maximum(total, 1e-300)  # no valid resource: 0 / tiny = 0
+        den = sum(np.full(len(f), w) if v is None else v * w for f, v, w in zip(fractions, valids, weights, strict=True))
+        has = den > 0
+        mean = sum(f * w for f, w in zip(fractions, weights, strict=True)) / np.where(has, den, 1.0)
     if policy == "spread":
         mean = 1.0 - mean
-        if not everywhere:
-            mean[total == 0] = 0.0
-    mean *= MAX_SCORE
-    return mean
+        if has is not None:
+            mean[~has] = 0.0
+    return mean * MAX_SCORE
 
 
 def finish(raw: np.ndarray, config: PackingConfig, index: NodeIndex) -> np.ndarray:
