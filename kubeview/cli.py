@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from kubeview import __version__
+from kubeview.hostport import parse_listen
 
 DESCRIPTION = """\
 kubeview watches a Kubernetes cluster's nodes and pods and shows cpu, memory and GPU allocation per
@@ -34,6 +35,16 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _listen(flag: str):  # noqa: ANN202 - an argparse type
+    def parse(text: str) -> tuple[str, int]:
+        try:
+            return parse_listen(text, flag)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return parse
+
+
 def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
     """Cluster options, accepted before or after a command.
 
@@ -47,6 +58,8 @@ def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
     g.add_argument("-n", "--namespace", help="only this namespace's pods and workloads (default: all)")
     g.add_argument("--local", action="store_true", help="use the embedded local cluster even if a kubeconfig exists")
     g.add_argument("--cluster", metavar="FILE", help="local cluster YAML (default: the bundled 5-node cluster)")
+    g.add_argument("--local-metrics", metavar="HOST:PORT", type=_listen("--local-metrics"),
+                   help="serve the local cluster's node-exporter/cAdvisor-named metrics here for a Prometheus")
     g.add_argument("--prometheus", metavar="URL", help="Prometheus server to read utilization from")
     g.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token for --prometheus")
     g.add_argument("--prometheus-insecure", action="store_true", help="do not verify --prometheus TLS certificates")

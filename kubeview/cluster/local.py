@@ -89,7 +89,8 @@ class LocalSource:
     is_local = True
 
     def __init__(self, cluster_file: str | None = None, policy: PackingConfig | None = None, *,
-                 kubelet: KubeletSettings | None = None, seed: int | None = None) -> None:
+                 kubelet: KubeletSettings | None = None, seed: int | None = None,
+                 metrics_listen: tuple[str, int] | None = None) -> None:
         self.config = load_cluster(cluster_file)
         self._lock = threading.RLock()
         self._subscribers: list[queue.Queue[SourceEvent]] = []
@@ -99,6 +100,11 @@ class LocalSource:
         self._usage: dict[Key, tuple[float, int]] = {}
         self._closed = False
         self._supervisor = Supervisor(self._on_report, kubelet)
+        self.metrics = None  # a LocalMetricsServer when asked for: what a Prometheus scrapes
+        if metrics_listen is not None:
+            from kubeview.cluster.local_metrics import start_local_metrics
+
+            self.metrics = start_local_metrics(self, *metrics_listen)
         atexit.register(self.close)
 
     # --- ClusterSource ------------------------------------------------------------------------------
@@ -137,6 +143,8 @@ class LocalSource:
                          for p in self._state.list("Pod") if (p["metadata"]["namespace"], p["metadata"]["name"])
                          in set(self._state.running_pods())] or [0.0])
         self._supervisor.close(grace=min(grace, 10.0))
+        if self.metrics is not None:
+            self.metrics.close()
         atexit.unregister(self.close)
         shutil.rmtree(self.log_dir, ignore_errors=True)
 

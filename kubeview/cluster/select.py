@@ -31,4 +31,4 @@ def open_source(args: argparse.Namespace) -> ClusterSource:
                           namespace=getattr(args, "namespace", None))
     from kubeview.cluster.local import LocalSource
 
-    return LocalSource(getattr(args, "cluster", None))
+    return LocalSource(getattr(args, "cluster", None), metrics_listen=getattr(args, "local_metrics", None))
