@@ -3,7 +3,9 @@
 A real `ExtenderServer` runs in this process on 127.0.0.1 with its cluster model; the client plays
 kube-scheduler: it keeps one HTTP/1.1 connection (as Go's client does), sends `filter` the nodes its
 own filters passed (those with a free GPU: `managedResources` with `ignoredByScheduler: false` means
-kube-scheduler checks GPU fit itself), then `prioritize` with the nodes the extender passed, binds
+kube-scheduler checks GPU fit itself) in a different order for every pod (its parallel filter fills
+the list as workers finish, so no two lists need be alike), then `prioritize` with the nodes the
+extender passed, binds
 the pod to the best-scored node in the model (the watch catching up) and starts on the next pod.
 Request bodies are encoded before the clock starts: what is timed is the round trip, i.e. what the
 scheduler waits for.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import random
 import time
 from dataclasses import dataclass
 
@@ -78,6 +81,7 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     names = [n["metadata"]["name"] for n in nodes]
     free = {n["metadata"]["name"]: int(n["status"]["allocatable"].get(GPU, "0")) for n in nodes}
     by_name = {n["metadata"]["name"]: n for n in nodes}
+    shuffle = random.Random(0).shuffle
     sent: list[str] = []
     nodes_json = names_json = "null"
     headers = {"Content-Type": "application/json", "User-Agent": "Go-http-client/1.1", "Accept-Encoding": "gzip"}
@@ -97,13 +101,12 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
         for i in range(warmup + calls):
             pod = _pod(i)
             fits = [n for n in names if free[n] >= 1]  # kube-scheduler's own NodeResourcesFit
-            if fits != sent:
+            if mode == "NodeNames":
+                shuffle(fits)
+                sent, names_json = fits, json.dumps(fits, separators=(",", ":"))
+            elif fits != sent:  # full Nodes: 4 KB each, re-encoded only when the set changes
                 sent = fits
-                if mode == "NodeNames":
-                    names_json = json.dumps(fits, separators=(",", ":"))
-                else:
-                    nodes_json = json.dumps({"metadata": {}, "items": [by_name[n] for n in fits]},
-                                            separators=(",", ":"))
+                nodes_json = json.dumps({"metadata": {}, "items": [by_name[n] for n in sent]}, separators=(",", ":"))
             body = f'{{"Pod":{json.dumps(pod, separators=(",", ":"))},"Nodes":{nodes_json},"NodeNames":{names_json}}}'.encode()
             t0 = time.perf_counter()
             filtered = post("filter", body)
