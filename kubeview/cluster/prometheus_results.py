@@ -124,6 +124,12 @@ def _gpu_utils(gpus: Sequence[GpuUsage]) -> tuple[float, ...] | None:
     return tuple(per.values()) or None
 
 
+def _gpu_memory(gpus: Sequence[GpuUsage]) -> int | None:
+    """Framebuffer bytes used over distinct GPUs (node, index, uuid); None if none measured."""
+    per = {(g.node, g.index, g.uuid): g.memory_used for g in gpus if g.memory_used is not None}
+    return sum(per.values()) if per else None
+
+
 def reading_from_results(results: Mapping[str, Result], qs: QuerySet, *, at: float, window: str,
                          source: str = "prometheus") -> Reading:
     """Fold the named query results (see QUERY_NAMES) into one full-replace `UsageUpdate`."""
@@ -145,6 +151,7 @@ def reading_from_results(results: Mapping[str, Result], qs: QuerySet, *, at: flo
             cpu=node_cpu.get(name),
             memory=None if name not in node_mem else round(node_mem[name]),
             gpu_util=_gpu_utils(node_gpus.get(name, ())),
+            gpu_memory=_gpu_memory(node_gpus.get(name, ())),
         )
         for name in sorted(set(node_cpu) | set(node_mem) | set(node_gpus))
     }
@@ -153,6 +160,7 @@ def reading_from_results(results: Mapping[str, Result], qs: QuerySet, *, at: flo
             cpu=pod_cpu.get(key),
             memory=None if key not in pod_mem else round(pod_mem[key]),
             gpu_util=_gpu_utils(pod_gpus.get(key, ())),
+            gpu_memory=_gpu_memory(pod_gpus.get(key, ())),
         )
         for key in sorted(set(pod_cpu) | set(pod_mem) | set(pod_gpus))
     }

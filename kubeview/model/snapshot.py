@@ -16,6 +16,7 @@ from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
+from kubeview.model.gpu_idle import find_idle, idle_count
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
@@ -80,7 +81,8 @@ def _usage_doc(pu: PodUsage | None) -> dict | None:
     if pu is None:
         return None
     return {"cpu": pu.cpu, "memory": pu.memory,
-            "gpuUtilization": list(pu.gpu_util) if pu.gpu_util is not None else None}
+            "gpuUtilization": list(pu.gpu_util) if pu.gpu_util is not None else None,
+            "gpuMemoryUsed": pu.gpu_memory, "idleGpus": idle_count(pu.gpu_util)}
 
 
 def _pod_doc(p: PodView, pu: PodUsage | None) -> dict:
@@ -205,6 +207,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "podCount": counts[i],
             "gpuLargestFit": fits[i],
             "gpuUtilization": list(nu.gpu_util) if nu is not None and nu.gpu_util is not None else None,
+            "gpuMemoryUsed": nu.gpu_memory if nu is not None else None,
             "resources": per,
         })
         if not node_resources:
@@ -224,6 +227,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             t["usage"] = sum(known) if known else None
         else:
             t["usage"] = None
+    idle = find_idle(model.pods.values(), usage.pods)
     conn = model.connection
     return {
         "schemaVersion": SCHEMA_VERSION,
@@ -239,7 +243,9 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "pods": len(model.pods),
             "pendingPods": model.pending_count(),
             "totals": totals,
-            "usage": {"source": usage.source, "at": _iso(usage.at), "window": usage.window, "error": usage.error},
+            "usage": {"source": usage.source, "at": _iso(usage.at), "window": usage.window, "error": usage.error,
+                      "idleGpus": idle.idle_gpus, "idlePods": idle.idle_pods,
+                      "unmeasuredGpuPods": idle.unmeasured_pods, "idleThreshold": idle.threshold},
         },
         "nodes": nodes,
         "pods": pod_docs,
@@ -288,7 +294,9 @@ SNAPSHOT_SCHEMA: dict = {
             "pods": _COUNT,
             "pendingPods": _COUNT,
             "totals": {"type": "object", "additionalProperties": {"$ref": "#/$defs/figures"}},
-            "usage": _obj({"source": _OPT_STR, "at": _TIME, "window": _OPT_STR, "error": _OPT_STR}),
+            "usage": _obj({"source": _OPT_STR, "at": _TIME, "window": _OPT_STR, "error": _OPT_STR,
+                           "idleGpus": _COUNT, "idlePods": _COUNT, "unmeasuredGpuPods": _COUNT,
+                           "idleThreshold": {"type": "number", "description": "percent utilization"}}),
         }),
         "nodes": {"type": "array", "items": {"$ref": "#/$defs/node"}},
         "pods": {"type": "array", "items": {"$ref": "#/$defs/pod"}},
@@ -311,6 +319,7 @@ SNAPSHOT_SCHEMA: dict = {
             "podCount": _COUNT,
             "gpuLargestFit": _COUNT,
             "gpuUtilization": {"type": ["array", "null"], "items": {"type": "number"}},
+            "gpuMemoryUsed": _OPT_NUM,
             "resources": {"type": "object", "additionalProperties": {"$ref": "#/$defs/figures"}},
         }),
         "pod": _obj({
@@ -326,7 +335,10 @@ SNAPSHOT_SCHEMA: dict = {
             "pendingReason": _OPT_STR,
             "usage": {"type": ["object", "null"],
                       "properties": {"cpu": _OPT_NUM, "memory": _OPT_NUM,
-                                     "gpuUtilization": {"type": ["array", "null"], "items": {"type": "number"}}}},
+                                     "gpuUtilization": {"type": ["array", "null"], "items": {"type": "number"}},
+                                     "gpuMemoryUsed": _OPT_NUM,
+                                     "idleGpus": {"type": ["integer", "null"],
+                                                  "description": "GPUs below the idle threshold; null: not measured"}}},
         }),
         "workload": _obj({
             "kind": {"enum": ["ReplicaSet", "Deployment", "StatefulSet"]},

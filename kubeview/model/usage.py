@@ -22,6 +22,7 @@ class NodeUsage:
     cpu: float | None = None  # millicores in use (`node_cpu_seconds_total` rate x 1000)
     memory: int | None = None  # bytes in use (working set)
     gpu_util: tuple[float, ...] | None = None  # percent per GPU (DCGM_FI_DEV_GPU_UTIL), by GPU index
+    gpu_memory: int | None = None  # framebuffer bytes used over the node's GPUs (DCGM_FI_DEV_FB_USED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class PodUsage:
     cpu: float | None = None  # millicores
     memory: int | None = None  # bytes (working set)
     gpu_util: tuple[float, ...] | None = None  # percent per GPU the pod holds
+    gpu_memory: int | None = None  # framebuffer bytes used on the GPUs the pod holds
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,11 +58,27 @@ def test_usage_sits_beside_requests_and_missing_is_null() -> None:
     assert nodes["gpu-node-1"]["gpuUtilization"] == [97.0, 3.5]
     assert nodes["cpu-node-1"]["resources"]["cpu"]["usage"] is None
     pods = {p["name"]: p for p in doc["pods"]}
-    assert pods["gpu-a"]["usage"] == {"cpu": 990.0, "memory": 123456789, "gpuUtilization": None}
+    assert pods["gpu-a"]["usage"] == {"cpu": 990.0, "memory": 123456789, "gpuUtilization": None,
+                                      "gpuMemoryUsed": None, "idleGpus": None}
     assert pods["gpu-b"]["usage"] is None
     assert doc["cluster"]["totals"]["cpu"]["usage"] == 1250.5 and doc["cluster"]["totals"]["memory"]["usage"] is None
     assert doc["cluster"]["usage"] == {"source": "prometheus", "at": "1970-01-01T00:01:00Z", "window": "5m",
-                                       "error": None}
+                                       "error": None, "idleGpus": 0, "idlePods": 0, "unmeasuredGpuPods": 2,
+                                       "idleThreshold": 5.0}
+
+
+def test_allocated_gpus_below_five_percent_are_flagged_idle() -> None:
+    m = model()  # gpu-a and gpu-b each hold 1 GPU
+    m.apply(UsageUpdate(pods={("default", "gpu-a"): PodUsage(gpu_util=(2.0,), gpu_memory=3 * 2**20),
+                              ("default", "gpu-b"): PodUsage(gpu_util=(60.0,))},
+                        source="prometheus", at=60.0, window="5m"))
+    doc = build_snapshot(m, now=0.0)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    pods = {p["name"]: p for p in doc["pods"]}
+    assert (pods["gpu-a"]["usage"]["idleGpus"], pods["gpu-a"]["usage"]["gpuMemoryUsed"]) == (1, 3 * 2**20)
+    assert pods["gpu-b"]["usage"]["idleGpus"] == 0
+    usage = doc["cluster"]["usage"]
+    assert (usage["idleGpus"], usage["idlePods"], usage["unmeasuredGpuPods"]) == (1, 1, 0)
 
 
 def test_the_checker_catches_what_breaks_the_contract() -> None:

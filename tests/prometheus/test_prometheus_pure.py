@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kubeview.cluster.gpu_idle import find_idle
 from kubeview.cluster.prometheus import PrometheusError, PrometheusUsage
 from kubeview.cluster.prometheus_queries import QUERY_NAMES, QueryConfigError, load_queries, merge_queries
 from kubeview.cluster.prometheus_results import node_name, reading_from_results
+from kubeview.model.gpu_idle import find_idle
 from kubeview.model.usage import PodUsage
 
 QS = load_queries()
@@ -94,7 +94,8 @@ def test_results_fold_into_a_usage_update_with_none_for_missing() -> None:
     assert u.nodes["n1"].gpu_util == (60.0, 2.0)  # by GPU index
     assert "n2" not in u.nodes  # NaN: not measured (the model shows "—"), never 0
     assert u.nodes["n3"].cpu is None and u.nodes["n3"].gpu_util == (40.0,)
-    assert u.pods[("ml", "p")] == PodUsage(cpu=250.0, memory=1000, gpu_util=(2.0,))
+    assert u.nodes["n1"].gpu_memory == 1048576 and u.nodes["n3"].gpu_memory is None  # FB_USED: n1's GPU 1 only
+    assert u.pods[("ml", "p")] == PodUsage(cpu=250.0, memory=1000, gpu_util=(2.0,), gpu_memory=1048576)
     assert ("ml", "r") not in u.pods  # +Inf: not measured
     assert u.pods[("ml", "q")] == PodUsage(cpu=None, memory=None, gpu_util=(40.0,))
     g = {(g.node, g.index): g for g in r.gpus}

@@ -13,11 +13,11 @@ import psutil
 import pytest
 from prometheus_api_client import PrometheusConnect
 
-from kubeview.cluster.gpu_idle import find_idle
 from kubeview.cluster.prometheus import PrometheusUsage, start_poller
 from kubeview.cluster.prometheus_queries import merge_queries
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
+from kubeview.model.gpu_idle import find_idle
 from kubeview.model.snapshot import build_snapshot
 from kubeview.model.usage import UsageUpdate
 from tests.prometheus.conftest import get_json, wait_for

@@ -73,6 +73,11 @@ class IdleReport:
         return sum(1 for p in self.pods.values() if p.idle is None)
 
 
+def idle_count(util: tuple[float, ...] | None, threshold: float = IDLE_BELOW) -> int | None:
+    """GPUs below `threshold` percent; None when nothing was measured (no data is not 0%)."""
+    return None if not util else sum(1 for u in util if u < threshold)
+
+
 def find_idle(pods: Iterable[PodLike], usage: Mapping[tuple[str, str], PodUsage],
               threshold: float = IDLE_BELOW, resource: str = GPU_RESOURCE) -> IdleReport:
     """Join the model's GPU-holding pods with their measured GPU utilization (`Usage.pods`)."""
@@ -84,6 +89,6 @@ def find_idle(pods: Iterable[PodLike], usage: Mapping[tuple[str, str], PodUsage]
         key = (pod.namespace, pod.name)
         measured = usage.get(key)
         util = measured.gpu_util if measured is not None and measured.gpu_util else None
-        idle = None if util is None else sum(1 for u in util if u < threshold)
+        idle = idle_count(util, threshold)
         out[key] = PodGpus(pod.namespace, pod.name, pod.node, requested, util, idle)
     return IdleReport(pods=out, threshold=threshold)
