@@ -21,7 +21,7 @@ import numba
 
 from renderer import protocol as proto
 from renderer.kernels import render_chunk
-from renderer.scene import Scene, SceneError, parse
+from renderer.scene import Scene, SceneError, bundled, load, parse
 
 log = logging.getLogger("renderer.consumer")
 
@@ -70,6 +70,7 @@ class Consumer:
                 signal.signal(sig, self.request_stop)
         if self.threads > 1:
             numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+        self._warm_up()
         attempt = 0
         last_ok = time.monotonic()
         while not self.stopping:
@@ -143,13 +144,19 @@ class Consumer:
             self.tasks_done += 1
             cur = self._recv(sock)
 
+    def _warm_up(self) -> None:
+        """Compile the kernel, or load it from numba's cache, before taking any work: the
+        compiled code depends on argument types only, so a bundled scene serves for all."""
+        t0 = time.monotonic()
+        render_chunk(load(bundled("three-spheres")), 0, 0, 1, 1, 0, 1, parallel=self.threads > 1)
+        log.debug("kernel ready in %.2fs", time.monotonic() - t0)
+
     def _load(self, job: proto.Job) -> Scene:
         if job.job_id != self._job_id or self._scene is None:
             scene = parse(job.scene_text, "scene from producer", width=job.width, height=job.height,
                           spp=job.spp, tile=job.tile, chunk=job.chunk)
             if bytes.fromhex(scene.fingerprint()) != job.job_id:
                 raise proto.ProtocolError("job id does not match the scene (different renderer version?)")
-            render_chunk(scene, 0, 0, 1, 1, 0, 1, parallel=self.threads > 1)  # compile or load the cache
             self._scene, self._job_id = scene, job.job_id
             log.info("job %s %dx%d spp %d from %s:%d", scene.name, scene.width, scene.height, scene.spp,
                      self.host, self.port)

@@ -83,6 +83,7 @@ class Producer:
         self._ckpt_lock = asyncio.Lock()
         self.exit_code = 0
         self._stop = asyncio.Event()
+        self._closing = False
         self._finishing = False
         self._finish_task: asyncio.Task | None = None
         self.listen_address: tuple[str, int] | None = None
@@ -130,7 +131,8 @@ class Producer:
                          self.book.total)
                 await self._save_checkpoint()
         finally:
-            self._stop.set()  # connections opened from now on are closed at once
+            self._stop.set()
+            self._closing = True  # connections opened from now on are closed at once
             for h in helpers:
                 h.cancel()
             for s in servers:
@@ -188,6 +190,9 @@ class Producer:
                  ", ".join(str(p) for p in (self.output, self.raw) if p is not None) or "nothing",
                  self.finished_at - t0, self.book.total, self.book.requeued, self.finished_at - self.started)
         self._dispatch()
+        for link in self.conns.values():  # and tell the others, so nobody waits for a reply
+            if link.wanted == 0:
+                link.send(proto.Done())
         if not self.serve_after_done:
             self._stop.set()
 
@@ -256,7 +261,7 @@ class Producer:
 
     # -- connections (called by Link) -------------------------------------------------------
     def link_opened(self, link: Link) -> None:
-        if self._stop.is_set():
+        if self._closing:
             link.close()
         elif len(self._links) >= self.settings.max_connections:
             log.warning("%s: too many connections; refused", link.address)
@@ -299,6 +304,8 @@ class Producer:
         self.conns[link.owner] = link
         log.info("consumer %s connected from %s", cid, link.address)
         link.send_frame(self._job_frame)
+        if self.finished:
+            link.send(proto.Done())
 
     def _drop(self, conn: Link) -> None:
         self.conns.pop(conn.owner, None)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import psutil
 import pytest
 
 from renderer import checkpoint as ckpt
@@ -24,14 +25,14 @@ from renderer import scene as scene_mod
 from renderer.tasks import TaskBook
 from tests.renderer.testkit import THREE, Procs, free_port, get_status, run_cli, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("warm_kernels")]
 
 # three-spheres, long enough to kill things mid-render: 6 tiles x 32 chunks = 192 tasks
 JOB = ["--spp", "4096", "--chunk", "128"]
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+def reference(tmp_path_factory: pytest.TempPathFactory, warm_kernels: None) -> np.ndarray:
     out = tmp_path_factory.mktemp("ref") / "ref.npy"
     r = run_cli("render", str(THREE), *JOB, "--raw", str(out), "--no-progress")
     assert r.returncode == 0, r.stderr
@@ -57,21 +58,37 @@ def done_fraction(status_port: int) -> float:
     return st["tasks"]["done"] / st["tasks"]["total"] if st else 0.0
 
 
+def connected(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether ``proc`` has an established TCP connection to ``port``."""
+    try:
+        conns = psutil.Process(proc.pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED for c in conns)
+
+
 def test_consumers_killed_and_a_new_one_joining(procs: Procs, reference: np.ndarray) -> None:
     port, status = free_port(), free_port()
     producer = start_producer(procs, port, status)
     consumers = [start_consumer(procs, port, f"c{i}") for i in range(3)]
-    wait_for(lambda: done_fraction(status) >= 0.2, 60, "20% of the tasks")
-    st = get_status(status)
-    assert st["tasks"]["done"] < st["tasks"]["total"], "render finished before the kill; make JOB longer"
-    for c in consumers[:2]:
-        c.send_signal(signal.SIGKILL)
-    joiner = start_consumer(procs, port, "late")
+    wait_for(lambda: done_fraction(status) >= 0.1, 60, "10% of the tasks")
+    # Pause the producer so that the render is certainly still running while a new consumer
+    # connects (the kernel completes its TCP handshake) and two others are SIGKILLed.
+    producer.send_signal(signal.SIGSTOP)
+    try:
+        joiner = start_consumer(procs, port, "late")
+        wait_for(lambda: connected(joiner, port), 60, "the new consumer to connect")
+        for c in consumers[:2]:
+            c.send_signal(signal.SIGKILL)
+            c.wait(10)
+    finally:
+        producer.send_signal(signal.SIGCONT)
     assert producer.wait(90) == 0, procs.log("producer.log")
     assert consumers[2].wait(30) == 0 and joiner.wait(30) == 0
     log = procs.log("producer.log")
     assert re.search(r"consumer c[01] disconnected; \d task\(s\) requeued", log), log
-    assert "done: wrote" in log and "Traceback" not in log
+    assert "consumer late connected" in log and "done: wrote" in log and "Traceback" not in log
+    assert int(re.search(r"job done; (\d+) tasks", procs.log("late.log")).group(1)) >= 1
     assert np.array_equal(np.load(procs.tmp / "out.npy"), reference)
     assert (procs.tmp / "out.png").read_bytes().startswith(b"\x89PNG")
 
@@ -95,10 +112,15 @@ def test_producer_killed_and_restarted_from_checkpoint(procs: Procs, reference: 
     assert m and int(m.group(1)) == book.done
     first = get_status(status)
     assert first["tasks"]["done"] >= book.done and first["tasks"]["total"] == 192
-    # a consumer stopped with SIGTERM hands its work back and exits 0
+    # a consumer stopped with SIGTERM mid-render (the producer paused to be sure it is
+    # mid-render) hands its work back and exits 0
     wait_for(lambda: done_fraction(status) > first["tasks"]["done"] / 192, 30, "progress after restart")
-    consumers[0].send_signal(signal.SIGTERM)
-    assert consumers[0].wait(30) == 0
+    producer.send_signal(signal.SIGSTOP)
+    try:
+        consumers[0].send_signal(signal.SIGTERM)
+        assert consumers[0].wait(30) == 0
+    finally:
+        producer.send_signal(signal.SIGCONT)
     assert "stopped;" in procs.log("c0.log")
     assert producer.wait(90) == 0, procs.log("producer2.log")
     assert consumers[1].wait(30) == 0
@@ -168,10 +190,10 @@ class Fuzzer:
 def test_fuzzed_producer_stays_up_and_the_image_is_exact(procs: Procs, reference: np.ndarray) -> None:
     port, status = free_port(), free_port()
     producer = start_producer(procs, port, status)
-    consumer = start_consumer(procs, port, "real")
     fuzz = Fuzzer(port, finished=(procs.tmp / "out.npy").exists)
     thread = threading.Thread(target=fuzz.run, daemon=True)
-    thread.start()
+    thread.start()  # before the consumer starts, so that the whole render happens under fire
+    consumer = start_consumer(procs, port, "real")
     try:
         wait_for(lambda: producer.poll() is not None or (s := get_status(status)) and s["finished"], 120,
                  "render to finish under fuzzing", step=0.2)
