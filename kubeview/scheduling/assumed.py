@@ -50,7 +50,8 @@ class AssumedPods:
         self._checked = -1  # live model version of the last binding lookup
         self._dense: tuple[Allocation, int, np.ndarray] | None = None  # (alloc, version, matrix)
         self._lock = threading.Lock()
-        self.version = 0  # bumped on every change (cache key for evaluations)
+        self.version = 0  # bumped on every change (the dense matrix is rebuilt)
+        self.decisions = 0  # bumped when what is assumed changes, not when a binding moves into the model
         self.expired = 0  # dropped by timeout
         self.confirmed = 0  # dropped because the model showed the pod bound
 
@@ -77,12 +78,14 @@ class AssumedPods:
             a = Assumption(uid, namespace, name, node, dict(requests), self.clock())
             self._by_uid[uid] = a
             self._add(a, +1)
+            self.decisions += 1
             self._checked = -1  # look this pod up at the next prune
 
     def forget(self, uid: str) -> None:
         with self._lock:
             if uid in self._by_uid:
                 self._drop(uid)
+                self.decisions += 1
 
     def prune(self, bound: Callable[[list[tuple[str, str]]], tuple[list[str | None], int]],
               view_version: int, live_version: int) -> None:
@@ -110,6 +113,7 @@ class AssumedPods:
                     break
                 self._drop(uid)
                 self.expired += 1
+                self.decisions += 1
 
     def matrix(self, alloc: Allocation, row: dict[str, int], exclude_uid: str = "") -> np.ndarray | None:
         """Assumed requests as an (N, R) array over `alloc`, without `exclude_uid`'s own (a pod never

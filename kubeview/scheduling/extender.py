@@ -32,6 +32,7 @@ from kubeview.scheduling.node_index import NodeIndex, index_for
 from kubeview.scheduling.protocol import ExtenderArgs, decode_args, filter_reply, prioritize_reply
 
 log = logging.getLogger("kubeview.extender")
+REUSE_SECONDS = 1.0  # how long a filter's evaluation may answer the prioritize call that follows
 
 
 @dataclass(slots=True)
@@ -86,7 +87,7 @@ class Extender:
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0}
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
-        self._last: tuple[tuple, Evaluated] | None = None
+        self._last: tuple[tuple, Evaluated, float] | None = None
 
     # -- config ----------------------------------------------------------------------------------
     @property
@@ -128,10 +129,15 @@ class Extender:
         view = self.feed.view()
         self.assumed.prune(self.feed.bound, view.version, self.feed.live_version)
         config = self._config
-        key = (body, view.version, id(config), self.assumed.version)
+        # kube-scheduler calls prioritize right after filter with the same body: answer it from the
+        # filter's evaluation (consistent with what filter said), unless the config or what is assumed
+        # changed, or it is older than REUSE_SECONDS. A newer model view alone does not count: the
+        # bindings it adds were already counted as assumed.
+        key = (body, id(config), self.assumed.decisions)
         last = self._last
-        if last is not None and last[0] == key:
-            return last[1]  # prioritize right after filter for the same pod and nodes
+        now = time.monotonic()
+        if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
+            return last[1]
         args = decode_args(body)
         if args.node_names is not None:
             alloc = view.alloc
@@ -146,7 +152,7 @@ class Extender:
         placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
         unknown = int((rows < 0).sum()) if rows.size and rows.min() < 0 else 0
         result = Evaluated(args=args, placement=placement, index=index, rows=rows, all_known=not unknown)
-        self._last = (key, result)
+        self._last = (key, result, now)
         if unknown:
             self.count("unknown_nodes", unknown)
             self.metrics.unknown_nodes.inc(unknown)
