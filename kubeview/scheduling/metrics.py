@@ -35,8 +35,8 @@ class LatencyWindow:
         if values.size == 0:
             return {"count": count}
         p50, p90, p99 = np.percentile(values, [50, 90, 99])
-        return {"count": count, "p50_ms": round(p50 * 1e3, 3), "p90_ms": round(p90 * 1e3, 3),
-                "p99_ms": round(p99 * 1e3, 3), "max_ms": round(float(values.max()) * 1e3, 3)}
+        return {"count": count, "p50_ms": round(float(p50) * 1e3, 3), "p90_ms": round(float(p90) * 1e3, 3),
+                "p99_ms": round(float(p99) * 1e3, 3), "max_ms": round(float(values.max()) * 1e3, 3)}
 
 
 class ExtenderMetrics:
