@@ -10,7 +10,6 @@ drive this class; the local cluster can too.
 from __future__ import annotations
 
 import logging
-import operator
 import threading
 import time
 from collections import deque
@@ -65,12 +64,10 @@ class Evaluated:
 
 def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
     """Placement rows of `names`, -1 for names the model does not know (a C-level loop either way)."""
-    if len(names) > 1:
-        try:
-            return np.fromiter(operator.itemgetter(*names)(row), dtype=np.intp, count=len(names))
-        except KeyError:
-            pass
-    return np.fromiter(map(row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
+    try:
+        return np.fromiter(map(row.__getitem__, names), dtype=np.intp, count=len(names))
+    except KeyError:
+        return np.fromiter(map(row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
 
 
 class Extender:
