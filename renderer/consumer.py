@@ -35,6 +35,8 @@ class ConsumerSettings:
     poll_seconds: float = 0.25
     """How often a blocked receive checks for SIGTERM."""
     connect_timeout: float = 5.0
+    send_timeout: float = 120.0
+    """A frame (a result can be megabytes) must be sent within this time."""
 
 
 class TokenRejected(Exception):
@@ -111,7 +113,7 @@ class Consumer:
 
     def _session(self, sock: socket.socket) -> bool:
         """One connection's worth of work; True when the producer says the job is done."""
-        sock.sendall(proto.encode(proto.Hello(self.token, self.name)))
+        self._send(sock, proto.encode(proto.Hello(self.token, self.name)))
         job = self._recv(sock)
         if isinstance(job, proto.Error):
             if "token" in job.text:
@@ -120,7 +122,7 @@ class Consumer:
         if not isinstance(job, proto.Job):
             raise proto.ProtocolError(f"expected JOB, got {type(job).__name__}")
         scene = self._load(job)
-        sock.sendall(proto.encode(proto.Request()))
+        self._send(sock, proto.encode(proto.Request()))
         cur = self._recv(sock)
         while True:
             if isinstance(cur, proto.Done):
@@ -129,18 +131,18 @@ class Consumer:
                 self._sleep(cur.ms / 1000)
                 if self.stopping:
                     raise Stopped
-                sock.sendall(proto.encode(proto.Request()))
+                self._send(sock, proto.encode(proto.Request()))
                 cur = self._recv(sock)
                 continue
             if not isinstance(cur, proto.Task):
                 raise proto.ProtocolError(f"expected TASK, WAIT or DONE, got {type(cur).__name__}")
             if self.stopping:  # a task we have not started: hand it back
-                sock.sendall(proto.encode(proto.Return(cur.task_id)))
+                self._send(sock, proto.encode(proto.Return(cur.task_id)))
                 raise Stopped
             self._check_task(scene, cur)
-            sock.sendall(proto.encode(proto.Request()))  # prefetch: the reply arrives while we trace
+            self._send(sock, proto.encode(proto.Request()))  # prefetch: the reply arrives while we trace
             data = render_chunk(scene, cur.x, cur.y, cur.w, cur.h, cur.s0, cur.s1, parallel=self.threads > 1)
-            sock.sendall(proto.encode(proto.Result(cur.task_id, data)))
+            self._send(sock, proto.encode(proto.Result(cur.task_id, data)))
             self.tasks_done += 1
             cur = self._recv(sock)
 
@@ -186,6 +188,13 @@ class Consumer:
             if not chunk:
                 raise EOFError("producer closed the connection")
             self._buf += chunk
+
+    def _send(self, sock: socket.socket, frame: bytes) -> None:
+        sock.settimeout(self.settings.send_timeout)
+        try:
+            sock.sendall(frame)
+        finally:
+            sock.settimeout(self.settings.poll_seconds)
 
     def _sleep(self, seconds: float) -> None:
         end = time.monotonic() + seconds
