@@ -38,6 +38,7 @@ class Figure:
     p50_ms: float
     p95_ms: float
     max_ms: float
+    cpu_p50_ms: float | None = None  # the UI thread's CPU time: what a busy machine cannot inflate
     target_ms: float = TARGET_MS
 
     @property
@@ -45,10 +46,12 @@ class Figure:
         return self.p95_ms <= self.target_ms
 
 
-def _figure(name: str, seconds: list[float]) -> Figure:
+def _figure(name: str, timed: list[float] | tuple[list[float], list[float]]) -> Figure:
+    seconds, cpu = timed if isinstance(timed, tuple) else (timed, None)
     ms = sorted(s * 1000 for s in seconds) or [0.0]
     p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
-    return Figure(name, len(seconds), round(statistics.median(ms), 1), round(p95, 1), round(ms[-1], 1))
+    cpu_p50 = round(statistics.median(c * 1000 for c in cpu), 1) if cpu else None
+    return Figure(name, len(seconds), round(statistics.median(ms), 1), round(p95, 1), round(ms[-1], 1), cpu_p50)
 
 
 async def _settle(app: KubeviewApp, pilot, timeout: float = 300.0) -> None:  # noqa: ANN001
@@ -82,12 +85,29 @@ async def press(pilot, key: str) -> float:  # noqa: ANN001
     return time.perf_counter() - t0
 
 
-async def _keys(pilot, keys: list[str], repeat: int = 1) -> list[float]:  # noqa: ANN001
-    out = []
+async def _keys(pilot, keys: list[str], repeat: int = 1) -> tuple[list[float], list[float]]:  # noqa: ANN001
+    """Wall and UI-thread CPU seconds per key press."""
+    wall, cpu = [], []
     for _ in range(repeat):
         for key in keys:
-            out.append(await press(pilot, key))
+            c0 = time.thread_time()
+            wall.append(await press(pilot, key))
+            cpu.append(time.thread_time() - c0)
             await asyncio.sleep(0.05)  # events and refreshes interleave, as between real key presses
+    return wall, cpu
+
+
+async def _rows_shown(pilot, keys: list[str]) -> list[float]:  # noqa: ANN001
+    """Seconds from the last of `keys` until the rows it asked for (built in a worker) are painted."""
+    out = []
+    for key in keys:
+        t0 = time.perf_counter()
+        await press(pilot, key)
+        screen = pilot.app.screen
+        while getattr(screen, "busy", False):
+            await asyncio.sleep(0.005)
+        await asyncio.wait_for(screen.wait_for_refresh(), 5.0)
+        out.append(time.perf_counter() - t0)
     return out
 
 
@@ -119,10 +139,13 @@ async def measure(nodes: int, pods: int, rate: float, window: float) -> dict:
         figures.append(_figure("switch to pods (first time)", await _keys(pilot, ["2"])))
         figures.append(_figure("pods: refresh", await _refreshes(app, window)))
         figures.append(_figure("pods: down/pagedown/end/home", await _keys(pilot, ["down", "pagedown", "G", "g"], 5)))
-        figures.append(_figure("pods: filter as you type", await _keys(pilot, ["slash", *"app-001", "enter"])))
+        figures.append(_figure("pods: filter as you type (key echo)", await _keys(pilot, ["slash", *"app-00"])))
+        figures.append(_figure("pods: filter, last key to rows shown", await _rows_shown(pilot, ["1"])))
+        await _keys(pilot, ["enter"])
         figures.append(_figure("pods: refresh (filtered)", await _refreshes(app, window / 2)))
         figures.append(_figure("pods: clear filter", await _keys(pilot, ["slash", "escape"])))
-        figures.append(_figure("pods: sort by node, back to name", await _keys(pilot, ["o", "o"])))
+        figures.append(_figure("pods: sort by node, key to rows shown", await _rows_shown(pilot, ["o"])))
+        figures.append(_figure("pods: back to name order", await _keys(pilot, ["o", "o", "o", "o", "o", "o", "o"])))
 
         figures.append(_figure("switch to workloads", await _keys(pilot, ["3"])))
         figures.append(_figure("workloads: refresh", await _refreshes(app, window / 2)))
@@ -152,8 +175,11 @@ def run(args: argparse.Namespace) -> int:
               f"events/s offered (synthetic source), {SIZE[0]}x{SIZE[1]} headless\n")
     out.write(f"  cluster generated in {result['generate_seconds']} s, listed and first shown in "
               f"{result['startup_seconds']} s; events applied {result['events_per_second_applied']:,.0f}/s\n")
-    out.write(f"  {'what':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  target p95 <= {TARGET_MS:.0f} ms\n")
+    out.write(f"  {'what (wall clock; cpu: UI thread)':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
+              f"{'cpu p50':>8}  target p95 <= {TARGET_MS:.0f} ms\n")
     for f in result["figures"]:
         mark = "ok" if f["passed"] else "OVER"
-        out.write(f"  {f['name']:<36} {f['samples']:>4} {f['p50_ms']:>8.1f} {f['p95_ms']:>8.1f} {f['max_ms']:>8.1f}  {mark}\n")
+        cpu = f"{f['cpu_p50_ms']:>8.1f}" if f["cpu_p50_ms"] is not None else f"{'':>8}"
+        out.write(f"  {f['name']:<36} {f['samples']:>4} {f['p50_ms']:>8.1f} {f['p95_ms']:>8.1f} {f['max_ms']:>8.1f} "
+                  f"{cpu}  {mark}\n")
     return 0

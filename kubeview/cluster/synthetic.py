@@ -81,6 +81,8 @@ class SyntheticSource:
         self._node_free: dict[str, list[int]] = {}  # name -> [cpu m, memory bytes, gpu]
         self._node_names: list[str] = []
         self._pods: dict[tuple[str, str], dict] = {}
+        self._keys: list[tuple[str, str]] = []  # the pods' keys, for O(1) random picks
+        self._key_at: dict[tuple[str, str], int] = {}
         self._workloads: dict[tuple[str, str, str], _Workload] = {}
         self._build(nodes, pods, gpu_fraction, pending_fraction)
 
@@ -207,6 +209,8 @@ class SyntheticSource:
             node = self._place(wl.profile)
         pod = self._pod_object(wl, name, node)
         self._pods[(wl.namespace, name)] = pod
+        self._key_at[(wl.namespace, name)] = len(self._keys)
+        self._keys.append((wl.namespace, name))
         wl.pods.append(name)
         return pod
 
@@ -296,13 +300,14 @@ class SyntheticSource:
             delay = next_at - time.monotonic()
             if delay > 0:
                 stop.wait(delay)
-            elif delay < -1:  # fell behind by a second: don't try to catch up in a burst
+            elif delay < -5:  # starved for seconds: catch up in one burst, then keep the rate
+                owed += rate * min(-delay, 5.0)
                 next_at = time.monotonic()
 
     def _random_event(self) -> list[WatchEvent]:
         with self._lock:
             r = self._rng.random()
-            keys = self._pod_keys()
+            keys = self._keys
             key = keys[self._rng.randrange(len(keys))] if keys else None
             if key is None or r < 0.02:
                 name = self._node_names[self._rng.randrange(len(self._node_names))]
@@ -321,19 +326,20 @@ class SyntheticSource:
                 return [WatchEvent("Pod", "MODIFIED", new)]
             # the pod is replaced by its controller: DELETED then ADDED
             self._release(pod["spec"].get("nodeName"), wl.profile)
-            del self._pods[key]
+            self._forget(key)
             wl.pods.remove(key[1])
-            self._keys_cache = None
             new = self._new_pod(wl)
             return [WatchEvent("Pod", "DELETED", pod), WatchEvent("Pod", "ADDED", new)]
 
-    _keys_cache: list | None = None
-
-    def _pod_keys(self) -> list[tuple[str, str]]:
-        if self._keys_cache is None or len(self._keys_cache) != len(self._pods):
-            self._keys_cache = list(self._pods)
-        keys = self._keys_cache
-        return keys
+    def _forget(self, key: tuple[str, str]) -> dict:
+        """Remove a pod (swap-remove from the key list: O(1))."""
+        pod = self._pods.pop(key)
+        i = self._key_at.pop(key)
+        last = self._keys.pop()
+        if last != key:
+            self._keys[i] = last
+            self._key_at[last] = i
+        return pod
 
     def _owner_of(self, pod: dict) -> _Workload | None:
         refs = pod["metadata"].get("ownerReferences") or []
@@ -353,12 +359,11 @@ class SyntheticSource:
             events: list[SourceEvent] = []
             wl.replicas = owner.replicas = replicas
             while len(owner.pods) > replicas:
-                pod = self._pods.pop((namespace, owner.pods.pop()))
+                pod = self._forget((namespace, owner.pods.pop()))
                 self._release(pod["spec"].get("nodeName"), owner.profile)
                 events.append(WatchEvent("Pod", "DELETED", pod))
             while len(owner.pods) < replicas:
                 events.append(WatchEvent("Pod", "ADDED", self._new_pod(owner)))
-            self._keys_cache = None
             events += [WatchEvent(w.kind, "MODIFIED", self._workload_object(w)) for w in ([wl] if owner is wl else [wl, owner])]
         for ev in events:
             self._actions.put(ev)

@@ -23,6 +23,7 @@ from kubeview.cluster.source import ClusterSource
 from kubeview.scheduling.config import PackingConfig
 from kubeview.tui.actions import ActionsMixin
 from kubeview.tui.commands import KubeviewCommands
+from kubeview.tui.format import GPU
 from kubeview.tui.messages import ActionDone, ClusterChanged
 from kubeview.tui.screens.nodes import NodesScreen
 from kubeview.tui.screens.packing import PackingScreen
@@ -124,7 +125,8 @@ class KubeviewApp(ActionsMixin, App[int]):
         try:
             t0 = time.perf_counter()
             self.state.caught_up()
-            self.summary = summarize(self.state.model)
+            model = self.state.model
+            self.summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
             self.version = self.state.model.version  # the current screen refreshes now (sync watchers)
             self.refresh_seconds = time.perf_counter() - t0
         finally:

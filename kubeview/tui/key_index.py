@@ -19,6 +19,28 @@ import numpy as np
 Key = Hashable
 
 
+class Contains:
+    """A filter: keys whose text (from `texts`) contains `needle`. KeyIndex runs it without a call per key."""
+
+    __slots__ = ("needle", "texts")
+
+    def __init__(self, needle: str, texts: dict) -> None:
+        self.needle, self.texts = needle, texts
+
+    def __call__(self, key: Key) -> bool:
+        return self.needle in self.texts.get(key, "")
+
+    def select(self, keys: Iterable) -> list:
+        needle, get = self.needle, self.texts.get
+        return [k for k in keys if needle in get(k, "")]
+
+
+def _select(match: Callable[[Any], bool], keys: Iterable) -> list:
+    if isinstance(match, Contains):
+        return match.select(keys)
+    return [k for k in keys if match(k)]
+
+
 class KeyIndex:
     """Visible keys ordered by `(value(key), key)`; `value=None` orders by key alone."""
 
@@ -28,27 +50,37 @@ class KeyIndex:
         self.match = match
         self.keys: list = []
         self._vals: dict = {}  # sort value of every visible key (sorting by value only)
-        self._members: set = set()
+        self._members_cache: set | None = set()
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @property
+    def _members(self) -> set:
+        """The visible keys as a set, built when first needed (a rebuild need not pay for it)."""
+        if self._members_cache is None:
+            self._members_cache = set(self.keys)
+        return self._members_cache
 
     def __contains__(self, key: object) -> bool:
         return key in self._members
 
     def position(self, key: Key) -> int | None:
-        """Row of `key`, or None if it is not visible."""
-        if key not in self._members:
-            return None
+        """Row of `key`, or None if it is not visible (binary search: no set needed)."""
+        keys = self.keys
         if self.value is None:
-            return bisect.bisect_left(self.keys, key)
-        vals = self._vals
-        return bisect.bisect_left(self.keys, (vals[key], key), key=lambda k: (vals[k], k))
+            i = bisect.bisect_left(keys, key)
+        else:
+            vals = self._vals
+            if key not in vals:
+                return None
+            i = bisect.bisect_left(keys, (vals[key], key), key=lambda k: (vals[k], k))
+        return i if i < len(keys) and keys[i] == key else None
 
     def rebuild(self, by_key: list) -> None:
         """All rows again from `by_key` (every present key, sorted by key)."""
-        keys = [k for k in by_key if self.match(k)] if self.match is not None else list(by_key)
-        self._members = set(keys)
+        keys = _select(self.match, by_key) if self.match is not None else list(by_key)
+        self._members_cache = set(keys)  # built here: big rebuilds run in a worker thread
         if self.value is None:
             self.keys, self._vals = keys, {}
             return
@@ -58,6 +90,15 @@ class KeyIndex:
             order = np.argsort(_array(values), kind="stable")
             keys = [keys[i] for i in order]
         self.keys = keys
+
+    def narrow(self, match: Callable[[Any], bool]) -> None:
+        """Keep only the visible keys that also pass `match` (typing more of a filter): no re-sort."""
+        self.match = match
+        self.keys = _select(match, self.keys)
+        self._members_cache = None
+        if self._vals:
+            vals = self._vals
+            self._vals = {k: vals[k] for k in self.keys}
 
     def update(self, changed: Iterable, present: Callable[[Any], bool]) -> None:
         """Re-place each changed key: gone if not `present(key)` or not matching the filter."""
@@ -73,11 +114,11 @@ class KeyIndex:
         if key not in self._members:
             return
         i = self.position(key)
-        if i is not None and i < len(self.keys) and self.keys[i] == key:
+        if i is not None:
             del self.keys[i]
         else:  # values changed behind our back: fall back to a scan (correct, just slower)
             self.keys.remove(key)
-        self._members.discard(key)
+        self._members_cache.discard(key)  # type: ignore[union-attr]  (built by the check above)
         self._vals.pop(key, None)
 
     def _insert(self, key: Key) -> None:
@@ -95,7 +136,7 @@ def _array(values: list) -> np.ndarray:
     first = values[0]
     if isinstance(first, int | float) and not isinstance(first, bool):
         return np.asarray(values, dtype=np.float64)
-    if isinstance(first, tuple):  # composite values: rank them with Python's ordering, once
-        ranks = {v: i for i, v in enumerate(sorted(set(values)))}
-        return np.fromiter((ranks[v] for v in values), dtype=np.int64, count=len(values))
-    return np.asarray([str(v) for v in values])
+    # strings, tuples: rank the distinct values with Python's ordering (there are few: node names,
+    # phases), then sort integers; much faster than numpy's unicode sort over 150,000 rows
+    ranks = {v: i for i, v in enumerate(sorted(set(values)))}
+    return np.fromiter((ranks[v] for v in values), dtype=np.int64, count=len(values))

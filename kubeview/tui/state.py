@@ -17,6 +17,8 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.workloads import WORKLOAD_KINDS
 from kubeview.tui.key_index import KeyIndex
+from kubeview.tui.rows.pods import search_text as pod_search_text
+from kubeview.tui.rows.workloads import search_text as workload_search_text
 
 FULL = object()  # a tracker marker: everything of this kind changed (a relist)
 
@@ -55,12 +57,27 @@ class ClusterState:
         self.lock = threading.RLock()
         self.pods_by_name = KeyIndex()
         self.workloads_by_name = KeyIndex()
+        # what `/` matches each pod and workload against, kept here by the source's thread so that
+        # filtering 150,000 pods is one pass over ready strings
+        self.pod_search: dict[tuple[str, str], str] = {}
+        self.workload_search: dict[tuple[str, str, str], str] = {}
         self.notify: Callable[[], None] = lambda: None
         self.events = 0
         self.last_event_at = 0.0
         self._trackers: list[ChangeTracker] = []
+        self._memo: dict[str, tuple[int, object]] = {}
         self._notified = False
         self._pods_synced = self._workloads_synced = False
+
+    def memo(self, name: str, compute: Callable[[], object]) -> object:
+        """`compute()` once per model version (the header and the nodes table both want GPU fits)."""
+        version = self.model.version
+        hit = self._memo.get(name)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = compute()
+        self._memo[name] = (version, value)
+        return value
 
     def tracker(self, *kinds: str) -> ChangeTracker:
         """A new reader of changes to `kinds` (starts `full`)."""
@@ -101,10 +118,23 @@ class ClusterState:
         if isinstance(event, Listed):
             if event.kind == "Pod":
                 self.pods_by_name.rebuild(sorted(model.pods))
+                self.pod_search = {k: pod_search_text(p) for k, p in model.pods.items()}
             elif event.kind in WORKLOAD_KINDS:
                 self.workloads_by_name.rebuild(sorted(model.workloads))
+                self.workload_search = {k: workload_search_text(w) for k, w in model.workloads.items()}
         elif isinstance(event, WatchEvent):
+            key = event_key(event)
             if event.kind == "Pod":
-                self.pods_by_name.update((event_key(event),), model.pods.__contains__)
+                self.pods_by_name.update((key,), model.pods.__contains__)
+                pod = model.pods.get(key)
+                if pod is None:
+                    self.pod_search.pop(key, None)
+                else:
+                    self.pod_search[key] = pod_search_text(pod)
             elif event.kind in WORKLOAD_KINDS:
-                self.workloads_by_name.update((event_key(event),), model.workloads.__contains__)
+                self.workloads_by_name.update((key,), model.workloads.__contains__)
+                w = model.workloads.get(key)
+                if w is None:
+                    self.workload_search.pop(key, None)
+                else:
+                    self.workload_search[key] = workload_search_text(w)

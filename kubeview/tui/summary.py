@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
+from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.tui.format import GPU
 
 
@@ -40,7 +43,8 @@ EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, No
                 Totals(0, 0, None), 0, 0, ())
 
 
-def summarize(model: ClusterModel) -> Summary:
+def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Summary:
+    """The header's figures; `largest_fit` (per node, GPUs) when the caller already has it."""
     totals = model.totals()
     usage = model.usage
     used_cpu = used_mem = used_gpu = None
@@ -56,7 +60,7 @@ def summarize(model: ClusterModel) -> Summary:
         t = totals.get(resource) or {}
         return Totals(t.get("requested", 0), t.get("allocatable", 0), used)
 
-    frag = model.fragmentation(GPU)
+    frag = _fragmentation(model, largest_fit)
     return Summary(
         title=model.title,
         connection=model.connection,
@@ -71,3 +75,13 @@ def summarize(model: ClusterModel) -> Summary:
         gpu_fits=tuple((s.size, s.placeable, s.ideal) for s in frag.sizes),
         usage_error=usage.error,
     )
+
+
+def _fragmentation(model: ClusterModel, fits: np.ndarray | None) -> Fragmentation:
+    """`model.fragmentation()`, reusing per-node fits computed once per refresh."""
+    if fits is None:
+        return model.fragmentation(GPU)
+    alloc = model.allocation()
+    col = alloc.column(GPU)
+    has = alloc.allocatable[:, col] > 0 if col is not None else np.zeros(len(alloc.nodes), dtype=bool)
+    return fragmentation(fits[has], GPU)

@@ -45,7 +45,7 @@ async def test_colon_jumps_to_every_screen(small_cluster: SyntheticSource, name:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("colon")
-        assert app.screen.query_one(PromptBar).has_focus
+        assert app.screen.query_one(PromptBar).input.has_focus
         await pilot.press(*name[:3], "enter")  # any unique prefix will do
         await pilot.pause()
         assert isinstance(app.screen, SCREENS[name])

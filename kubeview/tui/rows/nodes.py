@@ -24,8 +24,8 @@ COLUMNS = [
     Column("memory", "MEMORY req/alloc", 18),
     Column("gpu", "GPU req/alloc", 16),
     Column("pods", "PODS", 7, "right"),
-    Column("fit", "FIT", 3, "right"),
-    Column("status", "STATUS", 15),
+    Column("fit", "FIT", 5, "right"),
+    Column("status", "STATUS", 14),
     Column("taints", "TAINTS", 0),
 ]
 SORTS = {c.key: c.label.split()[0].lower() for c in COLUMNS}
@@ -49,8 +49,33 @@ class NodeRows:
         return len(self.names)
 
 
-def build(model: ClusterModel) -> NodeRows:
-    """All node figures (call under the state's lock)."""
+def _usage_arrays(model: ClusterModel, names: list[str], cache: dict) -> dict[str, np.ndarray]:
+    """Per node used cpu, memory, GPUs (NaN: not measured), rebuilt only when usage or nodes change."""
+    usage = model.usage
+    stamp = (id(usage.nodes), usage.at, len(usage.nodes))
+    if cache.get("stamp") == stamp and cache.get("names") == names:
+        return cache["arrays"]
+    n = len(names)
+    out = {key: np.full(n, np.nan) for key in ("cpu", "memory", "gpu")}
+    nodes = usage.nodes
+    if nodes:
+        for i, name in enumerate(names):
+            u = nodes.get(name)
+            if u is None:
+                continue
+            if u.cpu is not None:
+                out["cpu"][i] = u.cpu
+            if u.memory is not None:
+                out["memory"][i] = u.memory
+            if u.gpu_util:
+                out["gpu"][i] = sum(u.gpu_util) / 100
+    cache.update(stamp=stamp, names=list(names), arrays=out)
+    return out
+
+
+def build(model: ClusterModel, fit: np.ndarray | None = None, cache: dict | None = None) -> NodeRows:
+    """All node figures (call under the state's lock); `fit`: the model's largest GPU fit per node,
+    `cache`: the caller's, keeps usage arrays between refreshes."""
     a = model.allocation()
     out = NodeRows(names=a.nodes, views=a.views)
     n = len(a.nodes)
@@ -61,21 +86,8 @@ def build(model: ClusterModel) -> NodeRows:
         else:
             out.req[key], out.alloc[key] = a.requested[:, col], a.allocatable[:, col]
     out.pods = model.pod_counts()
-    out.fit = model.largest_fit(GPU)
-    usage = model.usage.nodes
-    for key in ("cpu", "memory", "gpu"):
-        out.used[key] = np.full(n, np.nan)
-    if usage:
-        for i, name in enumerate(a.nodes):
-            u = usage.get(name)
-            if u is None:
-                continue
-            if u.cpu is not None:
-                out.used["cpu"][i] = u.cpu
-            if u.memory is not None:
-                out.used["memory"][i] = u.memory
-            if u.gpu_util:
-                out.used["gpu"][i] = sum(u.gpu_util) / 100
+    out.fit = model.largest_fit(GPU) if fit is None else fit
+    out.used = _usage_arrays(model, a.nodes, {} if cache is None else cache)
     out.row = {name: i for i, name in enumerate(a.nodes)}
     return out
 

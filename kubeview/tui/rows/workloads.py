@@ -21,6 +21,7 @@ COLUMNS = [
 ]
 
 Key = tuple[str, str, str]
+_GONE = WorkloadView("", "", "", 0, 0, 0, 0, {}, None)
 
 
 def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], object] | None:
@@ -35,25 +36,19 @@ def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], o
         "owner": lambda w: "/".join(w.owner) if w.owner else "",
     }
     get = getters[column]
-    return lambda key: get(items[key])
+    missing = get(_GONE)  # deleted while a worker sorts: any value of the right type will do
 
-
-def matcher(text: str, items: dict[Key, WorkloadView], cache: dict) -> Callable[[Key], bool] | None:
-    if not text:
-        return None
-
-    def match(key: Key) -> bool:
+    def value(key: Key) -> object:
         w = items.get(key)
-        if w is None:
-            return False
-        hit = cache.get(key)
-        if hit is None or hit[0] != w.resource_version:
-            owner = "/".join(w.owner) if w.owner else ""
-            hit = (w.resource_version, f"{w.kind} {w.namespace}/{w.name} {owner}".lower())
-            cache[key] = hit
-        return text in hit[1]
+        return missing if w is None else get(w)
 
-    return match
+    return value
+
+
+def search_text(w: WorkloadView) -> str:
+    """What `/` matches a workload against: kind, namespace/name, owner."""
+    owner = "/".join(w.owner) if w.owner else ""
+    return f"{w.kind} {w.namespace}/{w.name} {owner}".lower()
 
 
 def cells(w: WorkloadView | None, key: Key) -> list[Text | str]:

@@ -15,11 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from kubeview.tui.widgets.banner import Banner
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.prompt_bar import PromptBar
+from kubeview.tui.widgets.quiet_footer import QuietFooter
 
 if TYPE_CHECKING:
     from kubeview.tui.app import KubeviewApp
@@ -55,7 +55,7 @@ class ClusterScreen(Screen):
         yield Banner()
         yield PromptBar()
         yield from self.compose_body()
-        yield Footer()
+        yield QuietFooter()
 
     def compose_body(self) -> ComposeResult:
         yield from ()

@@ -11,6 +11,7 @@ from kubeview.tui.rows import pods as pod_rows
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
+from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 
 SHOWN = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -24,6 +25,18 @@ class NodeDetailScreen(ClusterScreen):
         super().__init__()
         self.node = node
         self.SCREEN_TITLE = f"Node {node}"
+
+    def show(self, node: str) -> None:
+        """Reuse this screen for another node (mounting a new screen costs a full layout)."""
+        self.node = node
+        self.SCREEN_TITLE = f"Node {node}"
+        self._stale = True
+        headers = self.query(ClusterHeader)
+        if headers:
+            headers.first().screen_title = self.SCREEN_TITLE
+            table = self.main_widget()
+            table.cursor_key = None
+            table.cursor = 0
 
     def compose_body(self) -> ComposeResult:
         yield AllocatedResources()

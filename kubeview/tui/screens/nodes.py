@@ -9,10 +9,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 
+from kubeview.tui.format import GPU
 from kubeview.tui.rows import nodes as rows
 from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+
+DETAIL = "node-detail"
 
 
 class NodesScreen(ClusterScreen):
@@ -39,6 +43,7 @@ class NodesScreen(ClusterScreen):
         self.sort_reverse = False
         self.data = rows.NodeRows()
         self._search: dict[str, tuple[str, str]] = {}
+        self._usage: dict = {}
 
     def compose_body(self) -> ComposeResult:
         table = VirtualTable(rows.COLUMNS, empty="no nodes (yet)")
@@ -50,7 +55,8 @@ class NodesScreen(ClusterScreen):
 
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
-            self.data = rows.build(state.model)
+            model = state.model
+            self.data = rows.build(model, state.memo("gpu_fit", lambda: model.largest_fit(GPU)), self._usage)
         self._show()
 
     def _show(self) -> None:
@@ -81,10 +87,14 @@ class NodesScreen(ClusterScreen):
 
     def action_open(self) -> None:
         key = self.main_widget().cursor_key
-        if key is not None:
-            from kubeview.tui.screens.node_detail import NodeDetailScreen
-
-            self.app.push_screen(NodeDetailScreen(str(key)))
+        if key is None:
+            return
+        # installed once and reused: mounting a new screen costs a full layout
+        if not self.app.is_screen_installed(DETAIL):
+            self.app.install_screen(NodeDetailScreen(str(key)), DETAIL)
+        else:
+            self.app.get_screen(DETAIL).show(str(key))  # type: ignore[attr-defined]
+        self.app.push_screen(DETAIL)
 
     @on(VirtualTable.Selected)
     def _selected(self, event: VirtualTable.Selected) -> None:

@@ -30,8 +30,8 @@ class PodsScreen(IndexedScreen):
     def sort_value(self, column: str, items: dict) -> Callable[[Hashable], object] | None:
         return rows.sort_value(column, items)
 
-    def matcher(self, text: str, items: dict) -> Callable[[Hashable], bool] | None:
-        return rows.matcher(text, items, self._search_cache)
+    def search(self, state: ClusterState) -> dict:
+        return state.pod_search
 
     def cells(self, items: dict, key: Hashable) -> list:
         return rows.cells(items.get(key), key)  # type: ignore[arg-type]

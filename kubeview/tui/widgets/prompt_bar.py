@@ -1,23 +1,34 @@
 """The k9s-style prompt under the header: `:` jumps to a screen, `/` filters the current table.
 
-One Input with a mode. It only reports what was typed (`Jump`, `FilterChanged`); the screen acts.
+Always on screen (one line), so opening it moves focus but changes no layout: a keystroke must not
+cost a full-screen relayout. It only reports what was typed (`Jump`, `FilterChanged`); the screen
+acts. While closed it shows the active filter, or a hint.
 """
 
 from __future__ import annotations
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.suggester import SuggestFromList
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 SCREENS = ("nodes", "pods", "workloads", "packing", "render", "help", "quit")
+HINT = "/ filter   : nodes pods workloads packing render   ? help   ctrl+p every action"
 
 
-class PromptBar(Input):
-    """Hidden until `open(mode)`; Escape closes it (and clears a filter)."""
-
+class PromptInput(Input):
+    FREEZES_FOOTER = True
     BINDINGS = [Binding("escape", "close", "Close", id="prompt.close", tooltip="Close the prompt", show=False)]
+
+    def action_close(self) -> None:
+        self.parent.close()  # type: ignore[union-attr]
+
+
+class PromptBar(Horizontal):
+    """`mode` is "" (closed), "command" or "filter"."""
 
     class Jump(Message):
         """Enter on `:name` (an empty target: the prompt was closed)."""
@@ -32,26 +43,44 @@ class PromptBar(Input):
             self.text, self.done = text, done
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, suggester=SuggestFromList(SCREENS, case_sensitive=False))
-        self.mode = "command"
-        self.display = False
+        super().__init__(id=id)
+        self.mode = ""
+        self.filter_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Label(" ", id="prompt-mode")
+        yield PromptInput(placeholder=HINT, compact=True, id="prompt-input",
+                          suggester=SuggestFromList(SCREENS, case_sensitive=False))
+
+    @property
+    def input(self) -> PromptInput:
+        return self.query_one(PromptInput)
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
-        self.placeholder = "screen: nodes, pods, workloads, packing, render" if mode == "command" else "filter"
-        self.set_class(mode == "filter", "-filter")
-        self.border_title = ":" if mode == "command" else "/"
-        with self.prevent(Input.Changed):
-            self.value = value
-        self.display = True
-        self.focus()
+        self.query_one("#prompt-mode", Label).update(":" if mode == "command" else "/", layout=False)
+        field = self.input
+        field.placeholder = "screen name (Tab completes)" if mode == "command" else "text to match"
+        with field.prevent(Input.Changed):
+            field.value = value
+            field.cursor_position = len(value)
+        field.focus()
 
-    def action_close(self) -> None:
+    def close(self) -> None:
         if self.mode == "filter":
+            self.filter_text = ""
             self.post_message(self.FilterChanged("", done=True))
         else:
             self.post_message(self.Jump(""))
-        self.display = False
+        self._show_closed()
+
+    def _show_closed(self) -> None:
+        self.mode = ""
+        field = self.input
+        field.placeholder = HINT
+        with field.prevent(Input.Changed):
+            field.value = self.filter_text
+        self.query_one("#prompt-mode", Label).update("/" if self.filter_text else " ", layout=False)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
@@ -62,8 +91,9 @@ class PromptBar(Input):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.display = False
         if self.mode == "command":
             self.post_message(self.Jump(event.value.strip().lstrip(":").lower()))
-        else:
+        elif self.mode == "filter":
+            self.filter_text = event.value.strip()
             self.post_message(self.FilterChanged(event.value, done=True))
+        self._show_closed()
