@@ -103,6 +103,10 @@ def _throughput_line(r: WorkloadResult) -> str:
 def _latency_line(lat: LatencyResult) -> str:
     figures = (f"{lat.name:<28} {lat.calls:>5} pods  p50 {lat.p50_ms:>7.3f} ms  p99 {lat.p99_ms:>7.3f} ms  "
                f"(filter p50 {lat.filter_p50_ms:.3f}, prioritize p50 {lat.prioritize_p50_ms:.3f})")
+    server = lat.server_ms or {}
+    if "filter" in server and "prioritize" in server:
+        figures += (f"  [server side p50 {server['filter'].get('p50_ms', 0):.3f} + "
+                    f"{server['prioritize'].get('p50_ms', 0):.3f} ms]")
     if lat.target_p99_ms is None:
         return figures + "  target -"
     ok = lat.p99_ms <= lat.target_p99_ms

@@ -44,6 +44,7 @@ class LatencyResult:
     filter_p50_ms: float
     prioritize_p50_ms: float
     target_p99_ms: float | None
+    server_ms: dict[str, dict] | None = None  # the server's own view per verb (GET /status latency)
 
     def data_item(self) -> dict:
         return {"data": {"Perc50": self.p50_ms, "Perc99": self.p99_ms}, "unit": "ms",
@@ -137,6 +138,7 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                 feed.apply(WatchEvent("Pod", "ADDED", bound))  # the watch shows the binding
     finally:
         conn.close()
+        server_ms = server.extender.metrics.latency()
         server.stop()
         feed.stop()
     ms = np.array(total) * 1e3
@@ -144,4 +146,4 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                          p50_ms=round(float(np.percentile(ms, 50)), 3), p99_ms=round(float(np.percentile(ms, 99)), 3),
                          filter_p50_ms=round(float(np.percentile(filt, 50)) * 1e3, 3),
                          prioritize_p50_ms=round(float(np.percentile(prio, 50)) * 1e3, 3),
-                         target_p99_ms=target_p99_ms)
+                         target_p99_ms=target_p99_ms, server_ms=server_ms)
