@@ -163,13 +163,15 @@ def prioritize_reply(names: list[str], scores: np.ndarray) -> bytes:
     order = np.argsort(scores, kind="stable")
     ordered = operator.itemgetter(*order.tolist())(names) if len(names) > 1 else (names[0],)
     counts = np.bincount(scores, minlength=11).tolist()
-    parts, start = [], 0
+    parts, start = ["["], 0  # every 200 KB copy counts at 5,000 nodes: join once, encode once
     for score, count in enumerate(counts):
         if count:
             tail = _TAILS[score]
-            parts.append('{"Host":"' + (tail + ',{"Host":"').join(ordered[start:start + count]) + tail)
+            parts += ['{"Host":"' if start == 0 else ',{"Host":"',
+                      (tail + ',{"Host":"').join(ordered[start:start + count]), tail]
             start += count
-    return ("[" + ",".join(parts) + "]").encode()
+    parts.append("]")
+    return "".join(parts).encode()
 
 
 def error_reply(message: str) -> bytes:
