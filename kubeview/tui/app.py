@@ -192,6 +192,8 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
     finally:
         app.stop_workers()
         if render_job is not None:
-            render_job.stop()
+            said = render_job.stop()  # a real-cluster job says what it deleted or kept
+            if said:
+                print(said)
         source.close()
     return int(code or 0)

@@ -146,9 +146,9 @@ class RenderScreen(ClusterScreen):
         try:
             text = self.job.scale(replicas)
         except (ActionError, Exception) as exc:  # RenderError too: one sentence
-            self.post_message(ActionDone(str(exc), ok=False))
+            self.app.post_message(ActionDone(str(exc), ok=False))  # the app shows the banner
             return
-        self.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
+        self.app.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
 
 
 def _consumer_cells(c: Any) -> list:
