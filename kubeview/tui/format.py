@@ -19,6 +19,8 @@ def cpu(millicores: float | None) -> str:
     """`250m`, `1.5`, `96` (cores); `-` for None."""
     if millicores is None:
         return "-"
+    if millicores == 0:
+        return "0"
     if abs(millicores) < 1000:
         return f"{millicores:.0f}m"
     cores = millicores / 1000

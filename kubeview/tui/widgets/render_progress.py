@@ -45,14 +45,17 @@ class RenderProgressView(Vertical):
         title.append(f"{status.scene}", style="bold")
         title.append(f" {status.width}x{status.height}, {status.spp} samples/pixel · ")
         running, pending = getattr(progress, "running", status.connected), getattr(progress, "pending", 0)
-        title.append(f"{running} consumers running")
-        if pending:
-            title.append(f", {pending} pending", style="bold yellow")
         restarts = getattr(progress, "restarts", 0)
+        reason = getattr(progress, "pending_reason", None)
+        if status.finished:
+            title.append(f"done, {len(status.consumers)} consumers took part", style="green")
+        else:
+            title.append(f"{running} consumers running")
+            if pending:
+                title.append(f", {pending} pending", style="bold yellow")
         if restarts:
             title.append(f" · {restarts} restarts", style="yellow")
-        reason = getattr(progress, "pending_reason", None)
-        if reason:
+        if reason and not status.finished:
             title.append(f"\n{reason}", style="yellow")
         self.query_one("#render-title", Static).update(title)
         bar = self.query_one("#render-bar", ProgressBar)
