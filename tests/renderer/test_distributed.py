@@ -67,20 +67,27 @@ def connected(proc: subprocess.Popen[bytes], port: int) -> bool:
     return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED for c in conns)
 
 
+def all_working(status_port: int, names: list[str]) -> bool:
+    st = get_status(status_port)
+    if not st:
+        return False
+    done = {c["id"]: c["tasks_done"] for c in st["consumers"] if c["state"] != "gone"}
+    return all(done.get(n, 0) >= 1 for n in names) and st["tasks"]["done"] < st["tasks"]["total"]
+
+
 def test_consumers_killed_and_a_new_one_joining(procs: Procs, reference: np.ndarray) -> None:
     port, status = free_port(), free_port()
     producer = start_producer(procs, port, status)
     consumers = [start_consumer(procs, port, f"c{i}") for i in range(3)]
-    wait_for(lambda: done_fraction(status) >= 0.1, 60, "10% of the tasks")
+    wait_for(lambda: all_working(status, ["c0", "c1", "c2"]), 60, "three working consumers")
+    for c in consumers[:2]:  # working consumers always hold a lease (prefetch)
+        c.send_signal(signal.SIGKILL)
     # Pause the producer so that the render is certainly still running while a new consumer
-    # connects (the kernel completes its TCP handshake) and two others are SIGKILLed.
+    # starts and connects (the kernel completes the TCP handshake for the stopped producer).
     producer.send_signal(signal.SIGSTOP)
     try:
         joiner = start_consumer(procs, port, "late")
         wait_for(lambda: connected(joiner, port), 60, "the new consumer to connect")
-        for c in consumers[:2]:
-            c.send_signal(signal.SIGKILL)
-            c.wait(10)
     finally:
         producer.send_signal(signal.SIGCONT)
     assert producer.wait(90) == 0, procs.log("producer.log")
