@@ -76,3 +76,50 @@ async def test_weights_edit_in_place_and_pending_pod_pick(small_cluster: Synthet
         assert screen.pod_key == pending.key
         assert f"{pending.namespace}/{pending.name}" in screen.query_one("#whatif-summary").render().plain
         assert screen.whatif.live.message == evaluate(screen.whatif.alloc, pending).message
+
+
+@run_async
+async def test_apply_goes_to_the_extender_on_a_real_cluster(kube_api, tmp_path) -> None:  # noqa: ANN001
+    from kubeview.cluster.kube import KubeSource
+    from kubeview.scheduling.extender import Extender
+    from kubeview.scheduling.feed import ModelFeed
+    from kubeview.scheduling.server import ExtenderServer
+
+    server = ExtenderServer(Extender(ModelFeed()), "127.0.0.1", 0, token="t0ken").start()
+    (tmp_path / "token").write_text("t0ken")
+    source = KubeSource(str(kube_api.kubeconfig))
+    app = make_app(source, extender=server.url, extender_token_file=str(tmp_path / "token"))
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await wait_for(pilot, lambda: app.packing_live is not None, what="the extender's config")
+            assert app.packing_label == f"pack · extender {server.url}"
+            await pilot.press("4")
+            await settle(pilot)
+            await pilot.press("p", "a")
+            await wait_for(pilot, lambda: app.banner[1] == "ok", what="the extender to take the policy")
+            assert server.extender.config.policy == "spread"
+            assert app.packing_label == f"spread · extender {server.url}"
+            assert app.banner[0] == f"packing policy spread is live on the extender {server.url}."
+    finally:
+        source.close()
+        server.stop()
+
+
+@run_async
+async def test_without_an_extender_apply_says_what_to_do(kube_api) -> None:  # noqa: ANN001
+    from kubeview.cluster.kube import KubeSource
+
+    source = KubeSource(str(kube_api.kubeconfig))
+    app = make_app(source)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert app.packing_label == "not managed here (start with --extender URL)"
+            await pilot.press("4")
+            await settle(pilot)
+            await pilot.press("p", "a")
+            await wait_for(pilot, lambda: app.banner[1] == "error", what="the refusal")
+            assert app.banner[0] == "no scheduler to send the policy to: start kubeview with --extender URL."
+    finally:
+        source.close()

@@ -1,0 +1,96 @@
+"""Pure parts of the TUI: the incremental row index, the state's coalescing, number formatting."""
+
+from __future__ import annotations
+
+import random
+
+from kubeview.cluster.synthetic import SyntheticSource
+from kubeview.model.events import WatchEvent
+from kubeview.tui import format as fmt
+from kubeview.tui.key_index import Contains, KeyIndex
+from kubeview.tui.state import ClusterState
+
+
+def test_key_index_matches_a_full_sort_after_random_changes() -> None:
+    rng = random.Random(5)
+    values = {f"k{i:04d}": rng.randrange(20) for i in range(500)}
+    texts = {k: f"{k} {'odd' if v % 2 else 'even'}" for k, v in values.items()}
+
+    def expected(match=None) -> list[str]:  # noqa: ANN001
+        keys = [k for k in values if match is None or match(k)]
+        return sorted(keys, key=lambda k: (values[k], k))
+
+    index = KeyIndex(values.__getitem__)
+    index.rebuild(sorted(values))
+    filtered = KeyIndex(values.__getitem__, Contains("odd", texts))
+    filtered.rebuild(sorted(values))
+    for _ in range(300):
+        key = f"k{rng.randrange(600):04d}"
+        if key in values and rng.random() < 0.3:
+            del values[key], texts[key]
+        else:
+            values[key] = rng.randrange(20)
+            texts[key] = f"{key} {'odd' if values[key] % 2 else 'even'}"
+        index.update([key], values.__contains__)
+        filtered.update([key], values.__contains__)
+    assert index.keys == expected()
+    assert filtered.keys == expected(lambda k: "odd" in texts[k])
+    assert all(index.position(k) == i for i, k in enumerate(index.keys))
+    assert index.position("nope") is None
+    filtered.narrow(Contains("k00", texts))
+    assert filtered.keys == expected(lambda k: "odd" in texts[k] and "k00" in texts[k])
+
+
+def test_by_name_index_and_string_values() -> None:
+    index = KeyIndex()
+    index.rebuild([("a", "x"), ("b", "y")])
+    index.update([("a", "w"), ("b", "y")], lambda k: True)
+    assert index.keys == [("a", "w"), ("a", "x"), ("b", "y")]
+    nodes = {("a", "w"): "node-2", ("a", "x"): "", ("b", "y"): "node-1"}
+    by_node = KeyIndex(nodes.__getitem__)
+    by_node.rebuild(index.keys)
+    assert by_node.keys == [("a", "x"), ("b", "y"), ("a", "w")]
+
+
+def test_a_burst_of_events_notifies_once_until_caught_up() -> None:
+    src = SyntheticSource(nodes=10, pods=60, seed=1)
+    state = ClusterState()
+    calls = []
+    state.notify = lambda: calls.append(1)
+    for listed in src.lists():
+        state.emit(listed)
+    tracker = state.tracker("Pod")
+    assert len(calls) == 1
+    events = [e for _ in range(200) for e in src._random_event()]
+    for event in events:
+        state.emit(event)
+    assert len(calls) == 1  # still one: the UI has not taken the first yet
+    full, changed = state.take(tracker)
+    assert full  # a new reader starts from scratch
+    state.caught_up()
+    current = [e for e in events if isinstance(e, WatchEvent) and e.kind == "Pod" and e.type == "MODIFIED"
+               and (pod := state.model.pods.get((e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])))
+               and pod.resource_version == e.obj["metadata"]["resourceVersion"]]
+    assert current
+    for event in current[:3]:
+        state.emit(event)  # already applied: no change, no notification
+    assert len(calls) == 1
+    state.emit(src._random_event()[0])
+    assert len(calls) == 2
+    full, changed = state.take(tracker)
+    assert not full and len(changed) >= 1
+    assert state.pods_by_name.keys == sorted(state.model.pods)
+    assert set(state.pod_search) == set(state.model.pods)
+
+
+def test_formatting() -> None:
+    assert [fmt.cpu(v) for v in (None, 0, 250, 1000, 1500, 96000, 123456)] == ["-", "0", "250m", "1", "1.5", "96", "123"]
+    assert [fmt.mem(v) for v in (None, 512, 2**20 * 512, 2**30 * 1.5, 2**40 * 3)] == ["-", "512", "512Mi", "1.5Gi", "3Ti"]
+    assert fmt.taints([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+                       {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]) == \
+        "nvidia.com/gpu=present:NoSchedule, node.kubernetes.io/unschedulable:NoSchedule"
+    assert fmt.bar(5, 10, 8).plain == "████····"
+    assert fmt.bar(1, 16, 2).plain == "▏·"  # 1/16 of 2 cells: one eighth of a cell
+    assert fmt.bar(12, 10, 4).plain == "████"  # overcommitted: full
+    assert fmt.bar_cell(3, 8, 6, used=1.5, label="3/8").plain == "██▎··· 3/8 u19%"
+    assert fmt.duration(65) == "1m05s" and fmt.rate(1_234_567) == "1.2M/s"
