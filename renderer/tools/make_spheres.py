@@ -26,7 +26,7 @@ image:
   max_depth: 50
 tasks:
   tile: 32
-  samples: 25
+  samples: 50
 camera:
   lookfrom: [13.0, 2.0, 3.0]
   lookat: [0.0, 0.0, 0.0]
