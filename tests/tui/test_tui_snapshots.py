@@ -68,7 +68,10 @@ def _render(moment: str):  # noqa: ANN202
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, RenderScreen)
+        job = pilot.app.render_job
+        await wait_for(pilot, lambda: job.polls >= len(job.statuses), what="the recorded statuses")
         await wait_for(pilot, lambda: screen.query_one("#render-image")._image is not None, what="the image")
+        await wait_for(pilot, lambda: getattr(screen.progress, "status", None) is job.status, what="the last status")
         await pilot.pause()
 
     return run_before

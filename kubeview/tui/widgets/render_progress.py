@@ -26,6 +26,7 @@ class RenderProgressView(Vertical):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.rates: deque[float] = deque(maxlen=HISTORY)
+        self._last_elapsed: float | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("waiting for the producer…", id="render-title")
@@ -40,7 +41,9 @@ class RenderProgressView(Vertical):
         status = getattr(progress, "status", None)
         if status is None:
             return
-        self.rates.append(status.samples_per_second)
+        if status.elapsed_seconds != self._last_elapsed:  # one point per new status, not per poll
+            self._last_elapsed = status.elapsed_seconds
+            self.rates.append(status.samples_per_second)
         title = Text()
         title.append(f"{status.scene}", style="bold")
         title.append(f" {status.width}x{status.height}, {status.spp} samples/pixel · ")
@@ -67,4 +70,5 @@ class RenderProgressView(Vertical):
             f"tasks {t.done}/{t.total}, {t.leased} leased, {t.requeued} requeued")
         self.query_one("#render-rate", Static).update(
             Text.assemble(("samples/s ", "bold"), (fmt.rate(status.samples_per_second), "bold cyan")))
-        self.query_one("#render-sparkline", Sparkline).data = list(self.rates)
+        # a single point would draw as a full bar: the sparkline starts with the second
+        self.query_one("#render-sparkline", Sparkline).data = list(self.rates) if len(self.rates) > 1 else []
