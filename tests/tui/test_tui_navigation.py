@@ -186,3 +186,31 @@ async def test_q_quits_and_stops_the_source(small_cluster: SyntheticSource) -> N
         await pilot.press("q")
         await wait_for(pilot, lambda: app._stop.is_set(), 5, "the stop event")
     assert app.return_code == 0
+
+
+class _BrokenSource:
+    """A source whose watch fails at once, as a real one does on a programming error."""
+
+    title = "broken"
+    is_local = False
+
+    def run(self, emit, stop) -> None:  # noqa: ANN001
+        raise RuntimeError("the watch stream ended unexpectedly")
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+
+@run_async
+async def test_a_failed_watch_shows_a_banner_not_a_traceback() -> None:
+    app = make_app(_BrokenSource())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.banner[1] == "error", 10, "the banner")
+        assert app.banner == ("watch failed: the watch stream ended unexpectedly", "error")
+        assert isinstance(app.screen, NodesScreen)  # still running, still usable
+        await pilot.press("2")
+        await pilot.pause()
+        assert isinstance(app.screen, PodsScreen)
