@@ -8,6 +8,7 @@ its reactives (`version`, `summary`, `banner`, `packing_label`). Behaviour lives
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import time
 from collections import deque
@@ -37,6 +38,7 @@ SCREENS = ("nodes", "pods", "workloads", "packing", "render")
 REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
 LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
 LOCK_RETRY = 0.1
+GIL_SWITCH_SECONDS = 0.001
 
 
 class KubeviewApp(ActionsMixin, App[int]):
@@ -81,6 +83,9 @@ class KubeviewApp(ActionsMixin, App[int]):
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
+        # The source thread and the sort/filter worker are CPU-bound Python; hand the GIL back to the
+        # UI thread every millisecond instead of every 5, so a key press is not queued behind them.
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self.state.notify = lambda: self.post_message(ClusterChanged())
         self.init_packing()
         if self.extender_url and self.packing_where != "embedded scheduler":

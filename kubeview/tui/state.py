@@ -8,6 +8,7 @@ caught up (`caught_up`), so a burst of 1,000 events becomes one `ClusterChanged`
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -119,6 +120,10 @@ class ClusterState:
             if event.kind == "Pod":
                 self.pods_by_name.rebuild(sorted(model.pods))
                 self.pod_search = {k: pod_search_text(p) for k, p in model.pods.items()}
+                # Millions of long-lived objects now: keep the cyclic GC from walking them all
+                # (a full collection would stall the UI for most of a second). Refcounting still
+                # frees them; they are acyclic.
+                gc.freeze()
             elif event.kind in WORKLOAD_KINDS:
                 self.workloads_by_name.rebuild(sorted(model.workloads))
                 self.workload_search = {k: workload_search_text(w) for k, w in model.workloads.items()}
