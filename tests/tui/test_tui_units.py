@@ -94,3 +94,32 @@ def test_formatting() -> None:
     assert fmt.bar(12, 10, 4).plain == "████"  # overcommitted: full
     assert fmt.bar_cell(3, 8, 6, used=1.5, label="3/8").plain == "██▎··· 3/8 u19%"
     assert fmt.duration(65) == "1m05s" and fmt.rate(1_234_567) == "1.2M/s"
+
+
+def test_a_new_sort_while_one_is_built_wins() -> None:
+    import asyncio
+
+    from tui_helpers import settle, wait_for
+
+    from kubeview.tui.app import make_app
+    from kubeview.tui.screens import indexed
+
+    async def run() -> None:
+        old = indexed.BACKGROUND_ROWS
+        indexed.BACKGROUND_ROWS = 10  # the small cluster's pods are sorted in the worker too
+        try:
+            app = make_app(SyntheticSource(nodes=12, pods=80, seed=1))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot)
+                await pilot.press("2", "o", "o", "o")  # node, phase, then cpu: each supersedes the last
+                screen = app.screen
+                await wait_for(pilot, lambda: not screen.busy, 10, "the worker")
+                await pilot.pause()
+                assert screen.sort_column == "cpu"
+                keys = screen.index.keys
+                cpus = [app.state.model.pods[k].requests.get("cpu", 0) for k in keys]
+                assert len(keys) == 80 and cpus == sorted(cpus, reverse=True)
+        finally:
+            indexed.BACKGROUND_ROWS = old
+
+    asyncio.run(run())

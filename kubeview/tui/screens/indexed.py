@@ -101,7 +101,11 @@ class IndexedScreen(ClusterScreen):
                 self._show(items, keys, _bisect_position(keys))
                 return
             if self._building is not None:
-                return  # a rebuild runs in a thread; the rows shown stay until it is done
+                if not self._need_rebuild and self._narrow_to is None:
+                    return  # a rebuild runs in a thread; the rows shown stay until it is done
+                # asked for another sort or filter meanwhile: start over from all rows (the running
+                # build's result will be ignored: its generation is no longer the awaited one)
+                self._building, self._need_rebuild, self._narrow_to = None, True, None
             full, changed = state.take(self._tracker)
             limit = REBUILD_AFTER["sorted" if value is not None else "filtered"]
             narrow = self._narrow_to is not None and self.index is not None
