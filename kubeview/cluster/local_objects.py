@@ -158,12 +158,11 @@ def admit_pod(obj: dict, namespace: str | None = None) -> dict:
     for key, value in pod_spec([]).items():
         if key != "containers":
             spec.setdefault(key, value)
-    for c in spec.get("containers") or []:
-        c.setdefault("resources", {})
-        limits = c["resources"].get("limits") or {}
-        requests = c["resources"].get("requests")
-        if limits and requests is None:
-            c["resources"]["requests"] = dict(limits)  # requests default to limits
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        resources = c.setdefault("resources", {})
+        limits = resources.get("limits") or {}
+        if limits:  # as the apiserver's defaulting: each limit without a request becomes the request
+            resources["requests"] = {**limits, **(resources.get("requests") or {})}
     tolerations = list(spec.get("tolerations") or [])
     extended = sorted({name for c in spec.get("containers") or [] for name in
                        (c.get("resources", {}).get("requests") or {}) if "/" in name})
