@@ -39,6 +39,7 @@ REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events com
 LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
 LOCK_RETRY = 0.1
 GIL_SWITCH_SECONDS = 0.001
+USAGE_INTERVAL = 15.0  # seconds between Prometheus readings
 
 
 class KubeviewApp(ActionsMixin, App[int]):
@@ -65,7 +66,8 @@ class KubeviewApp(ActionsMixin, App[int]):
 
     def __init__(self, source: ClusterSource, render_job: Any = None, *, start: str = "nodes",
                  extender: str | None = None, extender_token_file: str | None = None,
-                 refresh_interval: float = REFRESH_INTERVAL) -> None:
+                 refresh_interval: float = REFRESH_INTERVAL, usage: Any = None,
+                 usage_interval: float = USAGE_INTERVAL) -> None:
         super().__init__()
         self.source = source
         self.render_job = render_job
@@ -73,6 +75,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.start_screen = "render" if render_job is not None and start == "nodes" else start
         self.extender_url, self.extender_token_file = extender, extender_token_file
         self.refresh_interval = refresh_interval
+        self.usage, self.usage_interval = usage, usage_interval  # a PrometheusUsage, when --prometheus
         self.refresh_seconds = 0.0  # the last refresh's cost (the TUI benchmark reads it)
         self.refreshes = 0
         self.refresh_times: deque[float] = deque(maxlen=4096)
@@ -91,12 +94,19 @@ class KubeviewApp(ActionsMixin, App[int]):
         if self.extender_url and self.packing_where != "embedded scheduler":
             self.fetch_packing()
         self.watch_source()
+        if self.usage is not None:
+            self.poll_usage()
         self.switch_mode(self.start_screen)
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, name="watch")
     def watch_source(self) -> None:
         """Run the source until quit: it emits into the state, the state posts ClusterChanged."""
         self.source.run(self.state.emit, self._stop)
+
+    @work(thread=True, exclusive=True, group="usage", exit_on_error=False, name="prometheus")
+    def poll_usage(self) -> None:
+        """Read utilization every `usage_interval` s; a failed reading is an error line in the header."""
+        self.usage.run(self.state.emit, self._stop, self.usage_interval)
 
     def stop_workers(self) -> None:
         self._stop.set()
@@ -131,7 +141,10 @@ class KubeviewApp(ActionsMixin, App[int]):
             t0 = time.perf_counter()
             self.state.caught_up()
             model = self.state.model
-            self.summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
+            summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
+            if summary.usage_error and summary.usage_error != self.summary.usage_error:
+                self.banner = (f"utilization: {summary.usage_error}", "error")  # the whole sentence, once
+            self.summary = summary
             self.version = self.state.model.version  # the current screen refreshes now (sync watchers)
             self.refresh_seconds = time.perf_counter() - t0
         finally:
@@ -190,8 +203,16 @@ def make_app(source: ClusterSource, render_job: Any = None, **options: Any) -> K
 
 def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = None) -> int:
     """Run the TUI until the user quits; stops the source and the render job on the way out."""
+    from kubeview.cluster.prometheus import PrometheusError, PrometheusUsage
+
+    try:
+        usage = PrometheusUsage.from_args(args)
+    except PrometheusError as exc:
+        sys.stderr.write(f"kubeview: {exc}\n")
+        source.close()
+        return 2
     app = make_app(source, render_job, extender=getattr(args, "extender", None),
-                   extender_token_file=getattr(args, "extender_token_file", None))
+                   extender_token_file=getattr(args, "extender_token_file", None), usage=usage)
     try:
         code = app.run()
     finally:
@@ -201,4 +222,6 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
             if said:
                 print(said)
         source.close()
+        if usage is not None:
+            usage.close()
     return int(code or 0)

@@ -13,6 +13,7 @@ import numpy as np
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
 from kubeview.model.fragmentation import Fragmentation, fragmentation
+from kubeview.model.gpu_idle import find_idle
 from kubeview.tui.format import GPU
 
 
@@ -37,6 +38,7 @@ class Summary:
     gpu_largest: int  # largest GPU request one schedulable node can still take
     gpu_fits: tuple[tuple[int, int, int], ...]  # (k, placeable, ideal) for k = 1, 2, 4, 8
     usage_error: str | None = None
+    idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
 
 
 EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, None), Totals(0, 0, None),
@@ -74,7 +76,16 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Sum
         gpu_largest=frag.largest_fit,
         gpu_fits=tuple((s.size, s.placeable, s.ideal) for s in frag.sizes),
         usage_error=usage.error,
+        idle_gpus=idle_gpus(model),
     )
+
+
+def idle_gpus(model: ClusterModel) -> int | None:
+    """How many allocated GPUs sit idle (see `kubeview.model.gpu_idle`); None when no GPU was measured."""
+    if not any(u.gpu_util for u in model.usage.pods.values()):
+        return None  # no DCGM data: skip the walk over every pod
+    report = find_idle(model.pods.values(), model.usage.pods)
+    return None if len(report.pods) == report.unmeasured_pods else report.idle_gpus
 
 
 def _fragmentation(model: ClusterModel, fits: np.ndarray | None) -> Fragmentation:

@@ -79,7 +79,7 @@ class ClusterHeader(Widget):
         out.append(" │ ", style="dim")
         self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}")
         if s.usage_error:
-            out.append(f"  usage: {s.usage_error}", style="red")
+            out.append("  usage: unavailable", style="bold red")  # the banner says why
         return out
 
     def _total(self, out: Text, name: str, t: Totals, unit) -> None:  # noqa: ANN001
@@ -96,6 +96,8 @@ class ClusterHeader(Widget):
             return out.append("none in this cluster", style="dim")
         out.append(f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
                    style="bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold")
+        if s.idle_gpus:
+            out.append(f" │ {s.idle_gpus} allocated idle (<5%)", style="bold red")
         for k, placeable, ideal in s.gpu_fits:
             if ideal == 0 and placeable == 0 and k > 1:
                 continue
