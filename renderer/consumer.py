@@ -28,8 +28,10 @@ log = logging.getLogger("renderer.consumer")
 
 @dataclass(frozen=True)
 class ConsumerSettings:
-    backoffs: Sequence[float] = (0.1, 0.2, 0.5, 1.0, 1.0, 2.0, 3.0, 5.0)
-    """Seconds between connection attempts; the last value repeats."""
+    backoffs: Sequence[float] = (0.05,) * 10 + (0.1,) * 5 + (0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
+    """Seconds between connection attempts; the last value repeats. Short at first: consumers usually
+    start beside their producer, and every tenth of a second waited is render time lost (a refused
+    connection on loopback costs microseconds)."""
     give_up_seconds: float = 300.0
     """Exit 1 after this long without reaching the producer."""
     poll_seconds: float = 0.25

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit, prange
 
-from renderer.scene import Scene
+from renderer.scene import Scene, chunk_ranges
 
 _OPTS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
@@ -292,11 +292,6 @@ def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: in
     out = np.zeros((h, w, 3), dtype=np.float64)
     add_samples(scene, out, x0, y0, s0, s1, parallel=parallel)
     return out
-
-
-def chunk_ranges(spp: int, chunk: int) -> list[tuple[int, int]]:
-    """The job's fixed sample chunks: [(s0, s1), ...] in reduction order."""
-    return [(s, min(s + chunk, spp)) for s in range(0, spp, chunk)]
 
 
 def accumulate_image(scene: Scene, *, parallel: bool = True, steps: int = 25,

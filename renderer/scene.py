@@ -102,6 +102,13 @@ def resolve(arg: str) -> Path:
     return b if b.exists() else p
 
 
+def chunk_ranges(spp: int, chunk: int) -> list[tuple[int, int]]:
+    """The job's fixed sample chunks: [(s0, s1), ...] in reduction order.
+
+    Here rather than in kernels.py so that the producer, which never traces, does not import numba."""
+    return [(s, min(s + chunk, spp)) for s in range(0, spp, chunk)]
+
+
 def load(path: str | Path, **overrides: int | None) -> Scene:
     """Read and validate a scene file; ``overrides`` are width/height/spp/tile/chunk."""
     p = Path(path)

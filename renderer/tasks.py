@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from renderer.kernels import chunk_ranges
-from renderer.scene import Scene
+from renderer.scene import Scene, chunk_ranges
 
 
 @dataclass(frozen=True)

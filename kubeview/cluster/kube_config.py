@@ -16,10 +16,11 @@ import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
+from kubeview.cluster.kube_discovery import IN_CLUSTER_ENV, kubeconfig_available, kubeconfig_paths
 from kubeview.cluster.source import SourceError
 
-DEFAULT_KUBECONFIG = Path("~/.kube/config")
-IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
+__all__ = ["Connection", "connect", "kubeconfig_available", "kubeconfig_paths"]
+
 POOL_SIZE = 16  # five watches, their relists, and actions, without waiting for a connection
 
 
@@ -31,26 +32,6 @@ class Connection:
     server: str
     context: str  # "" in-cluster
     title: str  # "CONTEXT @ https://server"
-
-
-def kubeconfig_paths(kubeconfig: str | None) -> list[Path]:
-    """The kubeconfig files that would be read, in kubectl's order (existing or not)."""
-    if kubeconfig:
-        return [Path(kubeconfig).expanduser()]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    return [DEFAULT_KUBECONFIG.expanduser()]
-
-
-def kubeconfig_available(kubeconfig: str | None) -> bool:
-    """True if a real cluster is configured: `--kubeconfig` given (its errors are reported later),
-    a `$KUBECONFIG` or ~/.kube/config file that exists, or in-cluster service account env."""
-    if kubeconfig:
-        return True
-    if any(p.is_file() for p in kubeconfig_paths(None)):
-        return True
-    return bool(os.environ.get(IN_CLUSTER_ENV))
 
 
 def _read(paths: list[Path], explicit: bool) -> tuple[list[Path], dict]:

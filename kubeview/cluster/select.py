@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from kubeview.cluster.kube_discovery import kubeconfig_available
 from kubeview.cluster.source import ClusterSource
 
 
@@ -15,11 +16,7 @@ def wants_kube(args: argparse.Namespace) -> bool:
     """True when a kubeconfig (or in-cluster config) exists and `--local` was not given."""
     if getattr(args, "local", False):
         return False
-    try:
-        from kubeview.cluster.kube import kubeconfig_available
-    except ImportError:  # the kube source is not there (yet): the local cluster is all there is
-        return False
-    return bool(kubeconfig_available(getattr(args, "kubeconfig", None)))
+    return kubeconfig_available(getattr(args, "kubeconfig", None))
 
 
 def open_source(args: argparse.Namespace) -> ClusterSource:
