@@ -1,21 +1,23 @@
 """Drive the extender over loopback HTTP the way kube-scheduler does, and time filter+prioritize.
 
-A real `ExtenderServer` runs in this process on 127.0.0.1 with its cluster model; the client plays
-kube-scheduler: it keeps one HTTP/1.1 connection (as Go's client does), sends `filter` the nodes its
-own filters passed (those with a free GPU: `managedResources` with `ignoredByScheduler: false` means
-kube-scheduler checks GPU fit itself) in a different order for every pod (its parallel filter fills
-the list as workers finish, so no two lists need be alike), then `prioritize` with the nodes the
-extender passed, binds
-the pod to the best-scored node in the model (the watch catching up) and starts on the next pod.
-Request bodies are encoded before the clock starts: what is timed is the round trip, i.e. what the
-scheduler waits for.
+A real `ExtenderServer` runs in a child process on 127.0.0.1 with its cluster model (a separate
+process, as kube-scheduler is: in one process the client's JSON work would hold the server's GIL).
+The client plays kube-scheduler: it keeps one HTTP/1.1 connection (as Go's client does), sends
+`filter` the nodes its own filters passed (those with a free GPU: `managedResources` with
+`ignoredByScheduler: false` means kube-scheduler checks GPU fit itself) in a different order for
+every pod (its parallel filter fills the list as workers finish), then `prioritize` with the nodes
+the extender passed, and binds the pod to the best-scored node; the binding reaches the child's
+model through a pipe, as a watch event would. Request bodies are encoded before the clock starts:
+what is timed is the round trip, i.e. what the scheduler waits for.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import multiprocessing
 import random
+import threading
 import time
 from dataclasses import dataclass
 
@@ -70,15 +72,41 @@ def _pod(i: int) -> dict:
             "spec": POD_SPEC, "status": {"phase": "Pending", "qosClass": "Burstable"}}
 
 
-def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: float | None = None,
-            warmup: int = 20) -> LatencyResult:
-    """`calls` pods through filter+prioritize against an extender whose model holds `nodes`."""
+def _serve(pipe, nodes: list[dict]) -> None:
+    """Child process: the extender with its model; bound pods arrive on `pipe` like watch events."""
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     feed.apply(Listed("Node", nodes, "1"))
     feed.apply(Listed("Pod", [], "1"))
     feed.start()
     server = ExtenderServer(Extender(feed), "127.0.0.1", 0).start()
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    pipe.send(server.port)
+    lock = threading.Lock()
+    while True:
+        msg = pipe.recv()
+        if msg is None:
+            break
+        if msg == "stats":
+            pipe.send(server.extender.metrics.latency())
+            continue
+        with lock:
+            feed.apply(WatchEvent("Pod", "ADDED", msg))
+    server.stop()
+    feed.stop()
+
+
+def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: float | None = None,
+            warmup: int = 20) -> LatencyResult:
+    """`calls` pods through filter+prioritize against an extender whose model holds `nodes`."""
+    # fork where there is one (nothing but this thread runs here yet); spawn elsewhere
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    pipe, child_end = ctx.Pipe()
+    child = ctx.Process(target=_serve, args=(child_end, nodes), name="kubeview-bench-extender", daemon=True)
+    child.start()
+    if not pipe.poll(120):
+        child.kill()
+        raise RuntimeError("the benchmark's extender process did not start")
+    port = pipe.recv()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     names = [n["metadata"]["name"] for n in nodes]
     free = {n["metadata"]["name"]: int(n["status"]["allocatable"].get(GPU, "0")) for n in nodes}
     by_name = {n["metadata"]["name"]: n for n in nodes}
@@ -135,12 +163,15 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                 free[best] -= 1
                 bound = dict(pod, spec=dict(pod["spec"], nodeName=best),
                              metadata=dict(pod["metadata"], resourceVersion="2"))
-                feed.apply(WatchEvent("Pod", "ADDED", bound))  # the watch shows the binding
+                pipe.send(bound)  # the watch shows the binding
+        pipe.send("stats")
+        server_ms = pipe.recv()
     finally:
         conn.close()
-        server_ms = server.extender.metrics.latency()
-        server.stop()
-        feed.stop()
+        pipe.send(None)
+        child.join(timeout=30)
+        if child.is_alive():
+            child.kill()
     ms = np.array(total) * 1e3
     return LatencyResult(name=name, mode=mode, nodes=len(nodes), calls=calls,
                          p50_ms=round(float(np.percentile(ms, 50)), 3), p99_ms=round(float(np.percentile(ms, 99)), 3),

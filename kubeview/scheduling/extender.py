@@ -85,6 +85,7 @@ class Extender:
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
+        self._prioritize_expected = False
 
     # -- config ----------------------------------------------------------------------------------
     @property
@@ -177,6 +178,7 @@ class Extender:
                 (unresolvable if is_hard else failed)[names[pos]] = text
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
+        self._prioritize_expected = len(passed) - failing.size > 1
         if failing.size == len(passed) - 1:  # one node left: no prioritize call will follow
             ok = np.flatnonzero(passed & ev.known)
             if ok.size == 1:
@@ -196,6 +198,14 @@ class Extender:
             self._assume(ev, int(best[np.argmin(ev.index.name_rank[best])]), ev.placement.nodes)
         self.metrics.assumed.set(len(self.assumed))
         return prioritize_reply(ev.args.names, scores)
+
+    def after_reply(self, verb: str) -> None:
+        """Housekeeping once a reply is out: republish the model view if due, unless a prioritize call
+        for the same pod is about to follow (kube-scheduler sends it right after a filter that left
+        more than one node; after prioritize it is busy binding)."""
+        if verb == "filter" and self._prioritize_expected:
+            return
+        self.feed.refresh_if_due()
 
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict:

@@ -106,6 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
             log.exception("%s failed", verb)
         self._send(code, reply)
         extender.metrics.observe(verb, code, time.perf_counter() - started)
+        extender.after_reply(verb)
 
     def do_GET(self) -> None:  # noqa: N802
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
