@@ -9,6 +9,7 @@ Every failure a user can cause is one line on stderr and exit code 1 (2 for a ba
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -106,9 +107,15 @@ def run(args: argparse.Namespace) -> int:
     server.start()
     log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s)", server.url, config.policy,
              source.title, ", PUT /config needs a token" if token else "")
+    frozen = False
     try:
         while not stop.wait(0.5):
-            pass
+            if not frozen and feed.view().synced:
+                # The listed cluster lives as long as the process: keep it out of the cyclic GC's
+                # full collections, which would otherwise stall a scheduling call now and then.
+                gc.collect()
+                gc.freeze()
+                frozen = True
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
