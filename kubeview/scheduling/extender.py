@@ -28,7 +28,13 @@ from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_index import NodeIndex, index_for
-from kubeview.scheduling.protocol import ExtenderArgs, decode_args, filter_reply, prioritize_reply
+from kubeview.scheduling.protocol import (
+    ExtenderArgs,
+    ProtocolError,
+    decode_args,
+    filter_reply,
+    prioritize_reply,
+)
 
 log = logging.getLogger("kubeview.extender")
 REUSE_SECONDS = 1.0  # how long a filter's evaluation may answer the prioritize call that follows
@@ -131,7 +137,7 @@ class Extender:
         # filter's evaluation (consistent with what filter said), unless the config or what is assumed
         # changed, or it is older than REUSE_SECONDS. A newer model view alone does not count: the
         # bindings it adds were already counted as assumed.
-        key = (body, id(config), self.assumed.decisions)
+        key = (body, config, self.assumed.decisions)
         last = self._last
         now = time.monotonic()
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
@@ -142,7 +148,10 @@ class Extender:
             index = index_for(alloc)
             rows = _rows(index.row, args.node_names)
         else:
-            views = [NodeView.from_api(obj) for obj in args.nodes or []]
+            try:
+                views = [NodeView.from_api(obj) for obj in args.nodes or []]
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                raise ProtocolError(f"a Node in Nodes cannot be read: {exc}") from None
             alloc = with_usage_from(views, view.alloc)
             index = NodeIndex.build(alloc.nodes, alloc.views)
             rows = np.arange(len(views), dtype=np.intp)

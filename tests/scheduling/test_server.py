@@ -236,6 +236,9 @@ def test_bad_requests_get_reasons_and_the_server_stays_up(server: ExtenderServer
     status, reply = client.json("POST", "/prioritize", {"Pod": {"metadata": {"name": "p"}}, "Nodes": None,
                                                         "NodeNames": None})
     assert status == 400 and reply["Error"] == "request has neither Nodes nor NodeNames"
+    bad_node = {"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "lots"}}}
+    status, reply = client.json("POST", "/filter", json.loads(_gpu_args("x", None, [bad_node])))
+    assert status == 400 and reply["Error"].startswith("a Node in Nodes cannot be read: not a quantity: 'lots'")
     status, reply = client.json("POST", "/bind", {"Pod": {}})
     assert status == 404
     assert client.call("GET", "/healthz")[0] == 200  # the body was read: the keep-alive connection is in step
@@ -256,7 +259,7 @@ def test_bad_requests_get_reasons_and_the_server_stays_up(server: ExtenderServer
     assert client.json("POST", "/filter", args)[0] == 200
     status, ctype, metrics = client.call("GET", "/metrics")
     assert status == 200 and ctype.startswith("text/plain")
-    assert b'kubeview_extender_requests_total{code="400",verb="filter"} 1.0' in metrics
+    assert b'kubeview_extender_requests_total{code="400",verb="filter"} 2.0' in metrics
     assert b'kubeview_extender_requests_total{code="413",verb="filter"} 1.0' in metrics
     assert b'kubeview_extender_policy{policy="pack"} 1.0' in metrics
 
