@@ -14,6 +14,7 @@ import json
 import operator
 import re
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -132,18 +133,17 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
                  unresolvable: dict[str, str], error: str = "") -> bytes:
     """ExtenderFilterResult in the mode of the request (`NodeNames` or `Nodes`)."""
     result: dict = {"FailedNodes": failed, "FailedAndUnresolvableNodes": unresolvable, "Error": error}
-    keep = passed.tolist()
-    if all(keep) and args.raw_nodes:
+    if passed.all() and args.raw_nodes:
         # Every node passed: echo the request's own encoding instead of encoding it again (a quarter
         # of a millisecond for 5,000 names, tens of milliseconds for 500 full Nodes).
         key = b"NodeNames" if args.node_names is not None else b"Nodes"
         head = json.dumps(result, separators=(",", ":"))[:-1].encode()
         return head + b',"' + key + b'":' + args.raw_nodes + b"}"
+    keep = passed.tolist()
     if args.node_names is not None:
-        result["NodeNames"] = args.node_names if all(keep) else [n for n, k in zip(args.node_names, keep, strict=True) if k]
+        result["NodeNames"] = list(compress(args.node_names, keep))
     else:
-        items = args.nodes or []
-        result["Nodes"] = {"metadata": {}, "items": items if all(keep) else [n for n, k in zip(items, keep, strict=True) if k]}
+        result["Nodes"] = {"metadata": {}, "items": list(compress(args.nodes or [], keep))}
     return json.dumps(result, separators=(",", ":")).encode()
 
 
