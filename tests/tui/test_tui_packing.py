@@ -50,6 +50,7 @@ async def test_policy_edit_changes_the_what_if_then_apply(small_cluster: Synthet
         await wait_for(pilot, lambda: app.packing_live == w.config, what="the applied policy")
         assert small_cluster.packing == w.config
         assert app.packing_label == "spread · embedded scheduler"
+        await wait_for(pilot, lambda: app.banner[1] == "ok", what="the apply's one-line result")
         assert app.banner == ("packing policy spread is live on the synthetic cluster's scheduler.", "ok")
 
 
