@@ -2,4 +2,5 @@
 
 from kubeview.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # guarded: spawn-based multiprocessing re-imports this module
+    raise SystemExit(main())
