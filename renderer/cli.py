@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--token-file", type=Path, help="file holding the shared token")
     c.add_argument("--threads", type=positive, default=1, help="threads per task (default 1)")
     c.add_argument("--name", help="name shown in the producer's status (default host-pid)")
+    c.add_argument("--kernel", default=os.environ.get("RENDERER_KERNEL") or "auto", metavar="auto|cpu|cuda",
+                   help="tile kernel: cuda needs numba's CUDA target; auto uses it when available, "
+                        "else cpu (default: $RENDERER_KERNEL, else auto)")
 
     b = sub.add_parser("bench", help="kernel, distribution and producer benchmarks",
                        description="Measure samples/s per core, distribution efficiency, producer capacity.")
@@ -181,10 +185,16 @@ def cmd_producer(args: argparse.Namespace) -> int:
 
 def cmd_consumer(args: argparse.Namespace) -> int:
     from renderer.consumer import Consumer
+    from renderer.kernels_cuda import KernelUnavailable, choose_kernel
 
     token = _read_token(args.token_file) or b""
+    try:
+        kernel, why = choose_kernel(args.kernel.strip().lower())
+    except (ValueError, KernelUnavailable) as e:
+        raise UsageError(str(e)) from None
+    logging.getLogger("renderer.consumer").info("kernel: %s (%s)", kernel, why)
     host, port = args.connect
-    return Consumer(host, port, token=token, name=args.name, threads=args.threads).run()
+    return Consumer(host, port, token=token, name=args.name, threads=args.threads, kernel=kernel).run()
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numba
 
 from renderer import protocol as proto
-from renderer.kernels import render_chunk
+from renderer.kernels_cuda import tile_renderer
 from renderer.scene import Scene, SceneError, bundled, load, parse
 
 log = logging.getLogger("renderer.consumer")
@@ -53,8 +53,11 @@ class Consumer:
     """One consumer process; :meth:`run` returns the exit code."""
 
     def __init__(self, host: str, port: int, *, token: bytes = b"", name: str | None = None,
-                 threads: int = 1, settings: ConsumerSettings | None = None) -> None:
+                 threads: int = 1, settings: ConsumerSettings | None = None, kernel: str = "cpu") -> None:
         self.host, self.port, self.token = host, port, token
+        self.kernel = kernel
+        """``"cpu"`` or ``"cuda"`` (resolved by the command line: see ``kernels_cuda.choose_kernel``)."""
+        self._render_chunk = tile_renderer(kernel)
         self.name = (name or f"{socket.gethostname()}-{os.getpid()}")[: proto.MAX_NAME]
         self.threads = threads
         self.settings = settings or ConsumerSettings()
@@ -143,7 +146,7 @@ class Consumer:
                 raise Stopped
             self._check_task(scene, cur)
             self._send(sock, proto.encode(proto.Request()))  # prefetch: the reply arrives while we trace
-            data = render_chunk(scene, cur.x, cur.y, cur.w, cur.h, cur.s0, cur.s1, parallel=self.threads > 1)
+            data = self._render_chunk(scene, cur.x, cur.y, cur.w, cur.h, cur.s0, cur.s1, parallel=self.threads > 1)
             self._send(sock, proto.encode(proto.Result(cur.task_id, data)))
             self.tasks_done += 1
             cur = self._recv(sock)
@@ -152,8 +155,8 @@ class Consumer:
         """Compile the kernel, or load it from numba's cache, before taking any work: the
         compiled code depends on argument types only, so a bundled scene serves for all."""
         t0 = time.monotonic()
-        render_chunk(load(bundled("three-spheres")), 0, 0, 1, 1, 0, 1, parallel=self.threads > 1)
-        log.debug("kernel ready in %.2fs", time.monotonic() - t0)
+        self._render_chunk(load(bundled("three-spheres")), 0, 0, 1, 1, 0, 1, parallel=self.threads > 1)
+        log.debug("%s kernel ready in %.2fs", self.kernel, time.monotonic() - t0)
 
     def _load(self, job: proto.Job) -> Scene:
         if job.job_id != self._job_id or self._scene is None:
