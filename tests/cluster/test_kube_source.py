@@ -7,6 +7,7 @@ and which requests reached the server.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -229,8 +230,12 @@ def test_startup_failures_are_one_sentence(kube_api: KubeAPI, tmp_path, setup: s
     with pytest.raises(SourceError) as err:
         src.run(events.append, threading.Event())
     src.close()
-    assert str(err.value) == expected
-    assert events[-1] == ConnectionState("failed", events[-1].since, expected)
+    if setup == "bad-token":  # every kind's list is refused; which informer reports it first is a race
+        assert re.fullmatch(re.escape(expected).replace("nodes", "(nodes|pods|replicasets|deployments|statefulsets)"),
+                            str(err.value)), str(err.value)
+    else:
+        assert str(err.value) == expected
+    assert events[-1] == ConnectionState("failed", events[-1].since, str(err.value))
 
 
 def test_kubeconfig_problems_are_one_sentence(tmp_path) -> None:
