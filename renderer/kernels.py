@@ -203,55 +203,65 @@ def trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, stat
     return 0.0, 0.0, 0.0, state
 
 
+@njit(**_OPTS)
+def pixel_samples(out: np.ndarray, tx: int, ty: int, x0: int, y0: int, s0: int, s1: int, chunk: int,
+                  width: int, height: int, max_depth: int, seed: int, cam: np.ndarray, spheres: np.ndarray,
+                  smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray, info: np.ndarray, bg: np.ndarray,
+                  stack: np.ndarray) -> None:
+    """Add samples s0..s1-1 of the tile pixel (tx, ty) to out[ty, tx] (the tile starts at x0, y0).
+
+    Samples are summed per chunk (chunk k is samples k*chunk .. (k+1)*chunk-1) and each chunk
+    sum is added to the pixel's value in ``out`` in chunk order: the same arithmetic as a
+    producer folding one-chunk task results into its accumulator.  The CPU tile loop below and
+    the CUDA kernel (kernels_cuda.py) both call this one function.
+    """
+    lens = cam[18]
+    x = x0 + tx
+    y = y0 + ty
+    row = height - 1 - y  # the camera's v axis points up, image rows go down
+    ar, ag, ab = out[ty, tx, 0], out[ty, tx, 1], out[ty, tx, 2]
+    sr, sg, sb = 0.0, 0.0, 0.0
+    for s in range(s0, s1):
+        state = sample_state(seed, y * width + x, s)
+        state, ju = next_float(state)
+        state, jv = next_float(state)
+        u = (x + ju) / width
+        v = (row + jv) / height
+        ox, oy, oz = cam[0], cam[1], cam[2]
+        if lens > 0.0:
+            state, lx, ly = _in_unit_disk(state)
+            lx, ly = lens * lx, lens * ly
+            ox += cam[12] * lx + cam[15] * ly
+            oy += cam[13] * lx + cam[16] * ly
+            oz += cam[14] * lx + cam[17] * ly
+        dx = cam[3] + u * cam[6] + v * cam[9] - ox
+        dy = cam[4] + u * cam[7] + v * cam[10] - oy
+        dz = cam[5] + u * cam[8] + v * cam[11] - oz
+        cr, cg, cb, state = trace(ox, oy, oz, dx, dy, dz, state, max_depth,
+                                  spheres, smat, mats, bounds, info, bg, stack)
+        sr += cr
+        sg += cg
+        sb += cb
+        if (s + 1) % chunk == 0 or s + 1 == s1:
+            ar += sr
+            ag += sg
+            ab += sb
+            sr, sg, sb = 0.0, 0.0, 0.0
+    out[ty, tx, 0] = ar
+    out[ty, tx, 1] = ag
+    out[ty, tx, 2] = ab
+
+
 def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1: int, chunk: int,
                  width: int, height: int, max_depth: int, seed: int, cam: np.ndarray, spheres: np.ndarray,
                  smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray, info: np.ndarray,
                  bg: np.ndarray) -> None:
-    """Add samples s0..s1-1 of each pixel of the tile at (x0, y0), size w x h, to out (h, w, 3).
-
-    Samples are summed per chunk (chunk k is samples k*chunk .. (k+1)*chunk-1) and each chunk
-    sum is added to the pixel's value in ``out`` in chunk order: the same arithmetic as a
-    producer folding one-chunk task results into its accumulator.
-    """
-    lens = cam[18]
+    """Add samples s0..s1-1 of each pixel of the tile at (x0, y0), size w x h, to out (h, w, 3)."""
     for p in prange(w * h):
         stack = np.empty(64, dtype=np.int64)  # > renderer.bvh.MAX_DEPTH
         ty = p // w
-        tx = p - ty * w
-        x = x0 + tx
-        y = y0 + ty
-        row = height - 1 - y  # the camera's v axis points up, image rows go down
-        ar, ag, ab = out[ty, tx, 0], out[ty, tx, 1], out[ty, tx, 2]
-        sr, sg, sb = 0.0, 0.0, 0.0
-        for s in range(s0, s1):
-            state = sample_state(seed, y * width + x, s)
-            state, ju = next_float(state)
-            state, jv = next_float(state)
-            u = (x + ju) / width
-            v = (row + jv) / height
-            ox, oy, oz = cam[0], cam[1], cam[2]
-            if lens > 0.0:
-                state, lx, ly = _in_unit_disk(state)
-                lx, ly = lens * lx, lens * ly
-                ox += cam[12] * lx + cam[15] * ly
-                oy += cam[13] * lx + cam[16] * ly
-                oz += cam[14] * lx + cam[17] * ly
-            dx = cam[3] + u * cam[6] + v * cam[9] - ox
-            dy = cam[4] + u * cam[7] + v * cam[10] - oy
-            dz = cam[5] + u * cam[8] + v * cam[11] - oz
-            cr, cg, cb, state = trace(ox, oy, oz, dx, dy, dz, state, max_depth,
-                                      spheres, smat, mats, bounds, info, bg, stack)
-            sr += cr
-            sg += cg
-            sb += cb
-            if (s + 1) % chunk == 0 or s + 1 == s1:
-                ar += sr
-                ag += sg
-                ab += sb
-                sr, sg, sb = 0.0, 0.0, 0.0
-        out[ty, tx, 0] = ar
-        out[ty, tx, 1] = ag
-        out[ty, tx, 2] = ab
+        pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, chunk, width, height, max_depth, seed, cam,
+                      spheres, smat, mats, bounds, info, bg, stack)
 
 
 def _clone(f: types.FunctionType, suffix: str) -> types.FunctionType:

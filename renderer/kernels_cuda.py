@@ -6,10 +6,9 @@ The device functions are the *same* Python functions as the CPU kernels
 clone gets a globals mapping in which the names of the other kernels point at their device
 versions, so ``trace`` calls the device ``_closest_hit``, not the CPU dispatcher.
 
-Only the per-pixel loop of :func:`renderer.kernels._render_tile` is written again here
-(``cuda.grid`` instead of ``prange``, a local array for the BVH stack); it performs the
-same operations in the same order: samples summed per chunk, chunk sums added to ``out``
-in chunk order.  Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the result is
+Only the loop over pixels differs (``cuda.grid`` instead of ``prange``, a local array for the
+BVH stack); each pixel runs the shared ``kernels.pixel_samples``: samples summed per chunk,
+chunk sums added to ``out`` in chunk order.  Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the result is
 bit-identical to the CPU kernel; a real GPU may contract ``a * b + c`` into an FMA, which
 can change the last bits (the tests compare with the simulator).
 
@@ -33,7 +32,7 @@ STACK_SIZE = 64  # > renderer.bvh.MAX_DEPTH, as in the CPU kernel
 
 # the njit functions, in call order (callees first)
 _DEVICE_FUNCTIONS = ("pcg_hash", "sample_state", "next_float", "_in_unit_sphere", "_in_unit_disk",
-                     "_closest_hit", "trace")
+                     "_closest_hit", "trace", "pixel_samples")
 
 _compiled: dict[str, Any] = {}
 
@@ -60,48 +59,14 @@ def _rebind(f: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionT
 
 def _tile_kernel(out, x0, y0, w, h, s0, s1, chunk, width, height, max_depth, seed, cam,  # noqa: ANN001
                  spheres, smat, mats, bounds, info, bg):
-    """One thread per pixel of the tile: the body of ``kernels._render_tile``'s prange loop."""
+    """One thread per pixel of the tile: ``kernels._render_tile``'s prange loop, on the GPU."""
     p = cuda.grid(1)  # noqa: F821 -- bound by _build
     if p >= w * h:
         return
-    lens = cam[18]
     stack = cuda.local.array(64, np.int64)  # noqa: F821 -- STACK_SIZE
     ty = p // w
-    tx = p - ty * w
-    x = x0 + tx
-    y = y0 + ty
-    row = height - 1 - y
-    ar, ag, ab = out[ty, tx, 0], out[ty, tx, 1], out[ty, tx, 2]
-    sr, sg, sb = 0.0, 0.0, 0.0
-    for s in range(s0, s1):
-        state = sample_state(seed, y * width + x, s)  # noqa: F821
-        state, ju = next_float(state)  # noqa: F821
-        state, jv = next_float(state)  # noqa: F821
-        u = (x + ju) / width
-        v = (row + jv) / height
-        ox, oy, oz = cam[0], cam[1], cam[2]
-        if lens > 0.0:
-            state, lx, ly = _in_unit_disk(state)  # noqa: F821
-            lx, ly = lens * lx, lens * ly
-            ox += cam[12] * lx + cam[15] * ly
-            oy += cam[13] * lx + cam[16] * ly
-            oz += cam[14] * lx + cam[17] * ly
-        dx = cam[3] + u * cam[6] + v * cam[9] - ox
-        dy = cam[4] + u * cam[7] + v * cam[10] - oy
-        dz = cam[5] + u * cam[8] + v * cam[11] - oz
-        cr, cg, cb, state = trace(ox, oy, oz, dx, dy, dz, state, max_depth,  # noqa: F821
-                                  spheres, smat, mats, bounds, info, bg, stack)
-        sr += cr
-        sg += cg
-        sb += cb
-        if (s + 1) % chunk == 0 or s + 1 == s1:
-            ar += sr
-            ag += sg
-            ab += sb
-            sr, sg, sb = 0.0, 0.0, 0.0
-    out[ty, tx, 0] = ar
-    out[ty, tx, 1] = ag
-    out[ty, tx, 2] = ab
+    pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, chunk, width, height, max_depth, seed, cam,  # noqa: F821
+                  spheres, smat, mats, bounds, info, bg, stack)
 
 
 def _build() -> Any:
