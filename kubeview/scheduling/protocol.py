@@ -141,7 +141,12 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
         return head + b',"' + key + b'":' + args.raw_nodes + b"}"
     keep = passed.tolist()
     if args.node_names is not None:
-        result["NodeNames"] = list(compress(args.node_names, keep))
+        names = list(compress(args.node_names, keep))
+        if _plain(names):  # the usual case: join, instead of json's per-item encoding (5,000 names)
+            head = json.dumps(result, separators=(",", ":"))[:-1]
+            listed = '["' + '","'.join(names) + '"]' if names else "[]"
+            return f'{head},"NodeNames":{listed}}}'.encode()
+        result["NodeNames"] = names
     else:
         result["Nodes"] = {"metadata": {}, "items": list(compress(args.nodes or [], keep))}
     return json.dumps(result, separators=(",", ":")).encode()
@@ -151,13 +156,18 @@ _TAILS = [f'","Score":{s}}}' for s in range(11)]
 _PLAIN = bytes(c for c in range(0x20, 0x7f) if c not in b'"\\')  # ASCII that JSON strings take as is
 
 
+def _plain(names: list[str]) -> bool:
+    """True when no name needs escaping in a JSON string (printable ASCII without quote or backslash)."""
+    joined = "".join(names)
+    return joined.isascii() and not joined.encode().translate(None, _PLAIN)
+
+
 def prioritize_reply(names: list[str], scores: np.ndarray) -> bytes:
     """HostPriorityList. kube-scheduler sums scores per Host, so the list is grouped by score (fast to
     build for 5,000 nodes: one join per score value instead of one dict per node)."""
     if not names:
         return b"[]"
-    joined = "".join(names)
-    if not joined.isascii() or joined.encode().translate(None, _PLAIN):  # something to escape: the general way
+    if not _plain(names):  # something to escape: the general way
         pairs = [{"Host": n, "Score": int(s)} for n, s in zip(names, scores.tolist(), strict=True)]
         return json.dumps(pairs, separators=(",", ":")).encode()
     order = np.argsort(scores, kind="stable")

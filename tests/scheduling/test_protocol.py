@@ -55,10 +55,24 @@ def test_all_passing_filter_reply_echoes_the_request_exactly() -> None:
             assert reply == {**json.loads(record["raw_reply"]), "FailedAndUnresolvableNodes": {}}
 
 
-def test_partial_filter_reply() -> None:
-    body = json.dumps({"Pod": pod_obj("p"), "Nodes": None, "NodeNames": ["a", "b", "c"]}).encode()
-    reply = json.loads(filter_reply(decode_args(body), np.array([True, False, True]), {"b": "Insufficient cpu"}, {}))
-    assert reply["NodeNames"] == ["a", "c"] and reply["FailedNodes"] == {"b": "Insufficient cpu"}
+@pytest.mark.parametrize("names", [
+    ["a", "b", "c"],
+    ['we"ird', "b", "tab\there", "ünï", "back\\slash"],  # needs escaping: json's own encoder
+])
+def test_partial_filter_reply(names: list[str]) -> None:
+    body = json.dumps({"Pod": pod_obj("p"), "Nodes": None, "NodeNames": names}).encode()
+    passed = np.array([i != 1 for i in range(len(names))])
+    raw = filter_reply(decode_args(body), passed, {"b": "Insufficient cpu"}, {})
+    reply = json.loads(raw)
+    assert reply["NodeNames"] == [n for i, n in enumerate(names) if i != 1]
+    assert reply["FailedNodes"] == {"b": "Insufficient cpu"} and reply["FailedAndUnresolvableNodes"] == {}
+    assert reply["Error"] == ""
+
+
+def test_filter_reply_with_no_node_left_is_an_empty_list() -> None:
+    body = json.dumps({"Pod": pod_obj("p"), "Nodes": None, "NodeNames": ["a"]}).encode()
+    reply = json.loads(filter_reply(decode_args(body), np.array([False]), {"a": "Insufficient cpu"}, {}))
+    assert reply["NodeNames"] == []
 
 
 @pytest.mark.parametrize("names", [
