@@ -239,7 +239,7 @@ class Producer:
             if spec is None:
                 return False
             conn.leases.add(spec.task_id)
-            conn.send(proto.Task(spec.task_id, spec.x, spec.y, spec.w, spec.h, spec.s0, spec.s1))
+            conn.send(spec)  # a TaskSpec is a proto.Task: it encodes as one
             self.meter.start(self.clock())
             self._set_state(conn)
         conn.wanted -= 1

@@ -14,24 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from renderer.protocol import Task
 from renderer.scene import Scene, chunk_ranges
 
 
 @dataclass(frozen=True)
-class TaskSpec:
-    task_id: int
+class TaskSpec(Task):
+    """A task as the wire carries it, plus where it sits in the job (tile index, chunk index)."""
+
     tile: int
     chunk: int
-    x: int
-    y: int
-    w: int
-    h: int
-    s0: int
-    s1: int
-
-    @property
-    def samples(self) -> int:
-        return self.w * self.h * (self.s1 - self.s0)
 
 
 @dataclass
@@ -68,7 +60,7 @@ class TaskBook:
         chunk, tile = divmod(task_id, self.n_tiles)
         x, y, w, h = self.tiles[tile]
         s0, s1 = self.chunks[chunk]
-        return TaskSpec(task_id, tile, chunk, x, y, w, h, s0, s1)
+        return TaskSpec(task_id, x, y, w, h, s0, s1, tile=tile, chunk=chunk)
 
     def is_done(self, task_id: int) -> bool:
         chunk, tile = divmod(task_id, self.n_tiles)
