@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from kubeview.cluster.source import SourceError
+from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
@@ -24,14 +25,6 @@ from kubeview.scheduling.server import ExtenderServer
 
 log = logging.getLogger("kubeview.extender")
 WATCHED = ("Node", "Pod")
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """"HOST:PORT", "[::1]:PORT" or ":PORT" (127.0.0.1) -> (host, port); ValueError with the reason."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"--listen must be HOST:PORT with a port from 0 to 65535, not {text!r}")
-    return (host.strip("[]") or "127.0.0.1"), int(port)
 
 
 def _read_token(path: str | None) -> str | None:
