@@ -79,9 +79,16 @@ class Placement:
         per distinct combination of reasons, not per node)."""
         if len(rows) == 0:
             return []
-        combos, which = np.unique(self.failed[:, rows].T, axis=0, return_inverse=True)
-        texts = [", ".join(self.reason_names[k] for k in np.flatnonzero(c)) for c in combos]
-        return [texts[i] for i in which.reshape(-1).tolist()]
+        failed = self.failed[:, rows]
+        if len(failed) > 62:  # more reasons than bits in a code: compare whole columns
+            combos, which = np.unique(failed.T, axis=0, return_inverse=True)
+            texts = [", ".join(self.reason_names[k] for k in np.flatnonzero(c)) for c in combos]
+            return [texts[i] for i in which.reshape(-1).tolist()]
+        codes = (np.int64(1) << np.arange(len(failed), dtype=np.int64)) @ failed  # reasons as bits
+        distinct, which = np.unique(codes, return_inverse=True)  # 1-D: ~10x faster than unique(axis=0)
+        texts = [", ".join(name for k, name in enumerate(self.reason_names) if code >> k & 1)
+                 for code in distinct.tolist()]
+        return [texts[i] for i in which.tolist()]
 
     @property
     def message(self) -> str:

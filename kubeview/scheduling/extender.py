@@ -142,10 +142,13 @@ class Extender:
         now = time.monotonic()
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
             return last[1]
-        args = decode_args(body)
-        if args.node_names is not None:
+        index = index_for(view.alloc)
+        args = decode_args(body, index.name_table())
+        if args.name_rows is not None:
             alloc = view.alloc
-            index = index_for(alloc)
+            rows = args.name_rows
+        elif args.node_names is not None:
+            alloc = view.alloc
             rows = _rows(index.row, args.node_names)
         else:
             try:
@@ -179,12 +182,11 @@ class Extender:
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         if failing.size:
-            names = ev.args.names
             rows = ev.rows[failing]
             texts = ev.placement.reason_texts(rows)
             hard = ev.placement.unresolvable()[rows].tolist()
-            for pos, text, is_hard in zip(failing.tolist(), texts, hard, strict=True):
-                (unresolvable if is_hard else failed)[names[pos]] = text
+            for name, text, is_hard in zip(ev.args.names_at(failing), texts, hard, strict=True):
+                (unresolvable if is_hard else failed)[name] = text
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
         self._prioritize_expected = len(passed) - failing.size > 1
@@ -206,7 +208,7 @@ class Extender:
             best = ev.rows[ranked == top]
             self._assume(ev, int(best[np.argmin(ev.index.name_rank[best])]), ev.placement.nodes)
         self.metrics.assumed.set(len(self.assumed))
-        return prioritize_reply(ev.args.names, scores)
+        return prioritize_reply(ev.args, scores)
 
     def after_reply(self, verb: str) -> None:
         """Housekeeping once a reply is out: republish the model view if due, unless a prioritize call

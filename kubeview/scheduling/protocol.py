@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import operator
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import compress
 
 import numpy as np
 
 from kubeview.model.views import PodView
+from kubeview.scheduling.name_table import NameTable, plain
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
@@ -32,9 +34,13 @@ class ProtocolError(ValueError):
 class ExtenderArgs:
     pod: dict
     pod_view: PodView
-    node_names: list[str] | None  # nodeCacheCapable: true
+    _node_names: list[str] | None  # nodeCacheCapable: true (see `node_names`)
     nodes: list[dict] | None  # nodeCacheCapable: false (full Node objects)
     raw_nodes: bytes = b""  # the request's own encoding of Nodes or NodeNames (echoed when all pass)
+    # NodeNames read by a NameTable's compiled scanner: the table's row of each name (-1: not in it);
+    # then the names themselves are only made into strings when something asks for them
+    table: NameTable | None = field(default=None, repr=False)
+    name_rows: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def uid(self) -> str:
@@ -42,18 +48,56 @@ class ExtenderArgs:
         return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
     @property
+    def by_name(self) -> bool:
+        """nodeCacheCapable: true (NodeNames), as opposed to full Nodes."""
+        return self._node_names is not None or self.name_rows is not None
+
+    @property
+    def all_in_table(self) -> bool:
+        """Every NodeName was found in the table (so replies can be written from its rows)."""
+        rows = self.name_rows
+        return rows is not None and (rows.size == 0 or bool(rows.min() >= 0))
+
+    @property
+    def node_names(self) -> list[str] | None:
+        if self._node_names is None and self.name_rows is not None:
+            if self.all_in_table:
+                self._node_names = _pick(self.table.names, self.name_rows)
+            else:
+                self._node_names = json.loads(self.raw_nodes)
+        return self._node_names
+
+    @property
     def names(self) -> list[str]:
-        if self.node_names is not None:
+        if self.by_name:
             return self.node_names
         return [(n.get("metadata") or {}).get("name", "") for n in self.nodes or []]
 
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The names of the nodes at these request positions."""
+        if self._node_names is None and self.all_in_table:
+            return _pick(self.table.names, self.name_rows[positions])
+        return _pick(self.names, positions)
 
-def decode_members(body: bytes) -> tuple[dict, dict[str, bytes]]:
+
+def _pick(items: list, positions: np.ndarray) -> list:
+    if len(positions) == 0:
+        return []
+    picked = operator.itemgetter(*positions.tolist())(items)
+    return list(picked) if len(positions) > 1 else [picked]
+
+
+Reader = Callable[[bytes, int], "tuple[object, int] | None"]
+
+
+def decode_members(body: bytes, readers: dict[str, Reader] | None = None) -> tuple[dict, dict[str, bytes]]:
     """A top-level JSON object and the raw bytes of each of its members' values.
 
     Same result as `json.loads` (C decoder per value, the last duplicate key wins), plus the spans,
     so a filter reply can echo the request's own `Nodes`/`NodeNames` encoding (2 MB for 500 full
     Nodes) instead of encoding it again. Raises ProtocolError for anything that is not an object.
+    `readers` may read a member's value instead of the json decoder: `reader(body, offset)` gives
+    (value, offset past it), or None to leave that value to json (ASCII bodies only).
     """
     try:
         text = body.decode()
@@ -79,7 +123,12 @@ def decode_members(body: bytes) -> tuple[dict, dict[str, bytes]]:
                 if text[i:i + 1] != ":":
                     raise json.JSONDecodeError("Expecting ':' delimiter", text, i)
                 start = _WS.match(text, i + 1).end()
-                doc[key], i = _DECODER.raw_decode(text, start)
+                read = readers.get(key) if readers and ascii_only else None
+                got = read(body, start) if read is not None else None
+                if got is None:
+                    doc[key], i = _DECODER.raw_decode(text, start)
+                else:
+                    doc[key], i = got
                 spans[key] = body[start:i] if ascii_only else text[start:i].encode()
                 i = _WS.match(text, i).end()
                 sep = text[i:i + 1]
@@ -97,14 +146,19 @@ def decode_members(body: bytes) -> tuple[dict, dict[str, bytes]]:
     return doc, spans
 
 
-def decode_args(body: bytes) -> ExtenderArgs:
-    """Parse an ExtenderArgs body; raises ProtocolError saying what is wrong."""
-    doc, spans = decode_members(body)
+def decode_args(body: bytes, table: NameTable | None = None) -> ExtenderArgs:
+    """Parse an ExtenderArgs body; raises ProtocolError saying what is wrong. With a `table` (the
+    model's node names), NodeNames are looked up in it as they are read (see `name_table.py`)."""
+    readers = {"NodeNames": lambda b, at: _scanned(table.scan(b, at))} if table is not None else None
+    doc, spans = decode_members(body, readers)
     pod = doc.get("Pod")
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict) or "name" not in pod["metadata"]:
         raise ProtocolError("request has no Pod object with metadata.name")
     nodes, names = doc.get("Nodes"), doc.get("NodeNames")
-    if names is not None:
+    rows = None
+    if isinstance(names, _Rows):
+        rows, names, node_items = names.rows, None, None
+    elif names is not None:
         if not isinstance(names, list):
             raise ProtocolError("NodeNames must be a list of strings")
         try:
@@ -125,8 +179,20 @@ def decode_args(body: bytes) -> ExtenderArgs:
         view = PodView.from_api(pod)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise ProtocolError(f"Pod cannot be read: {exc}") from None
-    raw_nodes = spans["NodeNames"] if names is not None else spans["Nodes"]
-    return ExtenderArgs(pod=pod, pod_view=view, node_names=names, nodes=node_items, raw_nodes=raw_nodes)
+    raw_nodes = spans["NodeNames"] if names is not None or rows is not None else spans["Nodes"]
+    return ExtenderArgs(pod=pod, pod_view=view, _node_names=names, nodes=node_items, raw_nodes=raw_nodes,
+                        table=table if rows is not None else None, name_rows=rows)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """NodeNames as the table's scanner read them (a list of strings to every check above)."""
+
+    rows: np.ndarray
+
+
+def _scanned(got: tuple[np.ndarray, int] | None) -> tuple[_Rows, int] | None:
+    return None if got is None else (_Rows(got[0]), got[1])
 
 
 def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
@@ -136,13 +202,16 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
     if passed.all() and args.raw_nodes:
         # Every node passed: echo the request's own encoding instead of encoding it again (a quarter
         # of a millisecond for 5,000 names, tens of milliseconds for 500 full Nodes).
-        key = b"NodeNames" if args.node_names is not None else b"Nodes"
+        key = b"NodeNames" if args.by_name else b"Nodes"
         head = json.dumps(result, separators=(",", ":"))[:-1].encode()
         return head + b',"' + key + b'":' + args.raw_nodes + b"}"
+    if args.all_in_table:  # names written from the table's bytes
+        head = json.dumps(result, separators=(",", ":"))[:-1].encode()
+        return head + b',"NodeNames":' + args.table.names_json(args.name_rows[passed]) + b"}"
     keep = passed.tolist()
-    if args.node_names is not None:
+    if args.by_name:
         names = list(compress(args.node_names, keep))
-        if _plain(names):  # the usual case: join, instead of json's per-item encoding (5,000 names)
+        if plain(names):  # the usual case: join, instead of json's per-item encoding (5,000 names)
             head = json.dumps(result, separators=(",", ":"))[:-1]
             listed = '["' + '","'.join(names) + '"]' if names else "[]"
             return f'{head},"NodeNames":{listed}}}'.encode()
@@ -153,21 +222,21 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
 
 
 _TAILS = [f'","Score":{s}}}' for s in range(11)]
-_PLAIN = bytes(c for c in range(0x20, 0x7f) if c not in b'"\\')  # ASCII that JSON strings take as is
 
 
-def _plain(names: list[str]) -> bool:
-    """True when no name needs escaping in a JSON string (printable ASCII without quote or backslash)."""
-    joined = "".join(names)
-    return joined.isascii() and not joined.encode().translate(None, _PLAIN)
+def prioritize_reply(args: ExtenderArgs, scores: np.ndarray) -> bytes:
+    """HostPriorityList, in the request's order (from the table's bytes when every name is in it)."""
+    if args.all_in_table:
+        return args.table.host_priority_json(args.name_rows, scores)
+    return host_priority_list(args.names, scores)
 
 
-def prioritize_reply(names: list[str], scores: np.ndarray) -> bytes:
+def host_priority_list(names: list[str], scores: np.ndarray) -> bytes:
     """HostPriorityList. kube-scheduler sums scores per Host, so the list is grouped by score (fast to
     build for 5,000 nodes: one join per score value instead of one dict per node)."""
     if not names:
         return b"[]"
-    if not _plain(names):  # something to escape: the general way
+    if not plain(names):  # something to escape: the general way
         pairs = [{"Host": n, "Score": int(s)} for n, s in zip(names, scores.tolist(), strict=True)]
         return json.dumps(pairs, separators=(",", ":")).encode()
     order = np.argsort(scores, kind="stable")

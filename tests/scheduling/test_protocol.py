@@ -13,7 +13,7 @@ from kubeview.scheduling.protocol import (
     decode_args,
     decode_members,
     filter_reply,
-    prioritize_reply,
+    host_priority_list,
 )
 
 
@@ -82,7 +82,7 @@ def test_filter_reply_with_no_node_left_is_an_empty_list() -> None:
 ])
 def test_prioritize_reply_has_every_host_once_with_its_score(names: list[str]) -> None:
     scores = np.arange(len(names)) % 11
-    reply = json.loads(prioritize_reply(names, scores))
+    reply = json.loads(host_priority_list(names, scores))
     assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(names, scores.tolist(), strict=True))
     assert all(set(h) == {"Host", "Score"} for h in reply)
-    assert prioritize_reply([], np.zeros(0, dtype=np.int64)) == b"[]"
+    assert host_priority_list([], np.zeros(0, dtype=np.int64)) == b"[]"
