@@ -97,6 +97,20 @@ class KubeviewApp(ActionsMixin, App[int]):
         if self.usage is not None:
             self.poll_usage()
         self.switch_mode(self.start_screen)
+        self.call_after_refresh(self._build_screens)
+
+    def _build_screens(self) -> None:
+        """Compose and mount every other screen now, while the cluster is still being listed.
+
+        A screen's first visit would otherwise mount its widgets and style them (200-700 ms for the
+        packing screen) while the user waits on a key; after this a switch costs one refresh.
+        """
+        start = self.current_mode
+        wanted = [m for m in SCREENS if m != start and (m != "render" or self.render_job is not None)]
+        with self.batch_update():
+            for mode in wanted:
+                self.switch_mode(mode)
+            self.switch_mode(start)
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, name="watch")
     def watch_source(self) -> None:
