@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from kubeview.tui.rows.column import Column
 
@@ -145,7 +146,11 @@ class VirtualTable(ScrollView, can_focus=True):
         n = len(rows)
         size = Size(self.scrollable_content_region.width, n + 1)
         if size != self.virtual_size:
-            self.virtual_size = size
+            # Not `self.virtual_size = size`: that reactive asks for a layout of the whole screen and a
+            # full repaint (~60 ms at 120x40) on every keystroke of a filter. The scrollbars are all a
+            # new row count changes; showing or hiding one still asks for a layout by itself.
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
         row = rows.index(self.cursor_key) if self.cursor_key is not None else None
         if row is None:
             row = min(self.cursor, max(n - 1, 0))
@@ -353,12 +358,12 @@ class VirtualTable(ScrollView, can_focus=True):
             key = rows.key(row)
         except IndexError:
             return Strip.blank(width, base)
-        is_cursor = row == self.cursor
+        style = cursor_style if row == self.cursor else base
         stamp = rows.stamp(key) if rows.stamp is not None else self._generation
-        cache_key = (key, stamp, is_cursor, self.has_focus, width)
+        cache_key = (key, stamp, style, width)  # the style says cursor or not, focused or not
         strip = self._cache.get(cache_key)
         if strip is None:
-            strip = self._line(rows.cells(key), cursor_style if is_cursor else base, width)
+            strip = self._line(rows.cells(key), style, width)
             if len(self._cache) > CACHE_ROWS:
                 self._cache.clear()
             self._cache[cache_key] = strip
@@ -366,12 +371,4 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._cache.clear()
-
-    def on_focus(self) -> None:
-        self._shown = None
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self._shown = None
-        self.refresh()
+        self._pass = None  # cached strips are keyed by their style: those still current stay
