@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.model.events import WatchEvent
 from kubeview.tui import format as fmt
-from kubeview.tui.key_index import Contains, KeyIndex
+from kubeview.tui import key_index
+from kubeview.tui.key_index import Cancelled, Contains, ItemValue, KeyIndex
 from kubeview.tui.state import ClusterState
 
 
@@ -50,6 +53,37 @@ def test_by_name_index_and_string_values() -> None:
     by_node = KeyIndex(nodes.__getitem__)
     by_node.rebuild(index.keys)
     assert by_node.keys == [("a", "x"), ("b", "y"), ("a", "w")]
+
+
+def test_bulk_values_over_many_chunks_sort_like_one_call_per_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_index, "CHUNK", 7)  # many steps, and a last one that is short
+    rng = random.Random(3)
+    items = {("ns", f"p{i:03d}"): {"node": f"n{rng.randrange(9)}", "cpu": -rng.randrange(4000)} for i in range(200)}
+    keys = sorted(items)
+    gone = {"node": "", "cpu": 0}
+    deleted = ("ns", "p1-deleted")  # listed, then deleted while a worker sorts: sorts as `gone`
+    texts = {k: k[1] for k in [*keys, deleted]}
+    for field in ("node", "cpu"):
+        bulk = KeyIndex(ItemValue(items, lambda p, f=field: p[f], gone), Contains("p1", texts))
+        bulk.rebuild(sorted([*keys, deleted]))
+        expected = sorted((k for k in [*keys, deleted] if "p1" in k[1]),
+                          key=lambda k, f=field: (items.get(k, gone)[f], k))
+        assert bulk.keys == expected and deleted in bulk
+        assert all(bulk.position(k) == i for i, k in enumerate(bulk.keys)) and keys[5] not in bulk
+
+
+def test_a_cancelled_rebuild_stops_at_its_next_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_index, "CHUNK", 10)
+    asked = []
+
+    def cancelled() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    index = KeyIndex(lambda k: -k)
+    with pytest.raises(Cancelled):
+        index.rebuild(list(range(1000)), cancelled)
+    assert len(asked) == 4 and index.keys == []  # stopped after three steps; nothing half-built shown
 
 
 def test_a_burst_of_events_notifies_once_until_caught_up() -> None:

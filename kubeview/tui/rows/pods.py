@@ -13,6 +13,7 @@ from rich.text import Text
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
+from kubeview.tui.key_index import ItemValue
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [
@@ -45,14 +46,7 @@ def sort_value(column: str, pods: dict[Key, PodView]) -> Callable[[Key], object]
         "restarts": lambda p: -p.restarts,
         "reason": lambda p: p.pending_reason or "",
     }
-    get = getters[column]
-    missing = get(_GONE)  # a pod deleted while a worker sorts: any value of the right type will do
-
-    def value(key: Key) -> object:
-        pod = pods.get(key)
-        return missing if pod is None else get(pod)
-
-    return value
+    return ItemValue(pods, getters[column], _GONE)  # _GONE: a row deleted while a worker sorts
 
 
 def search_text(pod: PodView) -> str:

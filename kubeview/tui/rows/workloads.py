@@ -8,6 +8,7 @@ from rich.text import Text
 
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
+from kubeview.tui.key_index import ItemValue
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [
@@ -35,14 +36,7 @@ def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], o
         "bar": lambda w: (w.ready / w.desired) if w.desired else 2.0,
         "owner": lambda w: "/".join(w.owner) if w.owner else "",
     }
-    get = getters[column]
-    missing = get(_GONE)  # deleted while a worker sorts: any value of the right type will do
-
-    def value(key: Key) -> object:
-        w = items.get(key)
-        return missing if w is None else get(w)
-
-    return value
+    return ItemValue(items, getters[column], _GONE)  # _GONE: a row deleted while a worker sorts
 
 
 def search_text(w: WorkloadView) -> str:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from textual import on, work
 from textual.binding import Binding
 from textual.message import Message
+from textual.worker import get_current_worker
 
-from kubeview.tui.key_index import Contains, KeyIndex
+from kubeview.tui.key_index import Cancelled, Contains, KeyIndex
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ChangeTracker, ClusterState
@@ -127,9 +128,14 @@ class IndexedScreen(ClusterScreen):
     @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="sorting and filtering",
           description="sorting and filtering rows")  # not the default: a repr of 150,000 keys
     def build_index(self, generation: int, value: Callable | None, match: Callable | None, keys: list) -> None:
-        """Sort/filter 150,000 rows off the UI thread; the keys already shown stay until it is done."""
+        """Sort/filter 150,000 rows off the UI thread; the keys already shown stay until it is done.
+        A newer sort or filter cancels this one (`exclusive`), which stops at its next step."""
+        worker = get_current_worker()
         index = KeyIndex(value, match)
-        index.rebuild(keys)
+        try:
+            index.rebuild(keys, lambda: worker.is_cancelled or generation != self._generation)
+        except Cancelled:
+            return
         self.post_message(IndexBuilt(generation, index))
 
     @on(IndexBuilt)
