@@ -103,11 +103,13 @@ class PackingScreen(ClusterScreen):
         else:
             self._stale = True
 
+    def _hypothetical_label(self) -> str:
+        return f"hypothetical pod asking {self.gpus} GPU{'s' if self.gpus > 1 else ''} (n: more)"
+
     def _fill_picker(self) -> None:
         picker = self.query_one("#pod-picker", OptionList)
         highlighted = picker.highlighted
-        options = [Option(f"hypothetical pod asking {self.gpus} GPU{'s' if self.gpus > 1 else ''} (n: more)",
-                          id="hypothetical")]
+        options = [Option(self._hypothetical_label(), id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]
         picker.set_options(options)
@@ -129,8 +131,8 @@ class PackingScreen(ClusterScreen):
             alloc = self.state.model.allocation()
             pod = self._pod(self.state)
         w = self.whatif = whatif.compute(alloc, pod, live, edited)
-        self.query_one("#whatif-summary", Static).update(
-            whatif_title(pod) + "\n" + w.summary.markup)
+        self.query_one("#whatif-summary", Static).update(  # a fixed-height box: no layout
+            whatif_title(pod) + "\n" + w.summary.markup, layout=False)
         position = {n: i for i, n in enumerate(w.order)}
         self.main_widget().rows = Rows(w.order, lambda node: whatif.cells(w, node), position.get)
 
@@ -161,7 +163,8 @@ class PackingScreen(ClusterScreen):
     def action_next_gpus(self) -> None:
         self.gpus = GPU_SIZES[(GPU_SIZES.index(self.gpus) + 1) % len(GPU_SIZES)] if self.gpus in GPU_SIZES else 1
         self.pod_key = None
-        self._fill_picker()
+        # one option's text: not a rebuild of the list (which re-lays out the screen)
+        self.query_one("#pod-picker", OptionList).replace_option_prompt("hypothetical", self._hypothetical_label())
         self._compute()
 
     def action_bias(self, delta: int) -> None:
