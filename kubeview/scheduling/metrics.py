@@ -16,27 +16,36 @@ _BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 
 
 
 class LatencyWindow:
-    """The last `size` durations of one verb; percentiles on demand."""
+    """The last `size` durations of one verb (wall clock, and the handling thread's CPU time, which a
+    busy or shared machine cannot inflate); percentiles on demand."""
 
     def __init__(self, size: int = 4096) -> None:
         self._values: deque[float] = deque(maxlen=size)
+        self._cpu: deque[float] = deque(maxlen=size)
         self._lock = threading.Lock()
         self.count = 0
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, cpu_seconds: float | None = None) -> None:
         with self._lock:
             self._values.append(seconds)
+            if cpu_seconds is not None:
+                self._cpu.append(cpu_seconds)
             self.count += 1
 
     def summary(self) -> dict[str, float | int]:
         with self._lock:
             values = np.fromiter(self._values, dtype=np.float64)
+            cpu = np.fromiter(self._cpu, dtype=np.float64)
             count = self.count
         if values.size == 0:
             return {"count": count}
         p50, p90, p99 = np.percentile(values, [50, 90, 99])
-        return {"count": count, "p50_ms": round(float(p50) * 1e3, 3), "p90_ms": round(float(p90) * 1e3, 3),
-                "p99_ms": round(float(p99) * 1e3, 3), "max_ms": round(float(values.max()) * 1e3, 3)}
+        out = {"count": count, "p50_ms": round(float(p50) * 1e3, 3), "p90_ms": round(float(p90) * 1e3, 3),
+               "p99_ms": round(float(p99) * 1e3, 3), "max_ms": round(float(values.max()) * 1e3, 3)}
+        if cpu.size:
+            c50, c99 = np.percentile(cpu, [50, 99])
+            out |= {"cpu_p50_ms": round(float(c50) * 1e3, 3), "cpu_p99_ms": round(float(c99) * 1e3, 3)}
+        return out
 
 
 class ExtenderMetrics:
@@ -62,7 +71,7 @@ class ExtenderMetrics:
         self.windows: dict[str, LatencyWindow] = {}
         self._lock = threading.Lock()
 
-    def observe(self, verb: str, code: int, seconds: float) -> None:
+    def observe(self, verb: str, code: int, seconds: float, cpu_seconds: float | None = None) -> None:
         self.requests.labels(verb, str(code)).inc()
         if verb in ("filter", "prioritize"):
             self.duration.labels(verb).observe(seconds)
@@ -70,7 +79,7 @@ class ExtenderMetrics:
             window = self.windows.get(verb)
             if window is None:
                 window = self.windows[verb] = LatencyWindow()
-        window.add(seconds)
+        window.add(seconds, cpu_seconds)
 
     def set_policy(self, policy: str, all_policies: tuple[str, ...]) -> None:
         for p in all_policies:

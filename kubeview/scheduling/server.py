@@ -82,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- verbs -----------------------------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         verb = self.path.strip("/").split("?", 1)[0]
         body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
         if verb not in VERBS:
@@ -105,7 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             extender.count("errors")
             log.exception("%s failed", verb)
         self._send(code, reply)
-        extender.metrics.observe(verb, code, time.perf_counter() - started)
+        extender.metrics.observe(verb, code, time.perf_counter() - started, time.thread_time() - cpu)
         extender.after_reply(verb)
 
     def do_GET(self) -> None:  # noqa: N802
