@@ -25,17 +25,24 @@ def cpu_times() -> tuple[int, int] | None:
 
 
 class StealMeter:
-    """`with StealMeter() as m: ...`, then `m.share`: the fraction of CPU time stolen meanwhile."""
+    """`with StealMeter() as m: ...` (or `m = StealMeter().start()` ... `m.stop()`), then `m.share`:
+    the fraction of CPU time the hypervisor stole meanwhile (None where unknown)."""
 
-    def __enter__(self) -> StealMeter:
-        self.start = cpu_times()
+    def start(self) -> StealMeter:
+        self.begin = cpu_times()
         self.share: float | None = None
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         end = cpu_times()
-        if self.start is not None and end is not None and end[1] > self.start[1]:
-            self.share = (end[0] - self.start[0]) / (end[1] - self.start[1])
+        if self.begin is not None and end is not None and end[1] > self.begin[1]:
+            self.share = (end[0] - self.begin[0]) / (end[1] - self.begin[1])
+
+    def __enter__(self) -> StealMeter:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def text(self) -> str:
         return "steal unknown" if self.share is None else f"{self.share:.0%} of CPU time stolen by the hypervisor"
