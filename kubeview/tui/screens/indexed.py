@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from kubeview.tui.key_index import Cancelled, Contains, KeyIndex
+from kubeview.tui.key_index import Cancelled, Contains, KeyIndex, untracked_copy
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ChangeTracker, ClusterState
@@ -98,7 +98,7 @@ class IndexedScreen(ClusterScreen):
             if value is None and not self.filter_text:
                 state.take(self._tracker)  # the by-name index is already current
                 self.index, self._building, self._need_rebuild, self._narrow_to = None, None, False, None
-                keys = self.by_name(state).keys[:]
+                keys = untracked_copy(self.by_name(state).keys)
                 self._show(items, keys, _bisect_position(keys))
                 return
             if self._building is not None:
@@ -221,7 +221,7 @@ class IndexedScreen(ClusterScreen):
         self.action_sort(event.column)
 
 
-def _bisect_position(keys: list) -> Callable[[Hashable], int | None]:
+def _bisect_position(keys: Sequence) -> Callable[[Hashable], int | None]:
     def position(key: Hashable) -> int | None:
         i = bisect.bisect_left(keys, key)
         return i if i < len(keys) and keys[i] == key else None
