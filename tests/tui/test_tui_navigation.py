@@ -7,6 +7,7 @@ from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
+from kubeview.tui.screens import indexed
 from kubeview.tui.screens.help import HelpScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.screens.nodes import NodesScreen
@@ -146,6 +147,28 @@ async def test_sorting_nodes_by_gpu_fit_and_pods_by_cpu(small_cluster: Synthetic
         assert app.screen.sort_column == "cpu"
         cpus = [app.state.model.pods[k].requests.get("cpu", 0) for k in rows(app)]
         assert cpus == sorted(cpus, reverse=True)
+
+
+@run_async
+async def test_a_sort_in_the_background_says_so_in_the_header_then_shows_its_rows(
+        small_cluster: SyntheticSource, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexed, "BACKGROUND_ROWS", 1)  # the small cluster's pods take the worker path
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        table = app.screen.query_one(VirtualTable)
+        table.note = "sorting by node 80 rows…"
+        assert "sorting by node 80 rows…" in table.render_line(0).text  # drawn in the header line
+        table.note = ""
+        await pilot.press("o")  # name -> node: a sort in a worker
+        assert table.sort_column == "node"  # the header answers at once
+        await wait_for(pilot, lambda: not app.screen.busy, 10, "the sort to finish")
+        await pilot.pause()
+        assert table.note == ""
+        nodes = [app.state.model.pods[k].node or "" for k in rows(app)]
+        assert nodes == sorted(nodes)
 
 
 @run_async

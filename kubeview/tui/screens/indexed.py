@@ -118,6 +118,9 @@ class IndexedScreen(ClusterScreen):
                 if len(source) >= BACKGROUND_ROWS:
                     self._building = self._generation = self._generation + 1
                     self.build_index(self._generation, value, match, source)
+                    # the key's answer, at once, in the header line: the rows follow from the worker
+                    what = f"sorting by {self.sort_column}" if value is not None else "filtering"
+                    self.table().note = f"{what} {len(source):,} rows…"
                     return
                 self.index = KeyIndex(value, match)
                 self.index.rebuild(source)
@@ -155,6 +158,7 @@ class IndexedScreen(ClusterScreen):
         if event.generation != self._building:
             return  # a newer sort or filter was asked for meanwhile
         self._building = None
+        self.table().note = ""
         state = self.state
         with state.lock:
             full, changed = state.take(self._tracker)  # type: ignore[arg-type]
@@ -206,6 +210,8 @@ class IndexedScreen(ClusterScreen):
         else:
             self.sort_column, self.sort_reverse = column, False
             self._need_rebuild = True
+        table = self.table()  # the header shows the new order at once, even while a worker sorts
+        table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
         self.refresh_data()
 
     def action_sort_next(self) -> None:

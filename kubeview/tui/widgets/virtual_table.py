@@ -93,6 +93,7 @@ class VirtualTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, repaint=False)
     sort_column: reactive[str] = reactive("")
     sort_reverse: reactive[bool] = reactive(False)
+    note: reactive[str] = reactive("", repaint=False)  # shown at the right of the header ("sorting…")
 
     class Selected(Message):
         """Enter (or a double click) on a row."""
@@ -207,6 +208,9 @@ class VirtualTable(ScrollView, can_focus=True):
     def watch_sort_reverse(self) -> None:
         self._shown = None
         self.refresh()
+
+    def watch_note(self) -> None:
+        self.refresh(Region(0, 0, self.size.width, 1))  # the header line only
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
@@ -341,7 +345,11 @@ class VirtualTable(ScrollView, can_focus=True):
             if c.key == self.sort_column:
                 label += " ▼" if self.sort_reverse else " ▲"
             labels.append(label)
-        return self._line(labels, style, width, sorted_style, self.sort_column)
+        line = self._line(labels, style, width, sorted_style, self.sort_column)
+        if not self.note:
+            return line
+        note = f" {self.note} "[: max(0, width - 1)]
+        return Strip.join([line.crop(0, width - len(note)), Strip([Segment(note, style + sorted_style)])])
 
     def render_line(self, y: int) -> Strip:
         width, base, cursor_style, header_style, sorted_style = self._styles()
