@@ -83,6 +83,8 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._last_refresh = 0.0
         self._refresh_timer: Any = None
         self.packing_where = ""
+        self._warmed = False
+        self._mode_screens: dict[str, Any] = {}  # the screen of each mode built at start
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -110,6 +112,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         with self.batch_update():
             for mode in wanted:
                 self.switch_mode(mode)
+                self._mode_screens[mode] = self.screen
             self.switch_mode(start)
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, name="watch")
@@ -166,6 +169,16 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._last_refresh = time.monotonic()
         self.refreshes += 1
         self.refresh_times.append(self.refresh_seconds)
+        if not self._warmed and self.state.model.is_synced(("Node", "Pod")):
+            self._warmed = True
+            self.call_after_refresh(self._warm_screens)
+
+    def _warm_screens(self) -> None:
+        """Once the cluster is first listed, let every other screen compute its rows now (the packing
+        screen's what-if over every node, its pod list), not on its first visit."""
+        for mode, screen in self._mode_screens.items():
+            if mode != self.current_mode and screen.is_mounted and getattr(screen, "_stale", False):
+                screen.refresh_data()  # (a screen still mounting catches up on its first visit)
 
     # -- workers and actions -----------------------------------------------------------------------
     @on(Worker.StateChanged)
