@@ -39,7 +39,8 @@ class Figure:
     p50_ms: float
     p95_ms: float
     max_ms: float
-    cpu_p50_ms: float | None = None  # the UI thread's CPU time: what a busy machine cannot inflate
+    cpu_p50_ms: float | None = None  # the UI thread's CPU time: kubeview's own work, without waits
+    cpu_p95_ms: float | None = None
     target_ms: float = TARGET_MS
 
     @property
@@ -47,12 +48,19 @@ class Figure:
         return self.p95_ms <= self.target_ms
 
 
+def _p95(ordered: list[float]) -> float:
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
 def _figure(name: str, timed: list[float] | tuple[list[float], list[float]]) -> Figure:
     seconds, cpu = timed if isinstance(timed, tuple) else (timed, None)
     ms = sorted(s * 1000 for s in seconds) or [0.0]
-    p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
-    cpu_p50 = round(statistics.median(c * 1000 for c in cpu), 1) if cpu else None
-    return Figure(name, len(seconds), round(statistics.median(ms), 1), round(p95, 1), round(ms[-1], 1), cpu_p50)
+    p95 = _p95(ms)
+    cpu_ms = sorted(c * 1000 for c in cpu) if cpu else []
+    cpu_p50 = round(statistics.median(cpu_ms), 1) if cpu_ms else None
+    cpu_p95 = round(_p95(cpu_ms), 1) if cpu_ms else None
+    return Figure(name, len(seconds), round(statistics.median(ms), 1), round(p95, 1), round(ms[-1], 1), cpu_p50,
+                  cpu_p95)
 
 
 async def _settle(app: KubeviewApp, pilot, timeout: float = 300.0) -> None:  # noqa: ANN001
@@ -180,10 +188,11 @@ def run(args: argparse.Namespace) -> int:
               f"{result['startup_seconds']} s; events applied {result['events_per_second_applied']:,.0f}/s; "
               f"{'steal unknown' if result['steal'] is None else format(result['steal'], '.0%') + ' of CPU time stolen'}\n")
     out.write(f"  {'what (wall clock; cpu: UI thread)':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
-              f"{'cpu p50':>8}  target p95 <= {TARGET_MS:.0f} ms\n")
+              f"{'cpu p50':>8} {'cpu p95':>8}  target p95 <= {TARGET_MS:.0f} ms\n")
     for f in result["figures"]:
         mark = "ok" if f["passed"] else "OVER"
-        cpu = f"{f['cpu_p50_ms']:>8.1f}" if f["cpu_p50_ms"] is not None else f"{'':>8}"
+        cpu = (f"{f['cpu_p50_ms']:>8.1f} {f['cpu_p95_ms']:>8.1f}" if f["cpu_p50_ms"] is not None
+               else f"{'':>8} {'':>8}")
         out.write(f"  {f['name']:<36} {f['samples']:>4} {f['p50_ms']:>8.1f} {f['p95_ms']:>8.1f} {f['max_ms']:>8.1f} "
                   f"{cpu}  {mark}\n")
     return 0

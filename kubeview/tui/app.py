@@ -26,7 +26,7 @@ from kubeview.tui.actions import ActionsMixin
 from kubeview.tui.commands import KubeviewCommands
 from kubeview.tui.format import GPU
 from kubeview.tui.messages import ActionDone, ClusterChanged
-from kubeview.tui.screens.nodes import NodesScreen
+from kubeview.tui.screens.nodes import NodesScreen, install_detail
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
 from kubeview.tui.screens.render import RenderScreen
@@ -114,6 +114,9 @@ class KubeviewApp(ActionsMixin, App[int]):
                 self.switch_mode(mode)
                 self._mode_screens[mode] = self.screen
             self.switch_mode(start)
+            if start == "nodes":  # and the node screen that Enter opens
+                self.push_screen(install_detail(self))
+                self.pop_screen()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False, name="watch")
     def watch_source(self) -> None:

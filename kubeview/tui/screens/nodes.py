@@ -6,7 +6,7 @@ Rows are recomputed per refresh with numpy (see `rows/nodes.py`); Enter opens th
 from __future__ import annotations
 
 from textual import on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 
 from kubeview.tui.format import GPU
@@ -17,6 +17,13 @@ from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 
 DETAIL = "node-detail"
+
+
+def install_detail(app: App) -> NodeDetailScreen:
+    """The node screen, installed once and reused: mounting a new screen costs a full layout."""
+    if not app.is_screen_installed(DETAIL):
+        app.install_screen(NodeDetailScreen(""), DETAIL)
+    return app.get_screen(DETAIL)  # type: ignore[return-value]
 
 
 class NodesScreen(ClusterScreen):
@@ -90,10 +97,7 @@ class NodesScreen(ClusterScreen):
         if key is None:
             return
         # installed once and reused: mounting a new screen costs a full layout
-        if not self.app.is_screen_installed(DETAIL):
-            self.app.install_screen(NodeDetailScreen(str(key)), DETAIL)
-        else:
-            self.app.get_screen(DETAIL).show(str(key))  # type: ignore[attr-defined]
+        install_detail(self.app).show(str(key))
         self.app.push_screen(DETAIL)
 
     @on(VirtualTable.Selected)
