@@ -172,6 +172,22 @@ async def test_a_sort_in_the_background_says_so_in_the_header_then_shows_its_row
 
 
 @run_async
+async def test_every_screen_is_built_and_filled_before_its_first_visit(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: all(not s._stale for s in app._mode_screens.values()), 10, "warm screens")
+        assert set(app._mode_screens) == {"pods", "workloads", "packing"}  # no render job: no render screen
+        assert all(s.is_mounted for s in app._mode_screens.values())
+        pods = app._mode_screens["pods"]
+        assert len(pods.query_one(VirtualTable).rows) == len(app.state.model.pods)  # rows there already
+        assert app.is_screen_installed("node-detail") and isinstance(app.screen, NodesScreen)
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.screen is pods
+
+
+@run_async
 async def test_help_lists_every_key_and_closes(small_cluster: SyntheticSource) -> None:
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:
