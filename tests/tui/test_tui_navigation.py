@@ -188,6 +188,25 @@ async def test_every_screen_is_built_and_filled_before_its_first_visit(small_clu
 
 
 @run_async
+async def test_cells_keep_their_own_style(small_cluster: SyntheticSource) -> None:
+    """`Text("Running", style="green")` is drawn green (rich's `Text.render` leaves a span-less
+    Text's own style to the console, and the table used to drop it)."""
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        table = app.screen.query_one(VirtualTable)
+        phases = {}
+        for y in range(1, 20):
+            for seg in table.render_line(y):
+                if seg.text in ("Running", "Pending"):
+                    phases[seg.text] = seg.style
+        assert phases["Running"].color.name == "green"
+        assert phases["Pending"].color.name == "yellow" and phases["Pending"].bold
+
+
+@run_async
 async def test_help_lists_every_key_and_closes(small_cluster: SyntheticSource) -> None:
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:

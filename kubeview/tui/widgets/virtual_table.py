@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rich.cells import cell_len
@@ -30,6 +31,7 @@ from kubeview.tui.rows.column import Column
 
 Cell = str | Text
 CACHE_ROWS = 2048
+_parse_style = lru_cache(maxsize=256)(Style.parse)
 
 
 @dataclass(frozen=True, eq=False)
@@ -314,6 +316,20 @@ class VirtualTable(ScrollView, can_focus=True):
         add = segments.append
         for col, w, cell in zip(self.columns, self._column_widths(width), cells, strict=False):
             style = base + highlight if highlight is not None and col.key == highlight_key else base
+            # A Text's own style: `Text.render` leaves it to the console when there are no spans.
+            own = cell.style if isinstance(cell, Text) else None
+            cell_style = style + (_parse_style(own) if isinstance(own, str) else own) if own else style
+            if isinstance(cell, Text) and not cell.spans and cell.plain.isascii() and len(cell.plain) <= w:
+                # one style over a cell that fits (most of them): the same segments as below without
+                # copying, truncating and rendering a Text per cell (most of a first paint)
+                plain = cell.plain
+                pad = " " * (w - len(plain))
+                if col.align == "right" and pad:
+                    add(Segment(pad, style))
+                if plain:
+                    add(Segment(plain, cell_style))
+                add(Segment((pad if col.align != "right" else "") + " ", style))
+                continue
             if isinstance(cell, str):
                 n = len(cell) if cell.isascii() else cell_len(cell)
                 if n > w:
@@ -329,7 +345,7 @@ class VirtualTable(ScrollView, can_focus=True):
             if col.align == "right" and pad:
                 add(Segment(pad, style))
             for seg in text.render(console, end=""):
-                add(Segment(seg.text, style + seg.style if seg.style else style))
+                add(Segment(seg.text, cell_style + seg.style if seg.style else cell_style))
             add(Segment((pad if col.align != "right" else "") + " ", style))
         used = sum(len(seg.text) if seg.text.isascii() else cell_len(seg.text) for seg in segments)
         if used < width:
