@@ -149,16 +149,21 @@ async def test_sorting_nodes_by_gpu_fit_and_pods_by_cpu(small_cluster: Synthetic
         assert cpus == sorted(cpus, reverse=True)
 
 
+async def pods_table(pilot) -> VirtualTable:  # noqa: ANN001
+    """Settle, go to the pods screen, and give its table."""
+    await settle(pilot)
+    await pilot.press("2")
+    await pilot.pause()
+    return pilot.app.screen.query_one(VirtualTable)
+
+
 @run_async
 async def test_a_sort_in_the_background_says_so_in_the_header_then_shows_its_rows(
         small_cluster: SyntheticSource, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(indexed, "BACKGROUND_ROWS", 1)  # the small cluster's pods take the worker path
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await pilot.pause()
-        table = app.screen.query_one(VirtualTable)
+        table = await pods_table(pilot)
         table.note = "sorting by node 80 rows…"
         assert "sorting by node 80 rows…" in table.render_line(0).text  # drawn in the header line
         table.note = ""
@@ -193,10 +198,7 @@ async def test_cells_keep_their_own_style(small_cluster: SyntheticSource) -> Non
     Text's own style to the console, and the table used to drop it)."""
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await pilot.pause()
-        table = app.screen.query_one(VirtualTable)
+        table = await pods_table(pilot)
         phases = {}
         for y in range(1, 20):
             for seg in table.render_line(y):
