@@ -14,7 +14,7 @@ import time
 from collections import deque
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
@@ -40,6 +40,8 @@ LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release th
 LOCK_RETRY = 0.1
 GIL_SWITCH_SECONDS = 0.001
 USAGE_INTERVAL = 15.0  # seconds between Prometheus readings
+KEY_PRIORITY_SECONDS = 0.06  # after a key press, background sorts pause this long (see `yield_to_ui`)
+YIELD_AT_MOST = 0.5  # ...but never longer than this per step (held-down keys must not stall a sort)
 
 
 class KubeviewApp(ActionsMixin, App[int]):
@@ -84,6 +86,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._refresh_timer: Any = None
         self.packing_where = ""
         self._warmed = False
+        self._ui_busy_until = 0.0
         self._mode_screens: dict[str, Any] = {}  # the screen of each mode built at start
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -137,6 +140,22 @@ class KubeviewApp(ActionsMixin, App[int]):
     async def action_quit(self) -> None:
         self._stop.set()
         self.exit(0)
+
+    # -- the UI thread first ------------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._ui_busy_until = time.monotonic() + KEY_PRIORITY_SECONDS
+        await super().on_event(event)
+
+    def yield_to_ui(self) -> None:
+        """Called by background workers between steps: wait while the UI thread answers a key.
+
+        Python threads share one interpreter lock, handed over every millisecond: a worker sorting
+        150,000 rows halves the UI thread's speed (and the source thread makes it a third). Pausing
+        for the ~60 ms after a key press gives the answer to that key the whole CPU."""
+        deadline = time.monotonic() + YIELD_AT_MOST
+        while (now := time.monotonic()) < self._ui_busy_until and now < deadline:
+            time.sleep(min(0.005, self._ui_busy_until - now))
 
     # -- cluster changes: coalesced, throttled ------------------------------------------------------
     @on(ClusterChanged)

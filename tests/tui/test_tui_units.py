@@ -157,3 +157,23 @@ def test_a_new_sort_while_one_is_built_wins() -> None:
             indexed.BACKGROUND_ROWS = old
 
     asyncio.run(run())
+
+
+def test_background_work_waits_while_a_key_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from kubeview.tui import app as app_mod
+
+    app = app_mod.make_app(SyntheticSource(nodes=2, pods=4, seed=1))
+    t0 = time.monotonic()
+    app.yield_to_ui()  # no key pressed: no wait
+    assert time.monotonic() - t0 < 0.02
+    app._ui_busy_until = time.monotonic() + 0.05
+    t0 = time.monotonic()
+    app.yield_to_ui()
+    assert 0.04 <= time.monotonic() - t0 < 0.5
+    monkeypatch.setattr(app_mod, "YIELD_AT_MOST", 0.05)
+    app._ui_busy_until = time.monotonic() + 60  # a key held down: the worker still moves on
+    t0 = time.monotonic()
+    app.yield_to_ui()
+    assert time.monotonic() - t0 < 1.0

@@ -135,8 +135,15 @@ class IndexedScreen(ClusterScreen):
         A newer sort or filter cancels this one (`exclusive`), which stops at its next step."""
         worker = get_current_worker()
         index = KeyIndex(value, match)
+
+        def cancelled() -> bool:  # between steps: stop if superseded, else let a key press go first
+            if worker.is_cancelled or generation != self._generation:
+                return True
+            self.kv.yield_to_ui()
+            return worker.is_cancelled or generation != self._generation
+
         try:
-            index.rebuild(keys, lambda: worker.is_cancelled or generation != self._generation)
+            index.rebuild(keys, cancelled)
         except Cancelled:
             return
         # Fold in what changed while sorting here, not on the UI thread (a second of 1,000 events/s
