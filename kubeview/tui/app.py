@@ -40,7 +40,7 @@ LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release th
 LOCK_RETRY = 0.1
 GIL_SWITCH_SECONDS = 0.001
 USAGE_INTERVAL = 15.0  # seconds between Prometheus readings
-KEY_PRIORITY_SECONDS = 0.06  # after a key, background sorts pause until it is painted, or this long
+KEY_PRIORITY_SECONDS = 0.06  # after a key press, background sorts pause this long (see `yield_to_ui`)
 YIELD_AT_MOST = 0.5  # ...but never longer than this per step (held-down keys must not stall a sort)
 
 
@@ -145,12 +145,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self._ui_busy_until = time.monotonic() + KEY_PRIORITY_SECONDS
-            self.call_after_refresh(self._key_answered)
         await super().on_event(event)
-
-    def _key_answered(self) -> None:
-        """The screen has been painted since the key: background work may go on."""
-        self._ui_busy_until = 0.0
 
     def yield_to_ui(self) -> None:
         """Called by background workers between steps: wait while the UI thread answers a key.
