@@ -35,6 +35,14 @@ class Contains:
         needle, get = self.needle, self.texts.get
         return [k for k in keys if needle in get(k, "")]
 
+    def few(self, limit: int) -> list | None:
+        """Every matching key, sorted, if there are at most `limit` (else None): one pass over the
+        texts in their own order, with no lookup by key, then a sort of the few that matched.
+        `texts` must not change meanwhile (call under the state's lock)."""
+        needle = self.needle
+        hits = [k for k, text in self.texts.items() if needle in text]
+        return sorted(hits) if len(hits) <= limit else None
+
 
 class ItemValue:
     """A sort value per key: `get(items[key])`, or `get(gone)` for a key deleted meanwhile (a worker

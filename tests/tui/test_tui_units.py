@@ -177,3 +177,16 @@ def test_background_work_waits_while_a_key_is_answered(monkeypatch: pytest.Monke
     t0 = time.monotonic()
     app.yield_to_ui()
     assert time.monotonic() - t0 < 1.0
+
+
+def test_a_filter_that_keeps_few_rows_finds_them_without_lookups() -> None:
+    rng = random.Random(9)
+    texts = {("ns", f"p{rng.randrange(10**6):06d}"): f"ns/p {rng.choice(['running', 'pending', 'failed'])}"
+             for _ in range(3000)}
+    by_key = sorted(texts)
+    for needle in ("fail", "ns/p", "nothing"):
+        match = Contains(needle, texts)
+        expected = match.select(by_key)
+        assert match.few(len(expected)) == expected  # the same rows, in key order
+        if expected:
+            assert match.few(len(expected) - 1) is None  # too many: the caller takes the ordered path

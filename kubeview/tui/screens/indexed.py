@@ -29,6 +29,7 @@ from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 # ~200 ms sorted by a value).
 REBUILD_AFTER = {"filtered": 2000, "sorted": 4000}
 BACKGROUND_ROWS = 20_000  # rebuilds over more rows than this run in a thread worker
+FEW_ROWS_DIVISOR = 8  # a filter matching at most 1/8 of the rows is applied on the UI thread
 
 
 @dataclass
@@ -115,6 +116,12 @@ class IndexedScreen(ClusterScreen):
                 self._need_rebuild = False
                 source = (self.index.keys if narrow else self.by_name(state).keys)[:]  # type: ignore[union-attr]
                 match = self._matcher(state)
+                if len(source) >= BACKGROUND_ROWS and not narrow and match is not None:
+                    # a filter that keeps few rows is found here and now: one pass over the search
+                    # texts (no key lookups) and a sort of what matched, ~20-40 ms for 150,000 pods
+                    hits = match.few(len(source) // FEW_ROWS_DIVISOR)
+                    if hits is not None:
+                        source = hits
                 if len(source) >= BACKGROUND_ROWS:
                     self._building = self._generation = self._generation + 1
                     self.build_index(self._generation, value, match, source)
