@@ -118,25 +118,28 @@ class KeyIndex:
         Runs in a worker for big tables: `cancelled()` is asked between steps of CHUNK keys, and a
         True answer raises `Cancelled` (a newer sort or filter supersedes this one; finishing it
         would only take the GIL from the UI thread)."""
-        def step(part: Callable[[list], Any], items: list) -> list:
-            out: list = []
-            for start in range(0, len(items), CHUNK):
+        def steps(n: int) -> Iterable[slice]:
+            for start in range(0, n, CHUNK):
                 if cancelled is not None and cancelled():
                     raise Cancelled
-                out += part(items[start:start + CHUNK])
-            return out
+                yield slice(start, start + CHUNK)
 
-        keys = step(lambda part: _select(self.match, part), by_key) if self.match is not None else list(by_key)
+        if self.match is None:
+            keys = list(by_key)
+        else:
+            keys = []
+            for part in steps(len(by_key)):
+                keys += _select(self.match, by_key[part])
         if self.value is None:
             self.keys, self._vals = keys, {}
             return
-        many = getattr(self.value, "many", None)
-        values = step(many if many is not None else lambda part: [self.value(k) for k in part], keys)
+        many = getattr(self.value, "many", None) or (lambda part: [self.value(k) for k in part])
+        values: list = []
+        for part in steps(len(keys)):
+            values += many(keys[part])
         vals: dict = {}
-        for start in range(0, len(keys), CHUNK):
-            if cancelled is not None and cancelled():
-                raise Cancelled
-            vals.update(zip(keys[start:start + CHUNK], values[start:start + CHUNK], strict=True))
+        for part in steps(len(keys)):
+            vals.update(zip(keys[part], values[part], strict=True))
         self._vals = vals
         if keys:
             order = np.argsort(_array(values), kind="stable")  # numpy lets go of the GIL while it sorts
