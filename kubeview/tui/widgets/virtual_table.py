@@ -316,20 +316,6 @@ class VirtualTable(ScrollView, can_focus=True):
         add = segments.append
         for col, w, cell in zip(self.columns, self._column_widths(width), cells, strict=False):
             style = base + highlight if highlight is not None and col.key == highlight_key else base
-            # A Text's own style: `Text.render` leaves it to the console when there are no spans.
-            own = cell.style if isinstance(cell, Text) else None
-            cell_style = style + (_parse_style(own) if isinstance(own, str) else own) if own else style
-            if isinstance(cell, Text) and not cell.spans and cell.plain.isascii() and len(cell.plain) <= w:
-                # one style over a cell that fits (most of them): the same segments as below without
-                # copying, truncating and rendering a Text per cell (most of a first paint)
-                plain = cell.plain
-                pad = " " * (w - len(plain))
-                if col.align == "right" and pad:
-                    add(Segment(pad, style))
-                if plain:
-                    add(Segment(plain, cell_style))
-                add(Segment((pad if col.align != "right" else "") + " ", style))
-                continue
             if isinstance(cell, str):
                 n = len(cell) if cell.isascii() else cell_len(cell)
                 if n > w:
@@ -339,13 +325,24 @@ class VirtualTable(ScrollView, can_focus=True):
                 pad = " " * (w - n)
                 add(Segment((pad + cell if col.align == "right" else cell + pad) + " ", style))
                 continue
-            text = cell.copy()
-            text.truncate(w, overflow="ellipsis")
-            pad = " " * (w - text.cell_len)
+            # A Text's own style: `Text.render` leaves it to the console when there are no spans.
+            own = cell.style
+            cell_style = style + (_parse_style(own) if isinstance(own, str) else own) if own else style
+            if not cell.spans and cell.plain.isascii() and len(cell.plain) <= w:
+                # one style over a cell that fits (most of them): no copy, truncate and render of a
+                # Text per cell (most of a first paint)
+                n = len(cell.plain)
+                body = [Segment(cell.plain, cell_style)] if cell.plain else []
+            else:
+                text = cell.copy()
+                text.truncate(w, overflow="ellipsis")
+                n = text.cell_len
+                body = [Segment(seg.text, cell_style + seg.style if seg.style else cell_style)
+                        for seg in text.render(console, end="")]
+            pad = " " * (w - n)
             if col.align == "right" and pad:
                 add(Segment(pad, style))
-            for seg in text.render(console, end=""):
-                add(Segment(seg.text, cell_style + seg.style if seg.style else cell_style))
+            segments += body
             add(Segment((pad if col.align != "right" else "") + " ", style))
         used = sum(len(seg.text) if seg.text.isascii() else cell_len(seg.text) for seg in segments)
         if used < width:
