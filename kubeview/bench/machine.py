@@ -44,5 +44,7 @@ class StealMeter:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def text(self) -> str:
-        return "steal unknown" if self.share is None else f"{self.share:.0%} of CPU time stolen by the hypervisor"
+
+def describe(share: float | None) -> str:
+    """How a benchmark line says it: "3% of CPU time stolen", or that it is unknown."""
+    return "steal unknown" if share is None else f"{share:.0%} of CPU time stolen"

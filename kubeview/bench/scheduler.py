@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from kubeview.bench.machine import describe
 from kubeview.bench.scheduler_extender import WINDOW, LatencyResult, gpu_node, measure
 from kubeview.bench.scheduler_run import WorkloadResult, run_workload
 from kubeview.bench.scheduler_scenarios import ScenarioError, Workload, load, scaled
@@ -112,7 +113,7 @@ def _latency_line(lat: LatencyResult) -> str:
                         f"p99 {f['cpu_p99_ms']:.3f} + {p['cpu_p99_ms']:.3f} ms")
         figures += "]"
     if lat.steal is not None:
-        figures += f"  [{lat.steal:.0%} CPU stolen]"
+        figures += f"  [{describe(lat.steal)}]"
     if lat.target_p99_ms is None:
         return figures + "  target -"
     judged = lat.judged_p99_ms

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 from textual import events
 
-from kubeview.bench.machine import StealMeter
+from kubeview.bench.machine import StealMeter, describe
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.model.events import KINDS
 from kubeview.tui.app import KubeviewApp, make_app
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
               f"events/s offered (synthetic source), {SIZE[0]}x{SIZE[1]} headless\n")
     out.write(f"  cluster generated in {result['generate_seconds']} s, listed and first shown in "
               f"{result['startup_seconds']} s; events applied {result['events_per_second_applied']:,.0f}/s; "
-              f"{'steal unknown' if result['steal'] is None else format(result['steal'], '.0%') + ' of CPU time stolen'}\n")
+              f"{describe(result['steal'])}\n")
     out.write(f"  {'what (wall clock; cpu: UI thread)':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
               f"{'cpu p50':>8} {'cpu p95':>8}  target p95 <= {TARGET_MS:.0f} ms\n")
     for f in result["figures"]:
