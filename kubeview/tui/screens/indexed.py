@@ -160,11 +160,7 @@ class IndexedScreen(ClusterScreen):
         with state.lock:
             if generation != self._generation:
                 return
-            full, changed = state.take(self._tracker)  # type: ignore[arg-type]
-            if full:
-                self._tracker.full = True  # type: ignore[union-attr]  (the UI thread rebuilds)
-            elif changed:
-                index.update(changed, self.items(state).__contains__)
+            self._catch_up(index, state)  # after a relist, the UI thread rebuilds
         self.post_message(IndexBuilt(generation, index))
 
     @on(IndexBuilt)
@@ -175,17 +171,23 @@ class IndexedScreen(ClusterScreen):
         self.table().note = ""
         state = self.state
         with state.lock:
-            full, changed = state.take(self._tracker)  # type: ignore[arg-type]
             items = self.items(state)
             self.index = event.index
-            if full:
-                self._need_rebuild = True
-            elif changed:
-                self.index.update(changed, items.__contains__)
-        if full:
-            self.refresh_data()
-        else:
+            current = self._catch_up(self.index, state)
+        if current:
             self._show(items, self.index.keys, self.index.position)
+        else:
+            self.refresh_data()  # a relist since the build started: the tracker says full, rebuild
+
+    def _catch_up(self, index: KeyIndex, state: ClusterState) -> bool:
+        """Re-place in `index` the keys changed since the tracker was last taken (under `state.lock`).
+        False, touching nothing, when a relist happened meanwhile: then only a rebuild will do."""
+        if self._tracker.full:  # type: ignore[union-attr]
+            return False
+        _, changed = state.take(self._tracker)  # type: ignore[arg-type]
+        if changed:
+            index.update(changed, self.items(state).__contains__)
+        return True
 
     @property
     def busy(self) -> bool:
