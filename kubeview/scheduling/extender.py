@@ -20,17 +20,16 @@ from itertools import repeat
 import numpy as np
 
 from kubeview.model.allocation import Allocation
-from kubeview.model.views import NodeView
-from kubeview.scheduling.allocations import with_usage_from
+from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_index import NodeIndex, index_for
+from kubeview.scheduling.node_objects import NodeObjects
 from kubeview.scheduling.protocol import (
     ExtenderArgs,
-    ProtocolError,
     decode_args,
     filter_reply,
     prioritize_reply,
@@ -92,6 +91,9 @@ class Extender:
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
         self._prioritize_expected = False
+        self.node_objects = NodeObjects()  # full Nodes by their bytes (nodeCacheCapable: false)
+        self._overlay = UsageOverlay()
+        self._full_index: tuple[list, NodeIndex] | None = None
 
     # -- config ----------------------------------------------------------------------------------
     @property
@@ -143,7 +145,7 @@ class Extender:
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
             return last[1]
         index = index_for(view.alloc)
-        args = decode_args(body, index.name_table())
+        args = decode_args(body, index.name_table(), self.node_objects)
         if args.name_rows is not None:
             alloc = view.alloc
             rows = args.name_rows
@@ -151,13 +153,9 @@ class Extender:
             alloc = view.alloc
             rows = _rows(index.row, args.node_names)
         else:
-            try:
-                views = [NodeView.from_api(obj) for obj in args.nodes or []]
-            except (ValueError, TypeError, AttributeError, KeyError) as exc:
-                raise ProtocolError(f"a Node in Nodes cannot be read: {exc}") from None
-            alloc = with_usage_from(views, view.alloc)
-            index = NodeIndex.build(alloc.nodes, alloc.views)
-            rows = np.arange(len(views), dtype=np.intp)
+            alloc = self._overlay(args.items.views, view.alloc)
+            index = self._index_of(alloc)
+            rows = np.arange(len(alloc.nodes), dtype=np.intp)
         assumed = self.assumed.matrix(alloc, index.row, exclude_uid=args.uid)
         placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
         unknown = int((rows < 0).sum()) if rows.size and rows.min() < 0 else 0
@@ -167,6 +165,14 @@ class Extender:
             self.count("unknown_nodes", unknown)
             self.metrics.unknown_nodes.inc(unknown)
         return result
+
+    def _index_of(self, alloc: Allocation) -> NodeIndex:
+        """The index of the nodes a request sent in full, kept while the overlay keeps its node set
+        (not in `index_for`'s shared cache, where request node sets would push out the model's)."""
+        last = self._full_index
+        if last is None or last[0] is not alloc.views:
+            last = self._full_index = (alloc.views, NodeIndex.build(alloc.nodes, alloc.views))
+        return last[1]
 
     def _assume(self, ev: Evaluated, row: int, alloc_nodes: list[str]) -> None:
         meta = ev.args.pod.get("metadata") or {}

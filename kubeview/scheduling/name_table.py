@@ -19,13 +19,15 @@ _kernels = None  # the module, once imported; False after it failed
 
 
 def kernels():
-    """`name_kernels`, imported (and compiled) on first use; None where numba cannot serve."""
+    """`name_kernels`, imported (and compiled, with `node_list_kernels`) on first use; None where numba
+    cannot serve."""
     global _kernels
     if _kernels is None:
         try:
-            from kubeview.scheduling import name_kernels
+            from kubeview.scheduling import name_kernels, node_list_kernels
 
             _warm(name_kernels)
+            _warm_node_list(node_list_kernels)
             _kernels = name_kernels
         except Exception as exc:  # an ImportError, or numba failing to compile here: json serves
             log.warning("compiled name lookup unavailable (%s: %s); using json", type(exc).__name__, exc)
@@ -42,6 +44,13 @@ def _warm(k) -> None:
     k.scan_names(np.frombuffer(b'["a","c"]', dtype=np.uint8), 0, blob, offsets, slots, rows)
     k.write_list(blob, offsets, rows[:1].clip(0), _QUOTE, _QUOTE, _NO_SCORES, _NOTHING)
     k.write_list(blob, offsets, rows[:1].clip(0), _HOST, _SCORE, np.zeros(1, dtype=np.int64), _BRACE)
+
+
+def _warm_node_list(k) -> None:
+    body = np.frombuffer(b'{"metadata":{},"items":[{"a":[1,-2.5e3,true,false,null,"\\u00e9"]}]}', dtype=np.uint8)
+    spans = np.empty(2, dtype=np.int64)
+    k.scan_items(body, 0, np.frombuffer(b"items", dtype=np.uint8), spans, spans.copy(), k._ESCAPES, k._HEX,
+                 k._TRUE, k._FALSE, k._NULL)
 
 
 _QUOTE, _HOST, _SCORE, _BRACE, _NOTHING = (np.frombuffer(p, dtype=np.uint8)

@@ -20,14 +20,12 @@ from itertools import compress
 import numpy as np
 
 from kubeview.model.views import PodView
+from kubeview.scheduling.errors import ProtocolError
 from kubeview.scheduling.name_table import NameTable, plain
+from kubeview.scheduling.node_objects import NodeItems, NodeObjects
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
-
-
-class ProtocolError(ValueError):
-    """A request kube-scheduler would never send; the message is the reason (HTTP 400)."""
 
 
 @dataclass(slots=True)
@@ -35,7 +33,7 @@ class ExtenderArgs:
     pod: dict
     pod_view: PodView
     _node_names: list[str] | None  # nodeCacheCapable: true (see `node_names`)
-    nodes: list[dict] | None  # nodeCacheCapable: false (full Node objects)
+    items: NodeItems | None  # nodeCacheCapable: false (full Node objects: their bytes and views)
     raw_nodes: bytes = b""  # the request's own encoding of Nodes or NodeNames (echoed when all pass)
     # NodeNames read by a NameTable's compiled scanner: the table's row of each name (-1: not in it);
     # then the names themselves are only made into strings when something asks for them
@@ -71,7 +69,7 @@ class ExtenderArgs:
     def names(self) -> list[str]:
         if self.by_name:
             return self.node_names
-        return [(n.get("metadata") or {}).get("name", "") for n in self.nodes or []]
+        return self.items.names if self.items is not None else []
 
     def names_at(self, positions: np.ndarray) -> list[str]:
         """The names of the nodes at these request positions."""
@@ -139,17 +137,24 @@ def decode_members(body: bytes, readers: dict[str, Reader] | None = None) -> tup
                     raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
         if _WS.match(text, i).end() != len(text):
             raise json.JSONDecodeError("Extra data", text, i)
-    except json.JSONDecodeError as exc:
+    except ProtocolError:
+        raise
+    except ValueError as exc:  # json's own errors, and its limit on an integer's digits
         raise ProtocolError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
         raise ProtocolError("request body is not valid JSON: nested too deeply") from None
     return doc, spans
 
 
-def decode_args(body: bytes, table: NameTable | None = None) -> ExtenderArgs:
+def decode_args(body: bytes, table: NameTable | None = None, node_objects: NodeObjects | None = None) -> ExtenderArgs:
     """Parse an ExtenderArgs body; raises ProtocolError saying what is wrong. With a `table` (the
-    model's node names), NodeNames are looked up in it as they are read (see `name_table.py`)."""
-    readers = {"NodeNames": lambda b, at: _scanned(table.scan(b, at))} if table is not None else None
+    model's node names), NodeNames are looked up in it as they are read (see `name_table.py`); with
+    `node_objects`, full Nodes already met are found by their bytes instead of decoded again."""
+    readers: dict[str, Reader] = {}
+    if table is not None:
+        readers["NodeNames"] = lambda b, at: _scanned(table.scan(b, at))
+    if node_objects is not None:
+        readers["Nodes"] = node_objects.read
     doc, spans = decode_members(body, readers)
     pod = doc.get("Pod")
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict) or "name" not in pod["metadata"]:
@@ -166,13 +171,10 @@ def decode_args(body: bytes, table: NameTable | None = None) -> ExtenderArgs:
         except TypeError:
             raise ProtocolError("NodeNames must be a list of strings") from None
         node_items = None
+    elif isinstance(nodes, NodeItems):
+        node_items = nodes
     elif nodes is not None:
-        items = nodes.get("items") if isinstance(nodes, dict) else None
-        if not isinstance(items, list) or not all(
-            isinstance(n, dict) and isinstance(n.get("metadata"), dict) and "name" in n["metadata"] for n in items
-        ):
-            raise ProtocolError("Nodes must be a NodeList whose items have metadata.name")
-        node_items = items
+        node_items = NodeItems.from_objects(nodes.get("items") if isinstance(nodes, dict) else None)
     else:
         raise ProtocolError("request has neither Nodes nor NodeNames")
     try:
@@ -180,7 +182,7 @@ def decode_args(body: bytes, table: NameTable | None = None) -> ExtenderArgs:
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise ProtocolError(f"Pod cannot be read: {exc}") from None
     raw_nodes = spans["NodeNames"] if names is not None or rows is not None else spans["Nodes"]
-    return ExtenderArgs(pod=pod, pod_view=view, _node_names=names, nodes=node_items, raw_nodes=raw_nodes,
+    return ExtenderArgs(pod=pod, pod_view=view, _node_names=names, items=node_items, raw_nodes=raw_nodes,
                         table=table if rows is not None else None, name_rows=rows)
 
 
@@ -213,13 +215,14 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
             return _with_member(result, "NodeNames", listed.encode())
         result["NodeNames"] = names
     else:
-        result["Nodes"] = {"metadata": {}, "items": list(compress(args.nodes or [], keep))}
+        return _with_member(result, "Nodes", args.items.json_of(keep))
     return json.dumps(result, separators=(",", ":")).encode()
 
 
 def _with_member(result: dict, key: str, encoded: bytes) -> bytes:
     """`result` as JSON with one more member whose value is already encoded."""
-    return json.dumps(result, separators=(",", ":"))[:-1].encode() + f',"{key}":'.encode() + encoded + b"}"
+    head = json.dumps(result, separators=(",", ":"))[:-1] + f',"{key}":'
+    return b"".join((head.encode(), encoded, b"}"))  # one copy of `encoded` (2 MB for 500 full Nodes)
 
 
 _TAILS = [f'","Score":{s}}}' for s in range(11)]
