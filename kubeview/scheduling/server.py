@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.protocol import ProtocolError, error_reply
+from kubeview.scheduling.request_head import HeadError, keeps_alive, parse_request_line, read_headers
 
 log = logging.getLogger("kubeview.extender")
 
@@ -43,6 +44,28 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
     # -- plumbing --------------------------------------------------------------------------------
+    def parse_request(self) -> bool:
+        """http.server's, with the line and headers read by `request_head` (without the `email` package)."""
+        self.command = None
+        self.request_version = self.default_request_version
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        if not self.requestline.strip():
+            return False
+        try:
+            line = parse_request_line(self.raw_requestline)
+            self.command, self.path, self.request_version = line.command, line.path, line.version
+            self.headers = read_headers(self.rfile.readline)
+        except HeadError as exc:
+            if self.command is None:
+                self.request_version = "HTTP/1.0"  # so the answer has a status line (0.9 has none)
+            self._error(exc.status, exc.message, close=True)
+            return False
+        self.close_connection = not keeps_alive(line.version, self.headers)
+        if (self.headers.get("Expect") or "").lower() == "100-continue" and line.version == "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
+
     def _send(self, code: int, body: bytes, content_type: str = "application/json", close: bool = False) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
@@ -62,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes | None:
         """The request body, or None after answering 411/413/400 for one that cannot be read."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
             self._error(411, "chunked request bodies are not supported; send Content-Length", close=True)
             return None
         raw = self.headers.get("Content-Length")
@@ -134,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         token = self.server.token
         if token is not None:
-            given = self.headers.get("Authorization", "")
+            given = self.headers.get("Authorization") or ""
             if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
                 self._error(401, "PUT /config needs the header Authorization: Bearer <token>")
                 return
