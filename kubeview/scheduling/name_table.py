@@ -86,7 +86,7 @@ class NameTable:
         """(rows of the names in the JSON array at `body[start]`, -1 for unknown ones; the offset just
         past the array), or None when the array is not plain JSON strings (decode it with json)."""
         buf = np.frombuffer(body, dtype=np.uint8)
-        rows = np.empty(body.count(b'"', start) // 2 + 1, dtype=np.int64)  # at most one per pair of quotes
+        rows = np.empty((len(body) - start) // 3 + 1, dtype=np.int64)  # a name takes 3 bytes at least ("",)
         count, end = _kernels.scan_names(buf, start, self.blob, self.offsets, self.slots, rows)
         if count < 0:
             return None
