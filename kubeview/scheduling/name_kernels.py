@@ -143,29 +143,14 @@ def scan_names(buf, pos, blob, offsets, slots, rows):
 
 
 @_jit
-def _put(out, k, blob, a, b):
-    for i in range(a, b):
-        out[k] = blob[i]
-        k += 1
-    return k
-
-
-@_jit
-def _put_text(out, k, text):
-    for i in range(len(text)):
-        out[k] = text[i]
-        k += 1
-    return k
-
-
-@_jit
-def write_list(blob, offsets, rows, head, middle, scores, tail):
-    """A JSON array with one item per row (all >= 0): `head` name `middle`, then when `scores` is
-    not empty the row's score (0..99) and `tail`. `["a","b"]` and `[{"Host":"a","Score":7}]` alike."""
+def write_chunks(chunks, starts, rows, scores):
+    """A JSON array of each row's pre-encoded chunk (`chunks[starts[r]:starts[r+1]]`), in `rows` order
+    (all >= 0). With `scores`, each chunk is followed by its score (0..99) and `}`: chunks
+    `{"Host":"a","Score":` make a HostPriorityList, chunks `"a"` a list of names."""
     scored = len(scores) > 0
-    size = 2
+    size = 2 + 4 * len(rows)
     for r in rows:
-        size += offsets[r + 1] - offsets[r] + len(head) + len(middle) + len(tail) + 3
+        size += starts[r + 1] - starts[r]
     out = np.empty(size, dtype=np.uint8)
     out[0] = _OPEN
     k = 1
@@ -174,15 +159,16 @@ def write_list(blob, offsets, rows, head, middle, scores, tail):
         if i:
             out[k] = _COMMA
             k += 1
-        k = _put_text(out, k, head)
-        k = _put(out, k, blob, offsets[r], offsets[r + 1])
-        k = _put_text(out, k, middle)
+        for j in range(starts[r], starts[r + 1]):
+            out[k] = chunks[j]
+            k += 1
         if scored:
             s = scores[i]
             if s >= 10:
                 out[k] = 48 + s // 10
                 k += 1
             out[k] = 48 + s % 10
-            k = _put_text(out, k + 1, tail)
+            out[k + 1] = 125  # }
+            k += 2
     out[k] = _CLOSE
     return out[:k + 1]

@@ -42,8 +42,8 @@ def _warm(k) -> None:
     slots = k.build_slots(blob, offsets, 4)
     rows = np.empty(4, dtype=np.int64)
     k.scan_names(np.frombuffer(b'["a","c"]', dtype=np.uint8), 0, blob, offsets, slots, rows)
-    k.write_list(blob, offsets, rows[:1].clip(0), _QUOTE, _QUOTE, _NO_SCORES, _NOTHING)
-    k.write_list(blob, offsets, rows[:1].clip(0), _HOST, _SCORE, np.zeros(1, dtype=np.int64), _BRACE)
+    k.write_chunks(blob, offsets, rows[:1].clip(0), _NO_SCORES)
+    k.write_chunks(blob, offsets, rows[:1].clip(0), np.zeros(1, dtype=np.int64))
 
 
 def _warm_node_list(k) -> None:
@@ -53,8 +53,6 @@ def _warm_node_list(k) -> None:
                  k._TRUE, k._FALSE, k._NULL)
 
 
-_QUOTE, _HOST, _SCORE, _BRACE, _NOTHING = (np.frombuffer(p, dtype=np.uint8)
-                                           for p in (b'"', b'{"Host":"', b'","Score":', b"}", b""))
 _NO_SCORES = np.zeros(0, dtype=np.int64)
 
 
@@ -70,17 +68,18 @@ class NameTable:
     blob: np.ndarray  # uint8: every name's bytes, concatenated
     offsets: np.ndarray  # int64 (N+1,): name r is blob[offsets[r]:offsets[r+1]]
     slots: np.ndarray  # int64 hash table of rows (see name_kernels)
+    quoted: tuple[np.ndarray, np.ndarray]  # (blob, offsets) of `"name"`: NodeNames replies
+    hosts: tuple[np.ndarray, np.ndarray]  # (blob, offsets) of `{"Host":"name","Score":`: prioritize replies
 
     @classmethod
     def of(cls, names: list[str]) -> NameTable | None:
         k = kernels()
         if k is None or not plain(names):
             return None
-        blob = np.frombuffer("".join(names).encode(), dtype=np.uint8)
-        offsets = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(n) for n in names], out=offsets[1:])
+        blob, offsets = _chunks(names)
         size = 1 << max(3, (2 * len(names) - 1).bit_length())  # at most half full
-        return cls(names, blob, offsets, k.build_slots(blob, offsets, size))
+        return cls(names, blob, offsets, k.build_slots(blob, offsets, size), _chunks([f'"{n}"' for n in names]),
+                   _chunks([f'{{"Host":"{n}","Score":' for n in names]))
 
     def scan(self, body: bytes, start: int) -> tuple[np.ndarray, int] | None:
         """(rows of the names in the JSON array at `body[start]`, -1 for unknown ones; the offset just
@@ -95,10 +94,18 @@ class NameTable:
     def names_json(self, rows: np.ndarray) -> bytes:
         """`["name",...]` for known `rows`."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        return _kernels.write_list(self.blob, self.offsets, rows, _QUOTE, _QUOTE, _NO_SCORES, _NOTHING).tobytes()
+        return _kernels.write_chunks(*self.quoted, rows, _NO_SCORES).tobytes()
 
     def host_priority_json(self, rows: np.ndarray, scores: np.ndarray) -> bytes:
         """kube-scheduler's HostPriorityList for known `rows` and their scores (0..10)."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         scores = np.ascontiguousarray(scores, dtype=np.int64)
-        return _kernels.write_list(self.blob, self.offsets, rows, _HOST, _SCORE, scores, _BRACE).tobytes()
+        return _kernels.write_chunks(*self.hosts, rows, scores).tobytes()
+
+
+def _chunks(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """ASCII texts as one byte blob and their offsets (N+1): text r is blob[offsets[r]:offsets[r+1]]."""
+    blob = np.frombuffer("".join(texts).encode(), dtype=np.uint8)
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return blob, offsets
