@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubeview.model.allocation import Allocation
+from kubeview.scheduling.evaluate import ExtraLoad
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +38,8 @@ class Assumption:
 
 
 class AssumedPods:
-    """Cheap per request: sums are kept per node as pods are assumed and dropped, the dense matrix is
-    rebuilt only when those sums or the allocation change, and bindings are looked up only when the
+    """Cheap per request: sums are kept per node as pods are assumed and dropped, the load (rows with
+    assumptions only) is rebuilt only when those sums or the allocation change, and bindings are looked up only when the
     model changed since the last look."""
 
     def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -48,9 +49,9 @@ class AssumedPods:
         self._bound_at: dict[str, int] = {}  # uid -> live model version when first seen bound
         self._per_node: dict[str, dict[str, int]] = {}  # node -> summed requests of its assumptions
         self._checked = -1  # live model version of the last binding lookup
-        self._dense: tuple[Allocation, int, np.ndarray] | None = None  # (alloc, version, matrix)
+        self._sparse: tuple[Allocation, int, ExtraLoad] | None = None  # (alloc, version, load)
         self._lock = threading.Lock()
-        self.version = 0  # bumped on every change (the dense matrix is rebuilt)
+        self.version = 0  # bumped on every change (the load is rebuilt)
         self.decisions = 0  # bumped when what is assumed changes, not when a binding moves into the model
         self.expired = 0  # dropped by timeout
         self.confirmed = 0  # dropped because the model showed the pod bound
@@ -115,16 +116,17 @@ class AssumedPods:
                 self.expired += 1
                 self.decisions += 1
 
-    def matrix(self, alloc: Allocation, row: dict[str, int], exclude_uid: str = "") -> np.ndarray | None:
-        """Assumed requests as an (N, R) array over `alloc`, without `exclude_uid`'s own (a pod never
+    def load(self, alloc: Allocation, row: dict[str, int], exclude_uid: str = "") -> ExtraLoad | None:
+        """Assumed requests on the rows of `alloc` they are on, without `exclude_uid`'s own (a pod never
         competes with itself when re-scored); None when there is nothing to add."""
         with self._lock:
             if not self._per_node or (len(self._by_uid) == 1 and exclude_uid in self._by_uid):
                 return None
-            cached = self._dense
+            cached = self._sparse
             if cached is None or cached[0] is not alloc or cached[1] != self.version:
-                out = np.zeros_like(alloc.requested)
                 col = {r: j for j, r in enumerate(alloc.resources)}
+                rows: list[int] = []
+                amounts = np.zeros((len(self._per_node), len(alloc.resources)), dtype=np.int64)
                 for node, sums in self._per_node.items():
                     r = row.get(node)
                     if r is None:
@@ -132,14 +134,19 @@ class AssumedPods:
                     for name, value in sums.items():
                         c = col.get(name)
                         if c is not None:
-                            out[r, c] += value
-                self._dense = cached = (alloc, self.version, out)
+                            amounts[len(rows), c] = value
+                    rows.append(r)
+                load = ExtraLoad(np.array(rows, dtype=np.intp), amounts[:len(rows)])
+                self._sparse = cached = (alloc, self.version, load)
             own = self._by_uid.get(exclude_uid)
-        out = cached[2]
+        load = cached[2]
         if own is not None and own.node in row:
-            out = out.copy()
-            out[row[own.node]] -= alloc.vector(own.requests)
-        return out
+            at = np.flatnonzero(load.rows == row[own.node])
+            if at.size:
+                amounts = load.amounts.copy()
+                amounts[at[0]] -= alloc.vector(own.requests)
+                load = ExtraLoad(load.rows, amounts)
+        return load
 
     def __len__(self) -> int:
         return len(self._by_uid)

@@ -31,6 +31,14 @@ def resource_reason(resource: str) -> str:
     return "Too many pods" if resource == "pods" else f"Insufficient {resource}"
 
 
+@dataclass(frozen=True, slots=True)
+class ExtraLoad:
+    """Requests on top of an Allocation's for a few of its rows (pods placed but not shown yet)."""
+
+    rows: np.ndarray  # intp (K,), distinct
+    amounts: np.ndarray  # int64 (K, R), columns as the Allocation's resources
+
+
 @dataclass(slots=True)
 class Placement:
     """Where a pod can go and how well, over `nodes` (rows of the Allocation it was computed on)."""
@@ -107,11 +115,11 @@ class Placement:
 
 
 def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
-             assumed: np.ndarray | None = None, index: NodeIndex | None = None) -> Placement:
+             assumed: ExtraLoad | None = None, index: NodeIndex | None = None) -> Placement:
     """Filter and score `pod` on every node of `alloc`.
 
-    `assumed` is extra requested (N, R) on top of `alloc.requested`: pods the caller has placed but the
-    allocation does not show yet (the extender's recent decisions). `index` is for callers that hold
+    `assumed` is requested on top of `alloc.requested` on a few rows: pods the caller has placed but
+    the allocation does not show yet (the extender's recent decisions). `index` is for callers that hold
     one for a throwaway node set (otherwise it is looked up, and built once per node set).
     """
     index = index if index is not None else index_for(alloc)
@@ -130,7 +138,7 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     for c in dict.fromkeys(fit_cols + score_cols):
         u = alloc.requested[:, c] + request[c]
         if assumed is not None:
-            u += assumed[:, c]
+            u[assumed.rows] += assumed.amounts[:, c]
         used[c] = u
     k = len(fit_cols)
 

@@ -156,7 +156,7 @@ class Extender:
             alloc = self._overlay(args.items.views, view.alloc)
             index = self._index_of(alloc)
             rows = np.arange(len(alloc.nodes), dtype=np.intp)
-        assumed = self.assumed.matrix(alloc, index.row, exclude_uid=args.uid)
+        assumed = self.assumed.load(alloc, index.row, exclude_uid=args.uid)
         placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
         unknown = int((rows < 0).sum()) if rows.size and rows.min() < 0 else 0
         result = Evaluated(args=args, placement=placement, index=index, rows=rows, all_known=not unknown)

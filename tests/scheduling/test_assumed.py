@@ -29,13 +29,13 @@ def test_assumption_stays_until_the_scored_view_includes_the_binding() -> None:
         assumed.prune(feed.bound, view.version, feed.live_version)
         assert len(assumed) == 1  # so the assumption must keep covering gpu-node-1
         index = index_for(view.alloc)
-        placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.matrix(view.alloc, index.row))
+        placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.load(view.alloc, index.row))
         assert placement.best == "gpu-node-2"
 
         view = feed.refresh()  # now it does: dropping the assumption cannot double-book
         assumed.prune(feed.bound, view.version, feed.live_version)
         assert len(assumed) == 0 and assumed.confirmed == 1
-        placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.matrix(view.alloc, index.row))
+        placement = evaluate(view.alloc, PodView.from_api(pod_obj("y", gpu=1)), assumed=assumed.load(view.alloc, index.row))
         assert placement.best == "gpu-node-2"
     finally:
         feed.stop()
@@ -50,5 +50,9 @@ def test_reassuming_a_pod_moves_it_and_excluding_its_own_uid() -> None:
     assumed.assume("u", "default", "p", "a", {"nvidia.com/gpu": 2})
     assumed.assume("u", "default", "p", "b", {"nvidia.com/gpu": 2})  # re-scored: it moved
     col = alloc.column("nvidia.com/gpu")
-    assert assumed.matrix(alloc, row)[:, col].tolist() == [0, 2]
-    assert assumed.matrix(alloc, row, exclude_uid="u") is None  # a pod never competes with itself
+    load = assumed.load(alloc, row)
+    assert load.rows.tolist() == [1] and load.amounts[:, col].tolist() == [2]  # all on b
+    assert assumed.load(alloc, row, exclude_uid="u") is None  # a pod never competes with itself
+    assumed.assume("v", "default", "q", "b", {"nvidia.com/gpu": 1})
+    assert assumed.load(alloc, row).amounts[:, col].tolist() == [3]
+    assert assumed.load(alloc, row, exclude_uid="u").amounts[:, col].tolist() == [1]  # u's own taken off

@@ -9,6 +9,7 @@ from builders import cluster, fixture, node, pod
 from kubeview.model.views import NodeView, PodView
 from kubeview.scheduling import PackingConfig, evaluate
 from kubeview.scheduling.allocations import from_pods
+from kubeview.scheduling.evaluate import ExtraLoad
 
 GPU = "nvidia.com/gpu"
 
@@ -181,9 +182,9 @@ def test_bias_and_avoid() -> None:
 
 def test_assumed_requests_count_as_used() -> None:
     alloc = _two_gpu_nodes(1)
-    assumed = np.zeros_like(alloc.requested)
-    assumed[0, alloc.column(GPU)] = 1  # the last free GPU on gpu-node-1 is already promised
-    placement = evaluate(alloc, pod(gpu=1), assumed=assumed)
+    amounts = np.zeros((1, len(alloc.resources)), dtype=np.int64)
+    amounts[0, alloc.column(GPU)] = 1  # the last free GPU on gpu-node-1 is already promised
+    placement = evaluate(alloc, pod(gpu=1), assumed=ExtraLoad(np.array([0]), amounts))
     assert placement.best == "gpu-node-2"
     assert placement.reasons == {"gpu-node-1": ["Insufficient nvidia.com/gpu"]}
 
