@@ -172,34 +172,15 @@ def _follow_render(job) -> int:  # noqa: ANN001
 
 
 def _print_summary(source: ClusterSource) -> int:
-    """Headless without --render: the cluster's nodes once (`kubeview snapshot` has the full document)."""
-    import threading
+    """Headless without --render: the tables `kubeview snapshot` prints (its --json has the document)."""
+    from rich.console import Console
 
-    from kubeview.model.cluster import ClusterModel
-    from kubeview.model.events import ConnectionState
+    from kubeview.commands.snapshot import print_tables, sync
 
-    model = ClusterModel(source.title)
-    stop = threading.Event()
-    synced = threading.Event()
-
-    def emit(event) -> None:  # noqa: ANN001
-        model.apply(event)
-        if isinstance(event, ConnectionState) and event.state in ("live", "failed"):
-            synced.set()
-
-    thread = threading.Thread(target=source.run, args=(emit, stop), daemon=True)
-    thread.start()
-    synced.wait(30)
-    stop.set()
-    thread.join(5)
-    alloc = model.allocation()
-    cpu, mem = alloc.column("cpu"), alloc.column("memory")
-    _out(f"{source.title}: {len(alloc.nodes)} nodes, {len(model.pods)} pods, {model.pending_count()} pending")
-    gpu = alloc.column("nvidia.com/gpu")
-    for i, name in enumerate(alloc.nodes):
-        line = (f"  {name}: cpu {alloc.requested[i, cpu] / 1000:g}/{alloc.allocatable[i, cpu] / 1000:g}, "
-                f"memory {alloc.requested[i, mem] / 2**30:.1f}/{alloc.allocatable[i, mem] / 2**30:.1f}Gi")
-        if gpu is not None and alloc.allocatable[i, gpu]:
-            line += f", nvidia.com/gpu {alloc.requested[i, gpu]}/{alloc.allocatable[i, gpu]}"
-        _out(line)
+    try:
+        model = sync(source)
+    except SourceError as exc:
+        _err(str(exc))
+        return 1
+    print_tables(model, Console())
     return 0

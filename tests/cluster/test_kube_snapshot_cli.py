@@ -45,6 +45,12 @@ def test_snapshot_tables_metrics_schema_and_errors(kube_api: KubeAPI) -> None:
     assert tables.returncode == 0, tables.stderr
     assert "gpu-node-1" in tables.stdout and "nvidia.com/gpu" in tables.stdout and "50%" in tables.stdout
     assert "GPU fragmentation" in tables.stdout and "gpu-c" in tables.stdout
+    # plain `kubeview` with its output piped: no TUI, the same tables
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    piped = subprocess.run([sys.executable, "-m", "kubeview"], capture_output=True, text=True, timeout=120,
+                           env={**env, "KUBECONFIG": str(kube_api.kubeconfig)})
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == tables.stdout
     metrics = kubeview(kube_api, "--metrics")
     assert 'kube_node_status_allocatable{node="gpu-node-1",resource="nvidia_com_gpu",unit="integer"} 2' in \
         metrics.stdout.splitlines()
