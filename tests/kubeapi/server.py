@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import threading
 import time
 from collections import defaultdict, deque
@@ -161,7 +162,8 @@ class KubeAPI:
         self.add_scale("replicasets", "default", "consumer", fixtures.load("scale-get-final.json"))
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> KubeAPI:
+    def start(self, tls: tuple[Path, Path] | None = None) -> KubeAPI:
+        """Serve plain HTTP, or HTTPS with `tls` = (certificate, key) as an in-cluster client expects."""
         api = self
 
         class Handler(_Handler):
@@ -169,7 +171,13 @@ class KubeAPI:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*map(str, tls))
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="kubeapi", daemon=True)
         self._thread.start()
         return self
@@ -318,7 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
         req = RecordedRequest(self.command, parts.path, dict(parse_qsl(parts.query)), Headers(self.headers.items()),
                               body, time.time())
         api._record(req)
-        if self.headers.get("Authorization") != f"Bearer {api.token}":
+        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or token != api.token:  # the scheme case-insensitively, as kube-apiserver
             self._send(401, fixtures.raw("status-401-unauthorized.json"))
             return
         canned = api._take_canned(self.command, parts.path)
