@@ -137,16 +137,16 @@ class ClusterState:
         elif isinstance(event, WatchEvent):
             key = event_key(event)
             if event.kind == "Pod":
-                self.pods_by_name.update((key,), model.pods.__contains__)
-                pod = model.pods.get(key)
-                if pod is None:
-                    self.pod_search.pop(key, None)
-                else:
-                    self.pod_search[key] = pod_search_text(pod)
+                _follow(key, model.pods, self.pods_by_name, self.pod_search, pod_search_text)
             elif event.kind in WORKLOAD_KINDS:
-                self.workloads_by_name.update((key,), model.workloads.__contains__)
-                w = model.workloads.get(key)
-                if w is None:
-                    self.workload_search.pop(key, None)
-                else:
-                    self.workload_search[key] = workload_search_text(w)
+                _follow(key, model.workloads, self.workloads_by_name, self.workload_search, workload_search_text)
+
+
+def _follow(key: tuple, items: dict, index: KeyIndex, search: dict, text_of: Callable) -> None:
+    """One watched object changed: its place in the name index and its search text follow the model."""
+    index.update((key,), items.__contains__)
+    item = items.get(key)
+    if item is None:
+        search.pop(key, None)
+    else:
+        search[key] = text_of(item)
