@@ -46,9 +46,9 @@ class RequestLine:
     version: str
 
 
-def parse_request_line(raw: bytes) -> RequestLine:
-    """`POST /filter HTTP/1.1`; HTTP/0.9's two-word form and HTTP/2+ are refused."""
-    text = str(raw, "iso-8859-1").rstrip("\r\n")
+def parse_request_line(text: str) -> RequestLine:
+    """`POST /filter HTTP/1.1` (decoded as ISO-8859-1, as http.server does); HTTP/0.9's two-word form
+    and HTTP/2+ are refused."""
     words = text.split()
     if len(words) != 3:
         raise HeadError(400, f"Bad request syntax ({text[:200]!r})")

@@ -53,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.requestline.strip():
             return False
         try:
-            line = parse_request_line(self.raw_requestline)
+            line = parse_request_line(self.requestline)
             self.command, self.path, self.request_version = line.command, line.path, line.version
             self.headers = read_headers(self.rfile.readline)
         except HeadError as exc:
