@@ -65,8 +65,9 @@ class NodeItems:
 
 def _spans(lengths: list[int]) -> np.ndarray:
     """(start, end) of consecutive pieces of these lengths."""
-    ends = np.cumsum(np.array(lengths, dtype=np.int64))
-    return np.stack([ends - np.array(lengths, dtype=np.int64), ends], axis=1) if lengths else np.zeros((0, 2), np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.stack([offsets[:-1], offsets[1:]], axis=1)
 
 
 def view_of(obj: object) -> NodeView:
