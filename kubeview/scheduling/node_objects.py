@@ -96,6 +96,8 @@ class NodeObjects:
     def read(self, body: bytes, start: int) -> tuple[NodeItems, int] | None:
         """The NodeList at `body[start]` (its items and the offset just past it), or None when the
         compiled scan does not take it (decode it with json, then `NodeItems.from_objects`)."""
+        if body[start:start + 1] != b"{":
+            return None  # `null` in a NodeNames request (the hot path): nothing to scan
         known = self._known_only(body, start)
         if known is not None:
             return known
