@@ -2,7 +2,7 @@
 
 `kube_api`: a running test Kubernetes API server (tests/kubeapi) and a kubeconfig pointing at it;
 see tests/kubeapi/__init__.py for what it serves and how to script it. `k8s_fixtures`: the
-directory of recorded kube-apiserver responses (../shared/fixtures/k8s).
+directory of recorded kube-apiserver responses (tests/fixtures/k8s).
 """
 
 from __future__ import annotations
@@ -32,5 +32,5 @@ def kube_api(tmp_path: Path) -> Iterator[KubeAPI]:
 
 @pytest.fixture(scope="session")
 def k8s_fixtures() -> Path:
-    """../shared/fixtures/k8s, relative to the repository root."""
+    """tests/fixtures/k8s, relative to the repository root."""
     return _fixtures.FIXTURES

@@ -1,6 +1,6 @@
 """API-shaped objects for the local cluster: Nodes, Pods, ReplicaSets, Deployments, as dicts.
 
-Shapes follow what kube-apiserver v1.36 returns (see /work/shared/fixtures/k8s): list items have no
+Shapes follow what kube-apiserver v1.36 returns (see tests/fixtures/k8s): list items have no
 kind/apiVersion, watch objects do; a bound pod has `spec.nodeName` and `PodScheduled=True`; a running
 pod has containerStatuses with restartCount. Functions here build or transform objects and never
 touch processes or threads; each returns a fresh dict, so an emitted object is never mutated later.

@@ -62,6 +62,7 @@ class PodView:
     labels: dict[str, str] = field(default_factory=dict)
     resource_version: str = ""
     container_limits: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # per app container
+    uid: str = ""  # metadata.uid: tells a re-created pod of the same name from the old one
 
     @classmethod
     def from_api(cls, obj: dict) -> PodView:
@@ -106,6 +107,7 @@ class PodView:
             meta.get("labels") or {},
             meta.get("resourceVersion", ""),
             container_limits,
+            meta.get("uid", ""),
         )
 
     @property

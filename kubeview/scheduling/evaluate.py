@@ -49,6 +49,7 @@ class Placement:
     reason_names: list[str]  # columns of `failed`
     failed: np.ndarray  # bool (K, N): node n failed for reason k
     index: NodeIndex = field(repr=False)
+    fit_scores: np.ndarray | None = field(default=None, repr=False)  # scores as if every node fit
     _reasons: dict[str, list[str]] | None = field(default=None, repr=False)
 
     @property
@@ -163,7 +164,8 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
                             weights, config.policy)
     else:
         raw = np.zeros(n)
-    scores = finish(raw, config, index)
+    fit_scores = finish(raw, config, index)
+    scores = fit_scores.copy()
     scores[~feasible] = 0
     return Placement(nodes=alloc.nodes, feasible=feasible, scores=scores, reason_names=names,
-                     failed=failed, index=index)
+                     failed=failed, index=index, fit_scores=fit_scores)

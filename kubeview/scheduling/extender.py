@@ -1,6 +1,6 @@
 """The extender's logic without sockets: filter and prioritize calls, the live config, assumed pods.
 
-`Extender.filter(body)` / `.prioritize(body)` take a request body and return the reply body. Allocation
+`Extender.filter(body)` / `.prioritize(body)` / `.bind(body)` take a request body and return the reply body. Allocation
 comes from a `ModelFeed` (the cluster model a kube source keeps up to date, or any model handed in):
 with `nodeCacheCapable: true` the request names nodes of that model; with `false` it carries full
 Node objects, and only the pods' usage comes from the model. The HTTP server (`server.py`) and tests
@@ -22,6 +22,7 @@ import numpy as np
 from kubeview.model.allocation import Allocation
 from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
+from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed
@@ -66,6 +67,36 @@ class Evaluated:
         taken = self.placement.scores[self.rows]
         return taken if self.all_known else np.where(self.known, taken, 0)
 
+    def fit_scores(self) -> np.ndarray:
+        """Per requested node, its score as if the pod fits there (a fresh array): kube-scheduler sends
+        prioritize only nodes its own filters passed, and its view of them is the fresher one."""
+        taken = self.placement.fit_scores[self.rows]
+        return taken if self.all_known else np.where(self.known, taken, 0)
+
+
+def decide(scores: np.ndarray, candidates: np.ndarray, rank: np.ndarray) -> int | None:
+    """Make one node the unique best and return its position in `scores` (changed in place).
+
+    Of the `candidates` (positions) with the top score, the first by `rank` (node name) wins; every
+    other node with that score loses a point (when the top is 0, the winner gains one instead).
+    kube-scheduler breaks ties between equal totals at random, so a tie here would leave to chance
+    where the pod lands and what the extender should count for the next one; with one best node, and
+    a weight that outvotes the scheduler's own score plugins (docs/scheduler.md), the pod lands there.
+    """
+    if candidates.size == 0:
+        return None
+    top = scores[candidates].max()
+    ties = candidates[scores[candidates] == top]
+    pick = int(ties[np.argmin(rank[ties])])
+    tied = np.flatnonzero(scores == top)
+    if tied.size > 1:
+        if top > 0:
+            scores[tied] -= 1
+            scores[pick] += 1
+        else:
+            scores[pick] = 1
+    return pick
+
 
 def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
     """Placement rows of `names`, -1 for names the model does not know (a C-level loop either way)."""
@@ -77,16 +108,20 @@ def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
 
 class Extender:
     def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 binder: Callable[[str, str, str, str], None] | None = None) -> None:
         self.feed = feed
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
         self.assumed = AssumedPods(ttl=assumed_ttl, clock=clock)
+        feed.follow_pods(self.assumed)
+        self.binder = binder  # (namespace, name, uid, node) -> None, raises BindError; None: no bind verb
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
-                         "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0}
+                         "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
+                         "bind": 0, "bind_failed": 0}
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
@@ -131,15 +166,17 @@ class Extender:
         with self._counter_lock:
             self.counters[name] += n
 
-    def _evaluate(self, body: bytes) -> Evaluated:
+    def _evaluate(self, body: bytes, bound_only: bool) -> Evaluated:
+        """Evaluate the request's pod on its nodes over the model view plus the assumed pods: only
+        the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize)."""
         view = self.feed.view()
-        self.assumed.prune(self.feed.bound, view.version, self.feed.live_version)
+        self.assumed.prune(view.version)
         config = self._config
         # kube-scheduler calls prioritize right after filter with the same body: answer it from the
-        # filter's evaluation (consistent with what filter said), unless the config or what is assumed
-        # changed, or it is older than REUSE_SECONDS. A newer model view alone does not count: the
-        # bindings it adds were already counted as assumed.
-        key = (body, config, self.assumed.decisions)
+        # filter's evaluation, unless the config or what is assumed changed, or it is older than
+        # REUSE_SECONDS. A newer model view alone does not count: what it adds that matters (a
+        # binding) changes what is assumed.
+        key = (body, config, self.assumed.version, bound_only or not self.assumed.predicting)
         last = self._last
         now = time.monotonic()
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
@@ -156,7 +193,7 @@ class Extender:
             alloc = self._overlay(args.items.views, view.alloc)
             index = self._index_of(alloc)
             rows = np.arange(len(alloc.nodes), dtype=np.intp)
-        assumed = self.assumed.load(alloc, index.row, exclude_uid=args.uid)
+        assumed = self.assumed.load(alloc, index.row, view.version, exclude_uid=args.uid, bound_only=bound_only)
         placement = evaluate(alloc, args.pod_view, config, assumed, index=index)
         unknown = int((rows < 0).sum()) if rows.size and rows.min() < 0 else 0
         result = Evaluated(args=args, placement=placement, index=index, rows=rows, all_known=not unknown)
@@ -174,14 +211,18 @@ class Extender:
             last = self._full_index = (alloc.views, NodeIndex.build(alloc.nodes, alloc.views))
         return last[1]
 
-    def _assume(self, ev: Evaluated, row: int, alloc_nodes: list[str]) -> None:
+    def _predict(self, ev: Evaluated, row: int) -> None:
+        """Remember where kube-scheduler will put this pod (see assumed.py: scores only)."""
         meta = ev.args.pod.get("metadata") or {}
-        self.assumed.assume(ev.args.uid, meta.get("namespace", ""), meta.get("name", ""), alloc_nodes[row],
-                            ev.args.pod_view.requests)
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        live = self.feed.pod(namespace, name)
+        seen = live is not None and live.uid == ev.args.uid and live.pending
+        self.assumed.predict(ev.args.uid, namespace, name, ev.placement.nodes[row], ev.args.pod_view.requests,
+                             seen, meta.get("resourceVersion"))
         self.count("assumed")
 
     def filter(self, body: bytes) -> bytes:
-        ev = self._evaluate(body)
+        ev = self._evaluate(body, bound_only=True)
         self.count("filter")
         passed = ev.feasible()
         failing = np.flatnonzero(~passed)
@@ -196,25 +237,47 @@ class Extender:
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
         self._prioritize_expected = len(passed) - failing.size > 1
-        if failing.size == len(passed) - 1:  # one node left: no prioritize call will follow
+        if failing.size == len(passed) - 1:  # one node left: kube-scheduler takes it without prioritize
             ok = np.flatnonzero(passed & ev.known)
             if ok.size == 1:
-                self._assume(ev, int(ev.rows[ok[0]]), ev.placement.nodes)
+                self._predict(ev, int(ev.rows[ok[0]]))
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, unresolvable)
 
     def prioritize(self, body: bytes) -> bytes:
-        ev = self._evaluate(body)
+        ev = self._evaluate(body, bound_only=False)
         self.count("prioritize")
-        scores = ev.scores()
-        eligible = ev.feasible() if ev.all_known else ev.feasible() & ev.known
-        ranked = np.where(eligible, scores, -1)
-        top = ranked.max() if ranked.size else -1
-        if top >= 0:  # remember where this pod will most likely go: our best node (ties: first by name)
-            best = ev.rows[ranked == top]
-            self._assume(ev, int(best[np.argmin(ev.index.name_rank[best])]), ev.placement.nodes)
+        scores = ev.fit_scores()
+        known = np.flatnonzero(ev.known)
+        rank = np.zeros(len(scores), dtype=np.int64)
+        rank[known] = ev.index.name_rank[ev.rows[known]]
+        pick = decide(scores, known, rank)
+        if pick is not None:
+            self._predict(ev, int(ev.rows[pick]))
         self.metrics.assumed.set(len(self.assumed))
         return prioritize_reply(ev.args, scores)
+
+    def bind(self, body: bytes) -> bytes:
+        """Post the pod's Binding (kube-scheduler's `bind` verb); from then on the pod counts on its
+        node for certain until the model shows it there, or it is gone."""
+        args = decode_binding(body)
+        self.count("bind")
+        if self.binder is None:
+            self.count("bind_failed")
+            return binding_reply("this extender does not bind pods (it has no API access): remove bindVerb "
+                                 "from the scheduler's extender configuration")
+        try:
+            self.binder(args.namespace, args.name, args.uid, args.node)
+        except BindError as exc:
+            self.count("bind_failed")
+            self.assumed.forget(args.uid)
+            log.info("bind: %s", exc)
+            return binding_reply(str(exc))
+        live = self.feed.pod(args.namespace, args.name)
+        requests = live.requests if live is not None and live.uid == args.uid else self.assumed.requests_of(args.uid)
+        self.assumed.bind(args.uid, args.namespace, args.name, args.node, requests or {})
+        self.metrics.assumed.set(len(self.assumed))
+        return binding_reply()
 
     def after_reply(self, verb: str) -> None:
         """Housekeeping once a reply is out: republish the model view if due, unless a prioritize call
@@ -227,7 +290,7 @@ class Extender:
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict:
         view = self.feed.view()
-        self.assumed.prune(self.feed.bound, view.version, self.feed.live_version)
+        self.assumed.prune(view.version)
         alloc: Allocation = view.alloc
         connection = self.feed.connection
         with self._counter_lock:
@@ -239,6 +302,7 @@ class Extender:
             "assumed": self.assumed.snapshot(),
             "assumed_expired": self.assumed.expired,
             "assumed_confirmed": self.assumed.confirmed,
+            "assumed_gone": self.assumed.gone,
             "changes": list(self.changes),
             "cluster": {"nodes": len(alloc.nodes), "version": view.version, "synced": view.synced,
                         "connection": connection.state, "detail": connection.detail},

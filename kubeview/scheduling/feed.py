@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from kubeview.model.allocation import Allocation
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import ConnectionState, SourceEvent
+from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
+from kubeview.model.views import PodView
 
 DEFAULT_MAX_STALENESS = 0.2  # seconds; what the extender command runs with
 
@@ -42,11 +43,30 @@ class ModelFeed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._refreshed = 0.0  # time.monotonic() of the last publish
+        self._pod_followers: list = []  # objects with observe(obj, deleted, version) and relisted(objs, version)
+
+    def follow_pods(self, follower) -> None:
+        """Hand every Pod event to `follower` with the model version that carried it (the extender's
+        assumed pods: they must know the exact version from which the model counts a binding)."""
+        self._pod_followers.append(follower)
 
     def apply(self, event: SourceEvent) -> bool:
         """The source's `emit`: fold one event into the model."""
         with self._lock:
-            return self.model.apply(event)
+            changed = self.model.apply(event)
+            if self._pod_followers and getattr(event, "kind", None) == "Pod":
+                version = self.model.version
+                for follower in self._pod_followers:
+                    if isinstance(event, WatchEvent):
+                        follower.observe(event.obj, event.type == "DELETED", version)
+                    elif isinstance(event, Listed):
+                        follower.relisted(event.objects, version)
+            return changed
+
+    def pod(self, namespace: str, name: str) -> PodView | None:
+        """The live model's view of one pod."""
+        with self._lock:
+            return self.model.pods.get((namespace, name))
 
     def refresh(self) -> ClusterView:
         """Publish a view of the model as it is now (the background thread calls this)."""
@@ -73,12 +93,6 @@ class ModelFeed:
         if view is None or not self.max_staleness or self._thread is None:
             return self.refresh()
         return view
-
-    def bound(self, keys: list[tuple[str, str]]) -> tuple[list[str | None], int]:
-        """(node the live model shows each pod bound to, or None; the model's version now)."""
-        with self._lock:
-            pods = self.model.pods
-            return [(p.node if (p := pods.get(k)) is not None else None) for k in keys], self.model.version
 
     @property
     def live_version(self) -> int:

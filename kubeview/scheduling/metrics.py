@@ -73,7 +73,7 @@ class ExtenderMetrics:
 
     def observe(self, verb: str, code: int, seconds: float, cpu_seconds: float | None = None) -> None:
         self.requests.labels(verb, str(code)).inc()
-        if verb in ("filter", "prioritize"):
+        if verb in ("filter", "prioritize", "bind"):
             self.duration.labels(verb).observe(seconds)
         with self._lock:
             window = self.windows.get(verb)

@@ -5,7 +5,7 @@ The v1 types have no json tags, so keys are Go field names: a request is
 (`Nodes` with `nodeCacheCapable: false`, `NodeNames` with `true`), a filter reply is
 `{"Nodes" | "NodeNames": ..., "FailedNodes": {node: reason}, "FailedAndUnresolvableNodes": {...},
 "Error": ""}` and a prioritize reply is `[{"Host": node, "Score": 0..10}]`. Recorded byte for byte in
-`../shared/fixtures/k8s/extender-*`. Pure: bytes in, bytes out.
+`tests/fixtures/k8s/extender-*`. Pure: bytes in, bytes out.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The extender over HTTP: kube-scheduler's `filter`/`prioritize` verbs plus config, status and metrics.
 
     POST /filter, /prioritize   ExtenderArgs in, ExtenderFilterResult / HostPriorityList out
+    POST /bind                  ExtenderBindingArgs in, ExtenderBindingResult out (posts the Binding)
     GET  /config                the packing config as JSON
     PUT  /config                change it (partial documents merge); Bearer token when one is set
     GET  /status                config, counters, latency percentiles per verb, assumed pods, changes
@@ -30,7 +31,7 @@ from kubeview.scheduling.request_head import HeadError, keeps_alive, parse_reque
 log = logging.getLogger("kubeview.extender")
 
 MAX_BODY = 16 * 1024 * 1024
-VERBS = ("filter", "prioritize")
+VERBS = ("filter", "prioritize", "bind")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -110,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
         if verb not in VERBS:
             if body is not None:
-                self._error(404, f"no such verb {self.path!r}; POST /filter or /prioritize")
+                self._error(404, f"no such verb {self.path!r}; POST /filter, /prioritize or /bind")
             return
         code = 200
         if body is None:
@@ -118,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         extender = self.server.extender
         try:
-            reply = extender.filter(body) if verb == "filter" else extender.prioritize(body)
+            reply = getattr(extender, verb)(body)
         except ProtocolError as exc:
             code, reply = 400, error_reply(str(exc))
             extender.count("bad_requests")

@@ -9,7 +9,7 @@ Use it through the `kube_api` pytest fixture (tests/conftest.py); it starts a `K
         ...
         assert kube_api.requests_to("/api/v1/nodes", method="GET")
 
-What it serves (real kube-apiserver v1.36.2 recordings from ../shared/fixtures/k8s/):
+What it serves (real kube-apiserver v1.36.2 recordings from tests/fixtures/k8s/):
 - lists: `GET /api/v1/nodes` (5 nodes), `/api/v1/pods` and `/api/v1/namespaces/default/pods`
   (pods-list.json: 3 consumers + gpu-a, gpu-b Running, gpu-c Pending), `/apis/apps/v1[/namespaces/
   default]/replicasets` (the `consumer` ReplicaSet), empty Deployment/StatefulSet lists, `/version`,

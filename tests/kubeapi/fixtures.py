@@ -1,4 +1,4 @@
-"""The recorded kube-apiserver v1.36.2 responses in ../shared/fixtures/k8s/ (see its README.md)."""
+"""The recorded kube-apiserver v1.36.2 responses in tests/fixtures/k8s/ (see its README.md and PROVENANCE.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = (REPO / ".." / "shared" / "fixtures" / "k8s").resolve()
+FIXTURES = REPO / "tests" / "fixtures" / "k8s"
 
 
 def path(name: str) -> Path:
@@ -57,7 +57,9 @@ def quantity_strings() -> set[str]:
             for item in node:
                 walk(item, False)
 
-    for entry in FIXTURES.iterdir():
+    for entry in sorted(FIXTURES.iterdir()):
+        if entry.is_dir():
+            continue
         if entry.suffix == ".json":
             walk(json.loads(entry.read_text()), False)
         elif entry.suffix == ".jsonl":

@@ -8,7 +8,7 @@ from pathlib import Path
 from kubeview.model.views import NodeView, PodView
 from kubeview.scheduling.allocations import from_pods, from_views
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "k8s"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "k8s"
 
 
 def node_obj(name: str, cpu: str = "8", memory: str = "16Gi", gpu: int = 0, pods: int = 110,
