@@ -73,8 +73,13 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview extender: {exc}\n")
         return 1
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
+    binder = None
+    if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings
+        from kubeview.cluster.kube_bind import KubeBinder
+
+        binder = KubeBinder(source.api_client, source.server)
     try:
-        server = ExtenderServer(Extender(feed, config), host, port, token=token)
+        server = ExtenderServer(Extender(feed, config, binder=binder), host, port, token=token)
     except OSError as exc:
         source.close()
         sys.stderr.write(f"kubeview extender: cannot listen on {host}:{port}: {exc.strerror or exc}.\n")

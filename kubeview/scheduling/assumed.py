@@ -31,16 +31,9 @@ import numpy as np
 
 from kubeview.model.allocation import Allocation
 from kubeview.scheduling.evaluate import ExtraLoad
+from kubeview.scheduling.feed import rv_number
 
 TERMINAL = ("Succeeded", "Failed")
-
-
-def _rv(value: object) -> int | None:
-    """A resourceVersion as a number (etcd revisions are), None when it is not one."""
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass(slots=True)
@@ -93,7 +86,7 @@ class AssumedPods:
             if old is not None and old.node == node and old.seen == seen:
                 return
             self._put(Assumption(uid, namespace, name, node, dict(requests), self.clock(), False, seen,
-                                 _rv(pod_rv)))
+                                 rv_number(pod_rv)))
 
     def bind(self, uid: str, namespace: str, name: str, node: str, requests: dict[str, int]) -> None:
         """The Binding we posted was accepted: the pod is on `node`."""
@@ -153,7 +146,7 @@ class AssumedPods:
             return
         # Unbound and newer than the request we answered: kube-scheduler gave up on that attempt
         # (the pod went back to its queue with PodScheduled=False); the prediction is void.
-        rv = _rv((obj.get("metadata") or {}).get("resourceVersion"))
+        rv = rv_number((obj.get("metadata") or {}).get("resourceVersion"))
         if not a.bound and rv is not None and a.pod_rv is not None and rv > a.pod_rv:
             self._drop(a, "gone")
 

@@ -25,7 +25,7 @@ from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.evaluate import Placement, evaluate
-from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.feed import ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_index import NodeIndex, index_for
 from kubeview.scheduling.node_objects import NodeObjects
@@ -109,19 +109,20 @@ def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
 class Extender:
     def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
-                 binder: Callable[[str, str, str, str], None] | None = None) -> None:
+                 binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25) -> None:
         self.feed = feed
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
         self.assumed = AssumedPods(ttl=assumed_ttl, clock=clock)
         feed.follow_pods(self.assumed)
         self.binder = binder  # (namespace, name, uid, node) -> None, raises BindError; None: no bind verb
+        self.catch_up = catch_up  # seconds to wait for the watch to reach a request's pod version
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0}
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0}
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
@@ -183,6 +184,18 @@ class Extender:
             return last[1]
         index = index_for(view.alloc)
         args = decode_args(body, index.name_table(), self.node_objects)
+        pod_rv = rv_number((args.pod.get("metadata") or {}).get("resourceVersion"))
+        if pod_rv is not None and self.catch_up > 0 and self.feed.pod_rv < pod_rv:
+            # kube-scheduler's informer has seen this pod at a version our watch has not reached yet:
+            # what our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait
+            # for the watch (briefly, well inside kube-scheduler's httpTimeout), then read a fresh view.
+            self.count("waited_for_watch")
+            self.feed.wait_for_rv(pod_rv, self.catch_up)
+            view = self.feed.refresh()
+            self.assumed.prune(view.version)
+            if index_for(view.alloc) is not index:
+                index = index_for(view.alloc)
+                args = decode_args(body, index.name_table(), self.node_objects)
         if args.name_rows is not None:
             alloc = view.alloc
             rows = args.name_rows

@@ -27,6 +27,15 @@ from kubeview.model.views import PodView
 DEFAULT_MAX_STALENESS = 0.2  # seconds; what the extender command runs with
 
 
+def rv_number(value: object) -> int | None:
+    """A resourceVersion as a number, None when it is not one. etcd's revisions are numbers and
+    Kubernetes 1.35+ lets clients compare them; anything else is never compared."""
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterView:
     alloc: Allocation
@@ -44,6 +53,8 @@ class ModelFeed:
         self._thread: threading.Thread | None = None
         self._refreshed = 0.0  # time.monotonic() of the last publish
         self._pod_followers: list = []  # objects with observe(obj, deleted, version) and relisted(objs, version)
+        self.pod_rv = 0  # the newest pod resourceVersion applied (a watch event's or a list's)
+        self._rv_changed = threading.Condition(self._lock)
 
     def follow_pods(self, follower) -> None:
         """Hand every Pod event to `follower` with the model version that carried it (the extender's
@@ -54,6 +65,12 @@ class ModelFeed:
         """The source's `emit`: fold one event into the model."""
         with self._lock:
             changed = self.model.apply(event)
+            if getattr(event, "kind", None) == "Pod":
+                rv = rv_number(event.obj.get("metadata", {}).get("resourceVersion") if isinstance(event, WatchEvent)
+                         else getattr(event, "resource_version", None))
+                if rv is not None and rv > self.pod_rv:
+                    self.pod_rv = rv
+                    self._rv_changed.notify_all()
             if self._pod_followers and getattr(event, "kind", None) == "Pod":
                 version = self.model.version
                 for follower in self._pod_followers:
@@ -62,6 +79,17 @@ class ModelFeed:
                     elif isinstance(event, Listed):
                         follower.relisted(event.objects, version)
             return changed
+
+    def wait_for_rv(self, rv: int, timeout: float) -> bool:
+        """Block until a pod event at `rv` or later was applied (True), or `timeout` passed (False)."""
+        deadline = time.monotonic() + timeout
+        with self._rv_changed:
+            while self.pod_rv < rv:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._rv_changed.wait(left)
+            return True
 
     def pod(self, namespace: str, name: str) -> PodView | None:
         """The live model's view of one pod."""

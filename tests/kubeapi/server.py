@@ -25,6 +25,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from . import fixtures
+from .live import Conflict, LiveCluster
 
 TOKEN = "kubeview-test-token"
 
@@ -136,8 +137,9 @@ class RecordedRequest:
 class KubeAPI:
     """The test API server. Start with `start()` (or the `kube_api` pytest fixture)."""
 
-    def __init__(self, token: str = TOKEN) -> None:
+    def __init__(self, token: str = TOKEN, live: LiveCluster | None = None) -> None:
         self.token = token
+        self.live = live  # nodes and pods served from live state instead of the recordings
         self.requests: list[RecordedRequest] = []
         self._lists: dict[str, bytes] = {}
         self._canned: dict[tuple[str, str], deque[Canned]] = defaultdict(deque)
@@ -184,6 +186,8 @@ class KubeAPI:
 
     def stop(self) -> None:
         self._stop.set()
+        if self.live is not None:
+            self.live.close()
         with self._changed:
             self._changed.notify_all()
         if self._server is not None:
@@ -334,6 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
         if canned is not None:
             self._send(canned.status, canned.body, canned.headers)
             return
+        if api.live is not None and self._live(api.live, parts.path.strip("/").split("/"), req):
+            return
         if self.command == "GET" and req.watch:
             self._watch(req)
             return
@@ -349,6 +355,61 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, data)
                 return
         self._status(404, "NotFound", "the server could not find the requested resource", {})
+
+    def _live(self, live: LiveCluster, seg: list[str], req: RecordedRequest) -> bool:
+        """Nodes and pods from the live store; False for paths it does not serve."""
+        namespace = None
+        if seg[:2] == ["api", "v1"] and len(seg) >= 4 and seg[2] == "namespaces":
+            namespace, rest = seg[3], seg[4:]
+        elif seg[:2] == ["api", "v1"]:
+            rest = seg[2:]
+        else:
+            return False
+        if not rest or rest[0] not in ("pods", "nodes"):
+            return False
+        kind = "Pod" if rest[0] == "pods" else "Node"
+        if len(rest) == 1 and self.command == "GET":
+            if req.watch:
+                self._live_watch(live, kind, namespace, req)
+            else:
+                self._send(200, live.list_body(kind, namespace))
+            return True
+        if kind == "Pod" and namespace and len(rest) == 2 and self.command == "GET":
+            obj = live.pod(namespace, rest[1])
+            if obj is None:
+                self._status(404, "NotFound", f'pods "{rest[1]}" not found', {"name": rest[1], "kind": "pods"})
+            else:
+                self._send(200, json.dumps(obj).encode())
+            return True
+        if kind == "Pod" and namespace and len(rest) == 3 and rest[2] == "binding" and self.command == "POST":
+            body = req.json() or {}
+            target = (body.get("target") or {}).get("name", "")
+            try:
+                live.bind(namespace, rest[1], target, (body.get("metadata") or {}).get("uid"))
+            except Conflict as exc:
+                self._status(exc.code, exc.reason, exc.message, {"name": rest[1], "kind": "pods"})
+                return True
+            self._send(201, json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                        "status": "Success", "code": 201}).encode())
+            return True
+        return False
+
+    def _live_watch(self, live: LiveCluster, kind: str, namespace: str | None, req: RecordedRequest) -> None:
+        api = self.server_api
+        since = int(req.query.get("resourceVersion") or live.rv)
+        deadline = time.monotonic() + float(req.query.get("timeoutSeconds") or 3600)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for line in live.stream(kind, since, namespace, lambda: not api._stop.is_set(), deadline):
+                self._chunk(line + b"\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
 
     def _scale_request(self, namespace: str, resource: str, name: str, req: RecordedRequest) -> None:
         api = self.server_api

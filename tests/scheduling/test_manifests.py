@@ -20,10 +20,11 @@ def _kind(docs: list[dict], kind: str, name: str | None = None) -> dict:
     return next(d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name))
 
 
-def test_extender_rbac_is_read_only_nodes_and_pods() -> None:
+def test_extender_rbac_reads_nodes_and_pods_and_only_creates_bindings() -> None:
     docs = _docs("00-namespace-rbac.yaml")
     role = _kind(docs, "ClusterRole", "kubeview-extender")
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]}]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
+                             {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]}]
     binding = _kind(docs, "ClusterRoleBinding", "kubeview-extender")
     assert binding["roleRef"]["name"] == "kubeview-extender"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubeview-extender",
@@ -50,7 +51,9 @@ def _check_extender(config: dict) -> dict:
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["kind"] == "KubeSchedulerConfiguration"
     (ext,) = config["extenders"]
-    assert (ext["filterVerb"], ext["prioritizeVerb"]) == ("filter", "prioritize")  # POST /filter, /prioritize
+    # POST /prioritize and /bind; no filter (kube-scheduler's own NodeResourcesFit is the fresher one)
+    assert "filterVerb" not in ext and (ext["prioritizeVerb"], ext["bindVerb"]) == ("prioritize", "bind")
+    assert ext["weight"] * 10 > 250  # one extender point outvotes Fit + BalancedAllocation + ImageLocality
     assert ext["nodeCacheCapable"] is True and ext["ignorable"] is True
     assert ext["managedResources"] == [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]
     assert ext["urlPrefix"].endswith(":8888")
