@@ -18,7 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube_config import connect, kubeconfig_available
-from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error
+from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.events import SourceEvent
@@ -116,13 +116,8 @@ class KubeSource:
         try:
             method(name, namespace, {"spec": {"replicas": int(replicas)}}, _content_type=MERGE_PATCH,
                    _preload_content=False, _request_timeout=(self.settings.connect_timeout, 30))
-        except ApiException as exc:
-            status = int(exc.status or 0)
-            if status == 0:
-                raise ActionError(describe_connection_error(ConnectionError(exc.reason), self.server, action)) from None
-            raise ActionError(describe_api_error(status, exc.body, action)) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ActionError(describe_connection_error(exc, self.server, action)) from None
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ActionError(describe_call_error(exc, self.server, action)) from None
         return f"{canonical} {namespace}/{name} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error
+from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.scheduling.binding import BindError
 
 
@@ -30,10 +30,5 @@ class KubeBinder:
             # _preload_content=False: the reply is a Status, which the client cannot read as a V1Binding
             self._api.create_namespaced_pod_binding(name, namespace, body, _preload_content=False,
                                                     _request_timeout=(5, self._timeout))
-        except ApiException as exc:
-            status = int(exc.status or 0)
-            if status == 0:
-                raise BindError(describe_connection_error(ConnectionError(exc.reason), self._server, action)) from None
-            raise BindError(describe_api_error(status, exc.body, action)) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise BindError(describe_connection_error(exc, self._server, action)) from None
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BindError(describe_call_error(exc, self._server, action)) from None

@@ -127,3 +127,16 @@ def describe_connection_error(exc: BaseException, server: str, action: str = "")
     lead = f"{action} failed: cannot reach" if action else "Cannot reach"
     return (f"{lead} the API server at {server} ({connection_reason(exc)}); check that the cluster is running "
             "and the kubeconfig's server address is right.")
+
+
+def describe_call_error(exc: BaseException, server: str, action: str) -> str | None:
+    """One sentence for what a client call raised (an ApiException or a network error), or None for
+    anything else, which the caller lets propagate."""
+    status = getattr(exc, "status", None)
+    if hasattr(exc, "body") and status is not None:  # kubernetes.client ApiException (imported lazily)
+        if not int(status or 0):
+            return describe_connection_error(ConnectionError(getattr(exc, "reason", "")), server, action)
+        return describe_api_error(int(status), getattr(exc, "body", None), action)
+    if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
+        return describe_connection_error(exc, server, action)
+    return None
