@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -147,7 +148,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module = importlib.import_module(COMMANDS[args.command])
     try:
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe can still be caught, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         sys.stderr.write("kubeview: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # the reader went away (`| head -1`): stop quietly, as Unix tools do; everything kubeview
+        # started was stopped by the `finally` blocks on the way out
+        _discard_stdout()
+        return 141  # 128 + SIGPIPE, what a shell shows for a tool the closed pipe killed
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -45,3 +45,45 @@ def test_options_before_the_command_survive() -> None:
 
     args = build_parser().parse_args(["--context", "lab", "snapshot", "--json"])
     assert (args.command, args.context, args.json) == ("snapshot", "lab", True)
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """`kubeview snapshot --schema | head -1`: no traceback, ever (it came 5 times in 6)."""
+    import subprocess
+    import sys
+
+    for _ in range(6):
+        proc = subprocess.run(f"{sys.executable} -m kubeview snapshot --schema | head -c 1", shell=True,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.stdout == "{"
+        assert proc.stderr == "", proc.stderr
+
+
+def _no_kubeconfig(tmp_path) -> dict:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    env["HOME"] = str(tmp_path)  # no ~/.kube/config
+    return env
+
+
+def test_cluster_options_without_a_kubeconfig_are_one_line_and_exit_1(tmp_path) -> None:
+    """`snapshot --json --context nope` used to print the embedded cluster and exit 0."""
+    cases = {
+        ("snapshot", "--json", "--context", "nope"):
+            "kubeview: --context nope needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
+            "~/.kube/config, not in a pod); pass --kubeconfig FILE, or --local for the embedded cluster.\n",
+        ("-n", "render", "snapshot"):
+            "kubeview: -n render needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
+            "~/.kube/config, not in a pod); pass --kubeconfig FILE, or --local for the embedded cluster.\n",
+        ("snapshot", "--local", "--context", "lab"):
+            "kubeview: --context lab is for a real cluster, but --local asks for the embedded one; drop one of them.\n",
+        ("--render", "three-spheres", "--headless", "--context", "nope"):
+            "kubeview: --context nope needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
+            "~/.kube/config, not in a pod); pass --kubeconfig FILE, or --local for the embedded cluster.\n",
+    }
+    for args, message in cases.items():
+        out = subprocess.run([sys.executable, "-m", "kubeview", *args], capture_output=True, text=True,
+                             timeout=120, env=_no_kubeconfig(tmp_path), cwd=tmp_path)
+        assert (out.returncode, out.stdout, out.stderr) == (1, "", message), args
+        assert not list(tmp_path.glob("*.png"))  # no render was started

@@ -9,14 +9,29 @@ from __future__ import annotations
 import argparse
 
 from kubeview.cluster.kube_discovery import kubeconfig_available
-from kubeview.cluster.source import ClusterSource
+from kubeview.cluster.source import ClusterSource, SourceError
 
 
 def wants_kube(args: argparse.Namespace) -> bool:
-    """True when a kubeconfig (or in-cluster config) exists and `--local` was not given."""
+    """True when a kubeconfig (or in-cluster config) exists and `--local` was not given.
+
+    Raises SourceError (one sentence) for a cluster option that cannot be honoured: `--context` or
+    `-n` with no kubeconfig to apply them to, or beside `--local`. A script with a typo must not get
+    the embedded cluster's simulated data and exit 0."""
+    asked = [f"{flag} {value}" for flag, attr in (("--context", "context"), ("-n", "namespace"))
+             if (value := getattr(args, attr, None))]
     if getattr(args, "local", False):
+        if asked or getattr(args, "kubeconfig", None):
+            option = asked[0] if asked else f"--kubeconfig {args.kubeconfig}"
+            raise SourceError(f"{option} is for a real cluster, but --local asks for the embedded one; drop one of them.")
         return False
-    return kubeconfig_available(getattr(args, "kubeconfig", None))
+    if kubeconfig_available(getattr(args, "kubeconfig", None)):
+        return True
+    if asked:
+        raise SourceError(f"{asked[0]} needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
+                          "~/.kube/config, not in a pod); pass --kubeconfig FILE, or --local for the "
+                          "embedded cluster.")
+    return False
 
 
 def open_source(args: argparse.Namespace) -> ClusterSource:

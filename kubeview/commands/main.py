@@ -66,7 +66,12 @@ def run(args: argparse.Namespace) -> int:
             return exc.exit_code
         from kubeview.cluster.select import wants_kube
 
-        if not wants_kube(args):  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
+        try:
+            kube = wants_kube(args)
+        except SourceError as exc:
+            _err(str(exc))
+            return 1
+        if not kube:  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
             args.local = True
     previous = signal.signal(signal.SIGTERM, _terminate)
     source: ClusterSource | None = None
