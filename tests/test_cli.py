@@ -87,3 +87,12 @@ def test_cluster_options_without_a_kubeconfig_are_one_line_and_exit_1(tmp_path) 
                              timeout=120, env=_no_kubeconfig(tmp_path), cwd=tmp_path)
         assert (out.returncode, out.stdout, out.stderr) == (1, "", message), args
         assert not list(tmp_path.glob("*.png"))  # no render was started
+
+
+def test_a_render_whose_reader_goes_away_stops_quietly(tmp_path) -> None:
+    """`kubeview --render ... --headless | head -1` printed a traceback every time."""
+    out = subprocess.run(["bash", "-c", f"{sys.executable} -m kubeview --render three-spheres --headless --local "
+                          f"-o {tmp_path}/x.png | head -1; echo ${{PIPESTATUS[0]}} >&2"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.stdout.startswith("render: ")
+    assert out.stderr == "141\n", out.stderr  # quiet, with the status of a tool the closed pipe ended
