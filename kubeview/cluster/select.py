@@ -20,10 +20,9 @@ def wants_kube(args: argparse.Namespace) -> bool:
     the embedded cluster's simulated data and exit 0."""
     asked = [f"{flag} {value}" for flag, attr in (("--context", "context"), ("-n", "namespace"))
              if (value := getattr(args, attr, None))]
-    if getattr(args, "local", False):
-        if asked or getattr(args, "kubeconfig", None):
-            option = asked[0] if asked else f"--kubeconfig {args.kubeconfig}"
-            raise SourceError(f"{option} is for a real cluster, but --local asks for the embedded one; drop one of them.")
+    if getattr(args, "local", False):  # wins over a kubeconfig (as before), not over an explicit context
+        if asked:
+            raise SourceError(f"{asked[0]} is for a real cluster, but --local asks for the embedded one; drop one of them.")
         return False
     if kubeconfig_available(getattr(args, "kubeconfig", None)):
         return True
