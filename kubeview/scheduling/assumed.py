@@ -30,10 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubeview.model.allocation import Allocation
+from kubeview.model.views import TERMINAL_PHASES
 from kubeview.scheduling.evaluate import ExtraLoad
 from kubeview.scheduling.feed import rv_number
-
-TERMINAL = ("Succeeded", "Failed")
 
 
 @dataclass(slots=True)
@@ -132,7 +131,7 @@ class AssumedPods:
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         node = spec.get("nodeName")
-        if deleted or status.get("phase") in TERMINAL:
+        if deleted or status.get("phase") in TERMINAL_PHASES:
             self._drop(a, "gone")
             return
         if node:

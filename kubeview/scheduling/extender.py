@@ -63,13 +63,10 @@ class Evaluated:
             self._feasible = taken if self.all_known else np.where(self.known, taken, True)
         return self._feasible
 
-    def scores(self) -> np.ndarray:
-        taken = self.placement.scores[self.rows]
-        return taken if self.all_known else np.where(self.known, taken, 0)
-
     def fit_scores(self) -> np.ndarray:
-        """Per requested node, its score as if the pod fits there (a fresh array): kube-scheduler sends
-        prioritize only nodes its own filters passed, and its view of them is the fresher one."""
+        """Per requested node, its score as if the pod fits there (a fresh array; 0 for nodes the model
+        does not know): kube-scheduler sends prioritize only nodes its own filters passed, and its view
+        of them is the fresher one."""
         taken = self.placement.fit_scores[self.rows]
         return taken if self.all_known else np.where(self.known, taken, 0)
 

@@ -65,20 +65,23 @@ class ModelFeed:
         """The source's `emit`: fold one event into the model."""
         with self._lock:
             changed = self.model.apply(event)
-            if getattr(event, "kind", None) == "Pod":
-                rv = rv_number(event.obj.get("metadata", {}).get("resourceVersion") if isinstance(event, WatchEvent)
-                         else getattr(event, "resource_version", None))
-                if rv is not None and rv > self.pod_rv:
-                    self.pod_rv = rv
-                    self._rv_changed.notify_all()
-            if self._pod_followers and getattr(event, "kind", None) == "Pod":
-                version = self.model.version
-                for follower in self._pod_followers:
-                    if isinstance(event, WatchEvent):
-                        follower.observe(event.obj, event.type == "DELETED", version)
-                    elif isinstance(event, Listed):
-                        follower.relisted(event.objects, version)
+            if isinstance(event, WatchEvent | Listed) and event.kind == "Pod":
+                self._follow_pod(event)
             return changed
+
+    def _follow_pod(self, event: WatchEvent | Listed) -> None:
+        """Called with the lock held, after the model applied `event`."""
+        watched = isinstance(event, WatchEvent)
+        rv = rv_number(event.obj.get("metadata", {}).get("resourceVersion") if watched else event.resource_version)
+        if rv is not None and rv > self.pod_rv:
+            self.pod_rv = rv
+            self._rv_changed.notify_all()
+        version = self.model.version
+        for follower in self._pod_followers:
+            if watched:
+                follower.observe(event.obj, event.type == "DELETED", version)
+            else:
+                follower.relisted(event.objects, version)
 
     def wait_for_rv(self, rv: int, timeout: float) -> bool:
         """Block until a pod event at `rv` or later was applied (True), or `timeout` passed (False)."""
