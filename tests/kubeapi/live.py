@@ -34,15 +34,10 @@ class Event:
     kind: str  # Pod, Node
     obj: dict  # the object as of this event (with kind/apiVersion)
     at: float  # time.monotonic() when it happened
-
-    @property
-    def binds(self) -> bool:
-        return self.type == "MODIFIED" and self.kind == "Pod" and bool(self.obj["spec"].get("nodeName")) \
-            and self.obj.get("_bind", False)
+    binds: bool = False  # the MODIFIED event of a binding
 
     def line(self) -> bytes:
-        obj = {k: v for k, v in self.obj.items() if not k.startswith("_")}
-        return json.dumps({"type": self.type, "object": obj}, separators=(",", ":")).encode()
+        return json.dumps({"type": self.type, "object": self.obj}, separators=(",", ":")).encode()
 
 
 class Conflict(Exception):
@@ -72,9 +67,9 @@ class LiveCluster:
             self.nodes[obj["metadata"]["name"]] = obj
 
     # -- changes ---------------------------------------------------------------------------------
-    def _emit(self, type_: str, kind: str, obj: dict) -> Event:
+    def _emit(self, type_: str, kind: str, obj: dict, binds: bool = False) -> Event:
         """Call with the lock held; listeners run after it is released (see the callers)."""
-        event = Event(self.rv, type_, kind, copy.deepcopy(obj), time.monotonic())
+        event = Event(self.rv, type_, kind, copy.deepcopy(obj), time.monotonic(), binds)
         self.log.append(event)
         self._lock.notify_all()
         return event
@@ -124,9 +119,7 @@ class LiveCluster:
             obj["status"]["conditions"] = conditions
             self.rv += 1
             obj["metadata"]["resourceVersion"] = str(self.rv)
-            obj["_bind"] = True
-            event = self._emit("MODIFIED", "Pod", obj)
-            del obj["_bind"]
+            event = self._emit("MODIFIED", "Pod", obj, binds=True)
         self._notify(event)
         return copy.deepcopy(obj)
 
