@@ -46,6 +46,36 @@ def _listen(flag: str):  # noqa: ANN202 - an argparse type
     return parse
 
 
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not all(names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"expected distinct scheduler names separated by commas, not {text!r}")
+    return names
+
+
+def _count(low: int, high: int):  # noqa: ANN202 - an argparse type
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, not {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, not {text!r}")
+    return value
+
+
 def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
     """Cluster options, accepted before or after a command.
 
@@ -119,6 +149,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
+    real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
+                      help="run the scenarios against this cluster's API server and kube-scheduler")
+    real.add_argument("--context", default=argparse.SUPPRESS, help="kubeconfig context (default: the current one)")
+    real.add_argument("--schedulers", metavar="A,B", type=_names,
+                      help="scheduler names to run each workload with, the first is the baseline "
+                           "(default: default-scheduler,kubeview-scheduler)")
+    real.add_argument("--timeout", metavar="SECONDS", type=_positive_seconds,
+                      help="give up on pods not placed this long after their op started (default: 600)")
+    real.add_argument("--parallel", metavar="N", type=_count(1, 64),
+                      help="create calls in flight (default: 8; 1 creates pods in the scenario's order)")
+    real.add_argument("--yes", action="store_true", help="run even if the cluster has nodes kubeview did not create")
     bench.set_defaults(command="bench")
 
     man = sub.add_parser("render-manifests", help="print the YAML that runs a render on a real cluster",

@@ -1,13 +1,13 @@
-"""Drive the extender over loopback HTTP the way kube-scheduler does, and time filter+prioritize.
+"""Drive the extender over loopback HTTP the way kube-scheduler does, and time its calls per pod.
 
 A real `ExtenderServer` runs in a child process on 127.0.0.1 with its cluster model (a separate
 process, as kube-scheduler is: in one process the client's JSON work would hold the server's GIL).
-The client plays kube-scheduler: it keeps one HTTP/1.1 connection (as Go's client does), sends
-`filter` the nodes its own filters passed (those with a free GPU: `managedResources` with
+The client plays kube-scheduler with the shipped configuration (prioritize + bind, no filter; or
+filter + prioritize for comparison): it keeps one HTTP/1.1 connection (as Go's client does), sends
+`prioritize` the nodes its own filters passed (those with a free GPU: `managedResources` with
 `ignoredByScheduler: false` means kube-scheduler checks GPU fit itself) in a different order for
-every pod (its parallel filter fills the list as workers finish), then `prioritize` with the nodes
-the extender passed, and binds the pod to the best-scored node; the binding reaches the child's
-model through a pipe, as a watch event would. Request bodies are encoded before the clock starts:
+every pod (its parallel filter fills the list as workers finish), then hands the best-scored node
+to `bind`; the child's binder applies the binding to its model, as the watch would show it. Request bodies are encoded before the clock starts:
 what is timed is the round trip, i.e. what the scheduler waits for.
 
 The client is a minimal HTTP/1.1 client over a socket (`_GoLikeClient`), standing in for Go's
@@ -43,17 +43,20 @@ POD_SPEC = {"containers": [{"name": "train", "image": "nvidia/cuda:12.4.0-base-u
             "schedulerName": "default-scheduler", "restartPolicy": "Always"}
 
 
+SHIPPED_VERBS = ("prioritize", "bind")  # manifests/scheduler: prioritizeVerb + bindVerb, no filterVerb
+
+
 @dataclass(slots=True)
 class LatencyResult:
     name: str  # e.g. "Extender/5000NodeNames"
     mode: str  # "NodeNames" or "Nodes"
     nodes: int
     calls: int
-    p50_ms: float
+    p50_ms: float  # the round trips kube-scheduler waits for, per pod (all verbs)
     p99_ms: float
-    filter_p50_ms: float
-    prioritize_p50_ms: float
+    verb_p50_ms: dict[str, float]  # client-side p50 per verb
     target_p99_ms: float | None
+    verbs: tuple[str, ...] = SHIPPED_VERBS
     server_ms: dict[str, dict] | None = None  # the server's own view per verb (GET /status latency)
     window_p99_ms: list[float] | None = None  # p99 of each consecutive window of WINDOW calls
     steal: float | None = None  # share of CPU time the hypervisor took during the run
@@ -63,9 +66,19 @@ class LatencyResult:
         """The median window's p99: a burst of stolen CPU (other tenants) lands in one window."""
         return float(np.median(self.window_p99_ms)) if self.window_p99_ms else self.p99_ms
 
+    @property
+    def cpu_per_pod_ms(self) -> float | None:
+        """The extender's own CPU time per pod (p50 of each verb, summed), from its /status."""
+        server = self.server_ms or {}
+        parts = [server.get(v, {}).get("cpu_p50_ms") for v in self.verbs]
+        return None if any(p is None for p in parts) else round(float(sum(parts)), 3)
+
     def data_item(self) -> dict:
-        return {"data": {"Perc50": self.p50_ms, "Perc99": self.p99_ms}, "unit": "ms",
-                "labels": {"Metric": "ExtenderFilterPrioritizeLatency", "Name": self.name}}
+        data = {"Perc50": self.p50_ms, "Perc99": self.p99_ms}
+        if self.cpu_per_pod_ms is not None:
+            data["CPUPerPod"] = self.cpu_per_pod_ms
+        return {"data": data, "unit": "ms",
+                "labels": {"Metric": "ExtenderLatency", "Name": self.name, "Verbs": "+".join(self.verbs)}}
 
 
 class _GoLikeClient:
@@ -128,9 +141,17 @@ def _serve(pipe, nodes: list[dict]) -> None:
     kernels()  # compiled before serving, as the command does
     gc.collect()
     gc.freeze()  # as the command does once the cluster is listed
-    server = ExtenderServer(Extender(feed), "127.0.0.1", 0).start()
-    pipe.send(server.port)
     lock = threading.Lock()
+
+    def bind(namespace: str, name: str, uid: str, node: str) -> None:
+        """The API server's part: the pod is bound and the watch shows it."""
+        pod = _pod(int(name.rsplit("-", 1)[1]))
+        bound = dict(pod, spec=dict(pod["spec"], nodeName=node), metadata=dict(pod["metadata"], resourceVersion="2"))
+        with lock:
+            feed.apply(WatchEvent("Pod", "ADDED", bound))
+
+    server = ExtenderServer(Extender(feed, binder=bind), "127.0.0.1", 0).start()
+    pipe.send(server.port)
     while True:
         msg = pipe.recv()
         if msg is None:
@@ -145,8 +166,9 @@ def _serve(pipe, nodes: list[dict]) -> None:
 
 
 def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: float | None = None,
-            warmup: int = 20) -> LatencyResult:
-    """`calls` pods through filter+prioritize against an extender whose model holds `nodes`."""
+            warmup: int = 20, verbs: tuple[str, ...] = SHIPPED_VERBS) -> LatencyResult:
+    """`calls` pods through `verbs` (the shipped prioritize+bind, or filter+prioritize) against an
+    extender whose model holds `nodes`."""
     # fork where there is one (nothing but this thread runs here yet); spawn elsewhere
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     pipe, child_end = ctx.Pipe()
@@ -164,11 +186,12 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     sent: list[str] = []
     nodes_json = names_json = "null"
     total: list[float] = []
-    filt: list[float] = []
-    prio: list[float] = []
+    per_verb: dict[str, list[float]] = {v: [] for v in verbs}
 
     def post(verb: str, body: bytes) -> bytes:
+        t0 = time.perf_counter()
         status, data = conn.post(f"/{verb}", body)
+        took[verb] = time.perf_counter() - t0
         if status != 200:
             raise RuntimeError(f"{verb} answered {status}: {data[:200]!r}")
         return data
@@ -176,6 +199,7 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     try:
         with StealMeter() as steal:
             for i in range(warmup + calls):
+                took: dict[str, float] = {}
                 pod = _pod(i)
                 fits = [n for n in names if free[n] >= 1]  # kube-scheduler's own NodeResourcesFit
                 if mode == "NodeNames":
@@ -185,33 +209,32 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                     sent = fits
                     nodes_json = json.dumps({"metadata": {}, "items": [by_name[n] for n in sent]}, separators=(",", ":"))
                 body = f'{{"Pod":{json.dumps(pod, separators=(",", ":"))},"Nodes":{nodes_json},"NodeNames":{names_json}}}'.encode()
-                t0 = time.perf_counter()
-                filtered = post("filter", body)
-                t1 = time.perf_counter()
-                # kube-scheduler sends prioritize the nodes that passed; when all did, that is the same body
-                reply = json.loads(filtered)
-                passed = reply["NodeNames"] if mode == "NodeNames" else reply["Nodes"]["items"]
-                same = len(passed) == len(sent)
-                if not same:
-                    body = json.dumps({"Pod": pod, "Nodes": None if mode == "NodeNames" else
-                                       {"metadata": {}, "items": passed},
-                                       "NodeNames": passed if mode == "NodeNames" else None},
-                                      separators=(",", ":")).encode()
-                t2 = time.perf_counter()
-                scores = post("prioritize", body)
-                t3 = time.perf_counter()
-                if i >= warmup:
-                    filt.append(t1 - t0)
-                    prio.append(t3 - t2)
-                    total.append((t1 - t0) + (t3 - t2))
-                hosts = json.loads(scores)
+                if "filter" in verbs:
+                    # kube-scheduler sends prioritize the nodes that passed; when all did, the same body
+                    reply = json.loads(post("filter", body))
+                    passed = reply["NodeNames"] if mode == "NodeNames" else reply["Nodes"]["items"]
+                    if len(passed) != len(sent):
+                        body = json.dumps({"Pod": pod, "Nodes": None if mode == "NodeNames" else
+                                           {"metadata": {}, "items": passed},
+                                           "NodeNames": passed if mode == "NodeNames" else None},
+                                          separators=(",", ":")).encode()
+                hosts = json.loads(post("prioritize", body))
+                best = None
                 if hosts:
                     top = max(h["Score"] for h in hosts)
                     best = min(h["Host"] for h in hosts if h["Score"] == top)
                     free[best] -= 1
-                    bound = dict(pod, spec=dict(pod["spec"], nodeName=best),
-                                 metadata=dict(pod["metadata"], resourceVersion="2"))
-                    pipe.send(bound)  # the watch shows the binding
+                    meta = pod["metadata"]
+                    if "bind" in verbs:
+                        post("bind", json.dumps({"PodName": meta["name"], "PodNamespace": meta["namespace"],
+                                                 "PodUID": meta["uid"], "Node": best}).encode())
+                    else:  # kube-scheduler binds; the watch shows it
+                        pipe.send(dict(pod, spec=dict(pod["spec"], nodeName=best),
+                                       metadata=dict(meta, resourceVersion="2")))
+                if i >= warmup:
+                    for verb, seconds in took.items():
+                        per_verb[verb].append(seconds)
+                    total.append(sum(took.values()))
         pipe.send("stats")
         server_ms = pipe.recv()
     finally:
@@ -224,7 +247,6 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     windows = [round(float(np.percentile(ms[i:i + WINDOW], 99)), 3) for i in range(0, len(ms) - WINDOW + 1, WINDOW)]
     return LatencyResult(name=name, mode=mode, nodes=len(nodes), calls=calls,
                          p50_ms=round(float(np.percentile(ms, 50)), 3), p99_ms=round(float(np.percentile(ms, 99)), 3),
-                         filter_p50_ms=round(float(np.percentile(filt, 50)) * 1e3, 3),
-                         prioritize_p50_ms=round(float(np.percentile(prio, 50)) * 1e3, 3),
-                         target_p99_ms=target_p99_ms, server_ms=server_ms, window_p99_ms=windows or None,
-                         steal=steal.share)
+                         verb_p50_ms={v: round(float(np.percentile(t, 50)) * 1e3, 3) for v, t in per_verb.items() if t},
+                         target_p99_ms=target_p99_ms, verbs=tuple(verbs), server_ms=server_ms,
+                         window_p99_ms=windows or None, steal=steal.share)

@@ -54,6 +54,7 @@ class LiveCluster:
         self.rv = rv
         self.nodes: dict[str, dict] = {}
         self.pods: dict[tuple[str, str], dict] = {}
+        self.namespaces: dict[str, dict] = {}
         self.log: list[Event] = []
         self.listeners: list[Callable[[Event], None]] = []
         self.delay: Callable[[Event], float] = lambda event: 0.0
@@ -148,6 +149,74 @@ class LiveCluster:
         self._notify(event)
         return True
 
+    # -- objects a client creates (kubeview bench scheduler --kubeconfig) -------------------------
+    def create_namespace(self, obj: dict) -> dict:
+        with self._lock:
+            name = obj["metadata"]["name"]
+            if name in self.namespaces:
+                raise Conflict(409, "AlreadyExists", f'namespaces "{name}" already exists')
+            self.namespaces[name] = copy.deepcopy(obj)
+            return copy.deepcopy(obj)
+
+    def delete_namespace(self, name: str) -> None:
+        """The namespace controller's work done at once: its pods go, then it does."""
+        with self._lock:
+            if name not in self.namespaces:
+                raise Conflict(404, "NotFound", f'namespaces "{name}" not found')
+        self.delete_pods(name)
+        with self._lock:
+            self.namespaces.pop(name, None)
+
+    def create_node(self, node: dict) -> dict:
+        """POST /api/v1/nodes: the status a client sends is dropped, as kube-apiserver does."""
+        with self._lock:
+            obj = copy.deepcopy(node)
+            meta = obj.setdefault("metadata", {})
+            if meta["name"] in self.nodes:
+                raise Conflict(409, "AlreadyExists", f'nodes "{meta["name"]}" already exists')
+            obj["kind"], obj["apiVersion"] = "Node", "v1"
+            obj["status"] = {}
+            meta["uid"] = str(uuid.uuid4())
+            self.rv += 1
+            meta["resourceVersion"] = str(self.rv)
+            self.nodes[meta["name"]] = obj
+            event = self._emit("ADDED", "Node", obj)
+        self._notify(event)
+        return copy.deepcopy(obj)
+
+    def patch_node_status(self, name: str, patch: dict) -> dict:
+        """PATCH nodes/NAME/status with a merge patch of `status` (all the bench sends)."""
+        with self._lock:
+            obj = self.nodes.get(name)
+            if obj is None:
+                raise Conflict(404, "NotFound", f'nodes "{name}" not found')
+            obj["status"].update(copy.deepcopy(patch.get("status") or {}))
+            self.rv += 1
+            obj["metadata"]["resourceVersion"] = str(self.rv)
+            event = self._emit("MODIFIED", "Node", obj)
+        self._notify(event)
+        return copy.deepcopy(obj)
+
+    def delete_nodes(self, selector: dict[str, str]) -> int:
+        """DELETE /api/v1/nodes?labelSelector=k=v,...: every node with those labels."""
+        with self._lock:
+            names = [n for n, o in self.nodes.items() if _matches(o, selector)]
+            events = []
+            for name in names:
+                obj = self.nodes.pop(name)
+                self.rv += 1
+                obj["metadata"]["resourceVersion"] = str(self.rv)
+                events.append(self._emit("DELETED", "Node", obj))
+        for event in events:
+            self._notify(event)
+        return len(names)
+
+    def delete_pods(self, namespace: str) -> int:
+        """DELETE /api/v1/namespaces/NS/pods with gracePeriodSeconds=0: all of them, gone at once."""
+        with self._lock:
+            names = [n for (ns, n) in self.pods if ns == namespace]
+        return sum(self.delete_pod(namespace, n) for n in names)
+
     def close(self) -> None:
         with self._lock:
             self.closed = True
@@ -159,11 +228,12 @@ class LiveCluster:
             obj = self.pods.get((namespace, name))
             return copy.deepcopy(obj) if obj is not None else None
 
-    def list_body(self, kind: str, namespace: str | None = None) -> bytes:
+    def list_body(self, kind: str, namespace: str | None = None, selector: dict[str, str] | None = None) -> bytes:
         with self._lock:
             source = self.nodes.values() if kind == "Node" else (
                 p for (ns, _), p in self.pods.items() if namespace is None or ns == namespace)
-            items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in source]
+            items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in source
+                     if _matches(o, selector or {})]
             body = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)},
                     "items": items}
             return json.dumps(body, separators=(",", ":")).encode()
@@ -190,3 +260,18 @@ class LiveCluster:
                 if wait > 0:
                     time.sleep(wait)
                 yield event.line()
+
+
+def parse_selector(text: str | None) -> dict[str, str]:
+    """An equality-based labelSelector (`a=b,c=d`), all the clients here send."""
+    out = {}
+    for part in (text or "").split(","):
+        if part.strip():
+            key, _, value = part.partition("=")
+            out[key.strip()] = value.strip().lstrip("=")
+    return out
+
+
+def _matches(obj: dict, selector: dict[str, str]) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in selector.items())

@@ -25,7 +25,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from . import fixtures
-from .live import Conflict, LiveCluster
+from .live import Conflict, LiveCluster, parse_selector
 
 TOKEN = "kubeview-test-token"
 
@@ -365,14 +365,22 @@ class _Handler(BaseHTTPRequestHandler):
             rest = seg[2:]
         else:
             return False
+        if seg[:3] == ["api", "v1", "namespaces"] and self._live_namespace(live, seg[3:], req):
+            return True
         if not rest or rest[0] not in ("pods", "nodes"):
             return False
         kind = "Pod" if rest[0] == "pods" else "Node"
+        try:
+            if self._live_write(live, kind, namespace, rest, req):
+                return True
+        except Conflict as exc:
+            self._status(exc.code, exc.reason, exc.message, {"name": rest[-1], "kind": rest[0]})
+            return True
         if len(rest) == 1 and self.command == "GET":
             if req.watch:
                 self._live_watch(live, kind, namespace, req)
             else:
-                self._send(200, live.list_body(kind, namespace))
+                self._send(200, live.list_body(kind, namespace, parse_selector(req.query.get("labelSelector"))))
             return True
         if kind == "Pod" and namespace and len(rest) == 2 and self.command == "GET":
             obj = live.pod(namespace, rest[1])
@@ -393,6 +401,45 @@ class _Handler(BaseHTTPRequestHandler):
                                         "status": "Success", "code": 201}).encode())
             return True
         return False
+
+    def _live_namespace(self, live: LiveCluster, rest: list[str], req: RecordedRequest) -> bool:
+        """POST /api/v1/namespaces and DELETE /api/v1/namespaces/NAME."""
+        try:
+            if not rest and self.command == "POST":
+                self._send(201, json.dumps(live.create_namespace(req.json() or {})).encode())
+                return True
+            if len(rest) == 1 and self.command == "DELETE":
+                live.delete_namespace(rest[0])
+                self._send(200, json.dumps({"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": rest[0]},
+                                            "status": {"phase": "Terminating"}}).encode())
+                return True
+        except Conflict as exc:
+            self._status(exc.code, exc.reason, exc.message, {"name": rest[0] if rest else "", "kind": "namespaces"})
+            return True
+        return False
+
+    def _live_write(self, live: LiveCluster, kind: str, namespace: str | None, rest: list[str],
+                    req: RecordedRequest) -> bool:
+        """Creating nodes and pods, writing a node's status, deleting collections."""
+        method = self.command
+        empty_list = json.dumps({"kind": f"{kind}List", "apiVersion": "v1", "metadata": {}, "items": []}).encode()
+        if kind == "Node" and rest == ["nodes"] and method == "POST":
+            self._send(201, json.dumps(live.create_node(req.json() or {})).encode())
+        elif kind == "Node" and len(rest) == 3 and rest[2] == "status" and method == "PATCH":
+            self._send(200, json.dumps(live.patch_node_status(rest[1], req.json() or {})).encode())
+        elif kind == "Node" and rest == ["nodes"] and method == "DELETE":
+            live.delete_nodes(parse_selector(req.query.get("labelSelector")))
+            self._send(200, empty_list)
+        elif kind == "Pod" and namespace and rest == ["pods"] and method == "POST":
+            body = req.json() or {}
+            body.setdefault("metadata", {})["namespace"] = namespace
+            self._send(201, json.dumps(live.create_pod(body)).encode())
+        elif kind == "Pod" and namespace and rest == ["pods"] and method == "DELETE":
+            live.delete_pods(namespace)
+            self._send(200, empty_list)
+        else:
+            return False
+        return True
 
     def _live_watch(self, live: LiveCluster, kind: str, namespace: str | None, req: RecordedRequest) -> None:
         api = self.server_api

@@ -103,4 +103,6 @@ def test_bench_command_prints_data_items(tmp_path: Path) -> None:
     assert doc["version"] == "v1"
     metrics = [(i["labels"]["Metric"], i["labels"]["Name"]) for i in doc["dataItems"]]
     assert metrics[0] == ("SchedulingThroughput", "GPU112/2Nodes")
-    assert {m for m, _ in metrics[1:]} == {"ExtenderFilterPrioritizeLatency"}
+    assert {m for m, _ in metrics[1:]} == {"ExtenderLatency"}
+    # the shipped verbs, and the extender's CPU per pod (what predicts its cost to kube-scheduler)
+    assert all(i["labels"]["Verbs"] == "prioritize+bind" and i["data"]["CPUPerPod"] > 0 for i in doc["dataItems"][1:])
