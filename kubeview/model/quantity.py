@@ -16,6 +16,11 @@ _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), ""
             "P": Decimal("1e15"), "E": Decimal("1e18")}
 
 CPU = "cpu"
+# What kube-scheduler can count: Quantity.MilliValue()/Value() are int64. Anything larger is refused
+# here, before `int()` would build a number of a million digits (a request of "1e999990" held the
+# GIL for 38 s that way) or numpy would overflow.
+MAX_UNITS = 2**63 - 1
+_MAX_TEXT = 64  # resource.Quantity's longest sensible spelling is far shorter
 
 
 class QuantityError(ValueError):
@@ -30,6 +35,8 @@ def parse(text: str | int | float) -> Decimal:
     s = str(text).strip()
     if not s:
         raise QuantityError("empty quantity")
+    if len(s) > _MAX_TEXT:
+        raise QuantityError(f"quantity of {len(s)} characters; at most {_MAX_TEXT} are accepted")
     suffix = s[-2:] if s[-2:] in _BINARY else (s[-1] if s[-1] in _DECIMAL and not s[-1].isdigit() else "")
     number = s[: len(s) - len(suffix)] if suffix else s
     try:
@@ -49,6 +56,9 @@ def to_units(resource: str, text: str | int | float) -> int:
     value = parse(text)
     if resource == CPU:
         value = value * 1000
+    if value.copy_abs() > MAX_UNITS:  # compares exponents first: fast for 1e999990
+        raise QuantityError(f"{resource} quantity {str(text)[:24]!r} is out of range (more than int64 "
+                            "in the scheduler's units)")
     return int(value.to_integral_value(rounding="ROUND_CEILING"))
 
 

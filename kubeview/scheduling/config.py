@@ -17,6 +17,8 @@ MAX_SCORE = 10  # kube-scheduler's MaxExtenderPriority
 FALLBACK_RESOURCES = ("cpu", "memory")
 _FIELDS = ("policy", "weights", "bias", "avoid")
 _MAX_NAME = 253  # DNS-1123 subdomain: node names and qualified resource names
+MAX_WEIGHT = 1000.0  # weights are relative; a bound keeps every weighted sum finite
+MAX_ENTRIES = 10_000  # weights, bias and avoid each: more nodes than a cluster of 5,000 has, bounded
 
 
 def _frozen(d: dict) -> MappingProxyType:
@@ -76,23 +78,45 @@ def _check_policy(policy: Any) -> None:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float (JSON allows 4,000 digits)
+        return False
+
+
+def _bounded(items: Any, what: str) -> None:
+    if len(items) > MAX_ENTRIES:
+        raise ValueError(f"{what} has {len(items)} entries; at most {MAX_ENTRIES} are accepted")
 
 
 def _name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value or len(value) > _MAX_NAME:
-        raise ValueError(f"{what} must be a non-empty string of at most {_MAX_NAME} characters, not {value!r}")
+        raise ValueError(f"{what} must be a non-empty string of at most {_MAX_NAME} characters, "
+                         f"not {_short(value)}")
     return value
+
+
+def _short(value: Any) -> str:
+    """A value for an error message, cut: a 4,000-digit number or a long string stays one line."""
+    try:
+        text = repr(value)
+    except ValueError:  # int repr over sys.int_info.str_digits_check_threshold
+        text = f"an integer of about {value.bit_length() * 3 // 10} digits"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_weights(weights: Any) -> dict[str, float]:
     if not isinstance(weights, dict | MappingProxyType):
         raise ValueError(f"weights must be an object of resource -> number, not {type(weights).__name__}")
+    _bounded(weights, "weights")
     out: dict[str, float] = {}
     for resource, weight in weights.items():
         _name(resource, "a weights key")
-        if not _number(weight) or weight < 0:
-            raise ValueError(f"weight of {resource!r} must be a finite number >= 0, not {weight!r}")
+        if not _number(weight) or not 0 <= weight <= MAX_WEIGHT:
+            raise ValueError(f"weight of {resource!r} must be a number from 0 to {MAX_WEIGHT:g}, "
+                             f"not {_short(weight)}")
         out[resource] = float(weight)
     if not any(w > 0 for w in out.values()):
         raise ValueError("weights must give at least one resource a weight above 0")
@@ -102,11 +126,12 @@ def _check_weights(weights: Any) -> dict[str, float]:
 def _check_bias(bias: Any) -> dict[str, float]:
     if not isinstance(bias, dict | MappingProxyType):
         raise ValueError(f"bias must be an object of node -> number, not {type(bias).__name__}")
+    _bounded(bias, "bias")
     out: dict[str, float] = {}
     for node, points in bias.items():
         _name(node, "a bias key")
         if not _number(points) or not -MAX_SCORE <= points <= MAX_SCORE:
-            raise ValueError(f"bias of node {node!r} must be a number from -10 to 10, not {points!r}")
+            raise ValueError(f"bias of node {node!r} must be a number from -10 to 10, not {_short(points)}")
         out[node] = float(points)
     return out
 
@@ -114,4 +139,5 @@ def _check_bias(bias: Any) -> dict[str, float]:
 def _check_avoid(avoid: Any) -> list[str]:
     if isinstance(avoid, str) or not isinstance(avoid, list | tuple | set | frozenset):
         raise ValueError(f"avoid must be a list of node names, not {type(avoid).__name__}")
+    _bounded(avoid, "avoid")
     return [_name(node, "an avoided node") for node in avoid]

@@ -167,6 +167,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             self._error(400, f"config is not valid JSON: {exc}")
             return
+        except (RecursionError, ValueError):  # nested past the stack, or digits past int's limit
+            self._error(400, "config is not valid JSON: nested too deeply or a number too long")
+            return
         try:
             new = self.server.extender.set_config(patch, source=self.client_address[0])
         except ValueError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -327,3 +328,37 @@ def test_cpu_nodes_fail_a_gpu_pod_with_full_node_objects(fixture_nodes: list[dic
             "gpu-node-1": "node(s) had untolerated taint(s)", "gpu-node-2": "node(s) had untolerated taint(s)"}
     finally:
         srv.stop()
+
+
+def test_a_huge_quantity_is_a_fast_400_and_other_connections_do_not_wait(server: ExtenderServer) -> None:
+    """`1e999990` used to become a million-digit integer holding the GIL for ~38 s."""
+    other = Client(server.port)
+    assert other.call("GET", "/healthz")[0] == 200
+    client = Client(server.port)
+    for quantity, resource in (("1e999990", "memory"), ("1e19", "memory"), ("-1e999990", "cpu"),
+                               ("9" * 70, "nvidia.com/gpu")):
+        args = json.loads(_gpu_args("x", ["gpu-node-1", "gpu-node-2"]))
+        args["Pod"]["spec"]["containers"][0]["resources"]["requests"][resource] = quantity
+        started = time.perf_counter()
+        status, reply = client.json("POST", "/prioritize", args)
+        assert status == 400, reply
+        assert reply["Error"].startswith("Pod cannot be read: ")
+        assert "out of range" in reply["Error"] or "characters" in reply["Error"]
+        assert time.perf_counter() - started < 1.0
+        assert other.call("GET", "/healthz")[0] == 200
+    assert client.json("POST", "/prioritize", json.loads(_gpu_args("x", ["gpu-node-1"])))[0] == 200
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b'{"weights": {"cpu": 1e308, "memory": 1e308}}', "weight of 'cpu' must be a number from 0 to 1000, not 1e+308"),
+    (b'{"weights": {"cpu": ' + b"9" * 4000 + b"}}", "weight of 'cpu' must be a number from 0 to 1000, not 99999"),
+    (b'{"bias": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}", "config is not valid JSON"),
+    (b"[" * 100000 + b"]" * 100000, "config is not valid JSON"),
+], ids=["huge-floats", "4000-digit-int", "deep-object", "deep-list"])
+def test_config_is_bounded_and_always_answered(server: ExtenderServer, body: bytes, reason: str) -> None:
+    client = Client(server.port)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    status, _, data = client.call("PUT", "/config", body, auth)
+    assert status == 400
+    assert json.loads(data)["Error"].startswith(reason)
+    assert client.json("GET", "/config")[1]["weights"] == {"nvidia.com/gpu": 1.0}
