@@ -1,21 +1,23 @@
 """`kubeview --demo`: the embedded cluster in the README screenshots' state, read through the same model
-the TUI and `kubeview snapshot --json` read."""
+the TUI and `kubeview snapshot --json` read; and the snapshot tables' titles at 80 and 140 columns."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from kubeview import cli
 from kubeview.cluster.local import LocalSource
 from kubeview.cluster.local_demo import DEMO_POLICY
 from kubeview.cluster.select import open_source, wants_kube
 from kubeview.cluster.source import SourceError
-from kubeview.commands.snapshot import sync
+from kubeview.commands.snapshot import print_tables, sync
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 
@@ -90,3 +92,15 @@ def test_demo_refusal_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str])
     assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--demo asks for the embedded one" in err
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_snapshot_titles_stay_on_one_line(demo: tuple[LocalSource, ClusterModel], width: int) -> None:
+    """The fragmentation title used to wrap to its narrow table's width ("largest fit" / "1")."""
+    out = io.StringIO()
+    print_tables(demo[1], Console(file=out, width=width, soft_wrap=False, highlight=False, color_system=None))
+    lines = out.getvalue().splitlines()
+    assert "GPU fragmentation  2 free on 2 nodes, largest fit 1" in lines
+    for title in ("Cluster totals", "Pending pods", "Workloads", "gpu-node-1  Ready  pods 4  largest GPU fit 1"):
+        assert title in lines
+    assert max(len(line) for line in lines) <= width
