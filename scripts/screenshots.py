@@ -14,7 +14,7 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
         with more samples (written beside the SVGs) so the render is caught half done.
 
-Paths on screen are relative to the repository, where the script runs. Takes about a minute.
+Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
 """
 
 from __future__ import annotations
