@@ -21,6 +21,7 @@ ray-traced render. With no kubeconfig it runs an embedded local cluster whose po
 EPILOG = """\
 examples:
   kubeview                                  TUI on $KUBECONFIG, or the embedded local cluster
+  kubeview --demo                           the local cluster in the README's screenshots' state
   kubeview --render spheres --headless      render a bundled scene on the local cluster, print progress
   kubeview snapshot --json                  the cluster's allocation as one JSON document
   kubeview extender --listen 127.0.0.1:8888 serve the GPU-packing scheduler extender
@@ -88,6 +89,9 @@ def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
     g.add_argument("--context", help="kubeconfig context (default: the current context)")
     g.add_argument("-n", "--namespace", help="only this namespace's pods and workloads (default: all)")
     g.add_argument("--local", action="store_true", help="use the embedded local cluster even if a kubeconfig exists")
+    g.add_argument("--demo", action="store_true",
+                   help="the embedded local cluster with demo workloads: GPU fragmentation, Pending pods, "
+                        "something to scale (what the README's screenshots show)")
     g.add_argument("--cluster", metavar="FILE", help="local cluster YAML (default: the bundled 5-node cluster)")
     g.add_argument("--local-metrics", metavar="HOST:PORT", type=_listen("--local-metrics"),
                    help="serve the local cluster's node-exporter/cAdvisor-named metrics here for a Prometheus")

@@ -1,20 +1,28 @@
-"""Write screenshots/*.svg from real runs of the TUI on the embedded local cluster, during a render.
+"""Write screenshots/*.svg from real runs of two kubeview commands on the embedded local cluster.
 
     python scripts/screenshots.py [--out screenshots]
 
-What is on screen is real: the bundled 5-node local cluster (kubeview.cluster.local.LocalSource),
-GPU pods placed by its scheduler under the `spread` policy (so a 2-GPU pod stays Pending although
-2 GPUs are free: the fragmentation the README talks about), and a render of three-spheres whose
-consumers are real processes, asked for 4 cores each so that one of four stays Pending with the
-scheduler's "Insufficient cpu". Takes about a minute; the render image lands next to the SVGs.
+The README's screenshots are exactly what these show (sources and jobs built from the commands' own
+arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
+
+    kubeview --demo
+        nodes, node-detail, pods, workloads, packing: the demo's GPU pods under `spread` (train-c
+        asks for 2 GPUs and stays Pending although 2 are free), 24 consumers at 1000m of which 3
+        are Pending for cpu, and the packing what-if for train-c under `pack`.
+    kubeview --demo --render screenshots/three-spheres.yaml --replicas 4 --cpu 400m -o screenshots/three-spheres.png
+        render, render-finished: the same cluster, whose little cpu left takes 3 of the 4 consumers
+        (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
+        with more samples (written beside the SVGs) so the render is caught half done.
+
+Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,28 +32,29 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kubeview.cluster.local import LocalSource  # noqa: E402
+from kubeview.cli import build_parser  # noqa: E402
+from kubeview.cluster.select import open_source  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
-from kubeview.scheduling.config import PackingConfig  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
 
 SIZE = (120, 40)
+DEMO = ["--demo"]
+RENDER = ["--demo", "--render", "{out}/three-spheres.yaml", "--replicas", "4", "--cpu", "400m",
+          "-o", "{out}/three-spheres.png"]
 
 
-def gpu_pod(name: str, gpus: int) -> dict:
-    return {"metadata": {"name": name, "namespace": "training"},
-            "spec": {"containers": [{"name": "train", "image": "cuda-train:1.0", "resources": {
-                "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": str(gpus)},
-                "limits": {"nvidia.com/gpu": str(gpus)}}}]}}
-
-
-def scene(tmp: Path) -> Path:
+def write_scene(out: Path) -> None:
     """three-spheres, larger and with more samples: long enough to catch it half done."""
     doc = yaml.safe_load((REPO / "renderer" / "scenes" / "three-spheres.yaml").read_text())
     doc["image"].update(width=192, height=112, samples_per_pixel=2048)
-    path = tmp / "three-spheres.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    return path
+    (out / "three-spheres.yaml").write_text(
+        "# scripts/screenshots.py: the bundled three-spheres, larger, for the README's render screenshots\n"
+        + yaml.safe_dump(doc, sort_keys=False))
+
+
+def command(template: list[str], out: str) -> argparse.Namespace:
+    """The command's arguments as `kubeview` parses them."""
+    return build_parser().parse_args([a.format(out=out) for a in template])
 
 
 async def wait_for(pilot, predicate: Callable[[], bool], timeout: float, what: str) -> None:  # noqa: ANN001
@@ -56,7 +65,34 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float, what: s
         await pilot.pause(0.1)
 
 
-async def shoot(app: KubeviewApp, out: Path, job: LocalRenderJob) -> None:
+async def shoot_demo(app: KubeviewApp, out: Path) -> None:
+    """`kubeview --demo`: the cluster screens."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's 4 pending pods")
+        await pilot.pause(1.5)  # one usage sample of the sleepers
+        # pods: to the end, where the training pods are (train-c Pending) beside the last consumers
+        for keys, name in ((("2", "G"), "pods"), (("3",), "workloads"), (("1",), "nodes")):
+            await pilot.press(*keys)
+            await pilot.pause(0.8)
+            app.save_screenshot(f"{name}.svg", str(out))
+        await pilot.press("G", "enter")  # the last node: gpu-node-2, with train-b
+        await pilot.pause(0.8)
+        app.save_screenshot("node-detail.svg", str(out))
+        await pilot.press("escape", "4")
+        await pilot.pause(0.8)
+        picker = app.screen.query_one("#pod-picker")
+        picker.focus()
+        picker.highlighted = picker.get_option_index("training/train-c")
+        await pilot.press("enter")
+        app.screen.query_one("#whatif").focus()
+        await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
+        await pilot.pause(0.8)
+        app.save_screenshot("packing.svg", str(out))
+        await pilot.press("q")
+
+
+async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob) -> None:
+    """`kubeview --demo --render ...`: the render screen half done and finished."""
     async with app.run_test(size=SIZE) as pilot:
         render = app.screen
 
@@ -67,50 +103,45 @@ async def shoot(app: KubeviewApp, out: Path, job: LocalRenderJob) -> None:
         await wait_for(pilot, lambda: fraction() > 0.15, 180, "the render to get going")
         await pilot.pause(1.0)  # one more image fetch
         app.save_screenshot("render.svg", str(out))
-        for key, name in (("1", "nodes"), ("2", "pods"), ("3", "workloads")):
-            await pilot.press(key)
-            await pilot.pause(0.8)
-            app.save_screenshot(f"{name}.svg", str(out))
-        await pilot.press("1", "G", "enter")  # the last node: gpu-node-2
-        await pilot.pause(0.8)
-        app.save_screenshot("node-detail.svg", str(out))
-        await pilot.press("escape", "4")
-        await pilot.pause(0.8)
-        picker = app.screen.query_one("#pod-picker")
-        picker.focus()
-        await pilot.press("down", "down", "enter")  # the pending 2-GPU pod (after the pending consumer)
-        app.screen.query_one("#whatif").focus()
-        await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
-        await pilot.pause(0.8)
-        app.save_screenshot("packing.svg", str(out))
-        await pilot.press("5")
         await wait_for(pilot, lambda: fraction() >= 1.0 and job.settings.output.exists(), 300, "the render to finish")
         await pilot.pause(1.5)
         app.save_screenshot("render-finished.svg", str(out))
         await pilot.press("q")
 
 
+def run_demo(out: Path) -> None:
+    source = open_source(command(DEMO, str(out)))
+    try:
+        asyncio.run(shoot_demo(make_app(source), out))
+    finally:
+        source.close()
+
+
+def run_render(out: Path) -> None:
+    args = command(RENDER, str(out))
+    source = open_source(args)
+    job = LocalRenderJob(source, RenderSettings(scene=resolve_scene(args.render), output=Path(args.output).resolve(),
+                                                replicas=args.replicas, cpu=args.cpu))  # as commands/main.py
+    try:
+        job.start()
+        asyncio.run(shoot_render(make_app(source, job), out, job))
+    finally:
+        job.stop()
+        source.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "screenshots", help="directory for the SVGs")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        source = LocalSource()
-        source.set_packing(PackingConfig(policy="spread"))
-        for name, gpus in (("gpu-a", 1), ("gpu-b", 1), ("gpu-c", 2)):
-            source.create_pod(gpu_pod(name, gpus))
-        job = LocalRenderJob(source, RenderSettings(scene=resolve_scene(str(scene(Path(tmp)))),
-                                                    output=(args.out / "three-spheres.png").resolve(),
-                                                    replicas=4, cpu="4"))
-        try:
-            job.start()
-            asyncio.run(shoot(make_app(source, job), args.out, job))
-        finally:
-            job.stop()
-            source.close()
-    for svg in sorted(args.out.glob("*.svg")):
-        print(svg.relative_to(REPO) if svg.is_relative_to(REPO) else svg)
+    parser.add_argument("--out", type=Path, default=Path("screenshots"),
+                        help="directory for the SVGs, relative to the repository (default: screenshots)")
+    out = parser.parse_args().out
+    os.chdir(REPO)  # paths on screen are then relative to the repository
+    out.mkdir(parents=True, exist_ok=True)
+    write_scene(out)
+    run_demo(out)
+    run_render(out)
+    for svg in sorted(out.glob("*.svg")):
+        print(svg)
     return 0
 
 

@@ -25,3 +25,17 @@ def test_quickstart_has_exactly_two_lines() -> None:
 def test_ci_runs_the_readme_test_line_verbatim() -> None:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert quickstart_lines()[1] in ci
+
+
+def test_readme_names_the_commands_that_made_the_screenshots() -> None:
+    """scripts/screenshots.py runs these commands; the README says which, verbatim."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    readme = (ROOT / "README.md").read_text()
+    for argv in (script.DEMO, script.RENDER):
+        command = " ".join(["kubeview", *(a.format(out="screenshots") for a in argv)])
+        assert f"\n{command}" in readme, command

@@ -1,6 +1,7 @@
 """Which cluster kubeview talks to: the kubeconfig's cluster when there is one, else the local one.
 
-`--local` forces the embedded cluster. The kube source is imported only when it is used, so the
+`--local` forces the embedded cluster, and so does `--demo` (the embedded cluster with the demo's
+workloads, kubeview.cluster.local_demo), even beside a kubeconfig. The kube source is imported only when it is used, so the
 local path never pays for (or depends on) the kubernetes client.
 """
 
@@ -13,16 +14,20 @@ from kubeview.cluster.source import ClusterSource, SourceError
 
 
 def wants_kube(args: argparse.Namespace) -> bool:
-    """True when a kubeconfig (or in-cluster config) exists and `--local` was not given.
+    """True when a kubeconfig (or in-cluster config) exists and neither `--local` nor `--demo` was given.
 
     Raises SourceError (one sentence) for a cluster option that cannot be honoured: `--context` or
-    `-n` with no kubeconfig to apply them to, or beside `--local`. A script with a typo must not get
-    the embedded cluster's simulated data and exit 0."""
+    `-n` with no kubeconfig to apply them to, or beside `--local`/`--demo`; `--cluster` beside
+    `--demo`, which runs the bundled cluster. A script with a typo must not get the embedded
+    cluster's simulated data and exit 0."""
     asked = [f"{flag} {value}" for flag, attr in (("--context", "context"), ("-n", "namespace"))
              if (value := getattr(args, attr, None))]
-    if getattr(args, "local", False):  # wins over a kubeconfig (as before), not over an explicit context
+    local = next((flag for flag, attr in (("--demo", "demo"), ("--local", "local")) if getattr(args, attr, False)), None)
+    if local:  # wins over a kubeconfig (as before), not over an explicit context
         if asked:
-            raise SourceError(f"{asked[0]} is for a real cluster, but --local asks for the embedded one; drop one of them.")
+            raise SourceError(f"{asked[0]} is for a real cluster, but {local} asks for the embedded one; drop one of them.")
+        if local == "--demo" and getattr(args, "cluster", None):
+            raise SourceError(f"--demo runs the bundled cluster, not --cluster {args.cluster}; drop one of them.")
         return False
     if kubeconfig_available(getattr(args, "kubeconfig", None)):
         return True
@@ -40,6 +45,10 @@ def open_source(args: argparse.Namespace) -> ClusterSource:
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
                           namespace=getattr(args, "namespace", None))
+    if getattr(args, "demo", False):
+        from kubeview.cluster.local_demo import open_demo
+
+        return open_demo(metrics_listen=getattr(args, "local_metrics", None))
     from kubeview.cluster.local import LocalSource
 
     return LocalSource(getattr(args, "cluster", None), metrics_listen=getattr(args, "local_metrics", None))

@@ -161,10 +161,22 @@ def _shown(resources: list[str], allocatable, requested) -> list[int]:
             if r in ("cpu", "memory", "pods") or allocatable[..., j].any() or requested[..., j].any()]
 
 
-def _resource_table(title: str, resources: list[str], cols: list[int], alloc_row, req_row, lim_row,
+def _table() -> Table:
+    return Table(show_edge=False, pad_edge=False)
+
+
+def _section(console: Console, title: str, table: Table) -> None:
+    """A blank line, the title on a line of its own, the table. rich wraps a table's own title to the
+    table's width, which cut "largest fit 1" in two beside four narrow columns at any terminal width."""
+    console.print()
+    console.print(title)
+    console.print(table)
+
+
+def _resource_table(resources: list[str], cols: list[int], alloc_row, req_row, lim_row,
                     usage: dict[str, float | None]) -> Table:
     has_usage = any(v is not None for v in usage.values())
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table = _table()
     for name, justify in (("Resource", "left"), ("Requests", "right"), ("Limits", "right"),
                           ("Allocatable", "right"), ("%", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
@@ -197,47 +209,42 @@ def print_tables(model: ClusterModel, console: Console) -> None:
         gpu = f"  largest GPU fit {int(fits[i])}" if has_gpu and alloc.allocatable[i, alloc.column(GPU)] else ""
         nu = model.usage.nodes.get(view.name)
         usage = {"cpu": nu.cpu, "memory": nu.memory} if nu else {}
-        console.print()
         mine = _shown(alloc.resources, alloc.allocatable[i], alloc.requested[i])
-        console.print(_resource_table(f"[bold]{view.name}[/]  {state}  pods {int(counts[i])}{gpu}", alloc.resources,
-                                      mine, alloc.allocatable[i], alloc.requested[i], alloc.limits[i], usage))
+        _section(console, f"[bold]{view.name}[/]  {state}  pods {int(counts[i])}{gpu}", _resource_table(
+            alloc.resources, mine, alloc.allocatable[i], alloc.requested[i], alloc.limits[i], usage))
     totals = model.totals()
-    console.print()
     known = [u for u in model.usage.nodes.values()]
     usage_totals = {r: (sum(v for v in (getattr(u, r) for u in known) if v is not None) if known else None)
                     for r in ("cpu", "memory")}
-    console.print(_resource_table(
-        "[bold]Cluster totals[/]", alloc.resources, cols,
+    _section(console, "[bold]Cluster totals[/]", _resource_table(
+        alloc.resources, cols,
         [totals[r]["allocatable"] for r in alloc.resources], [totals[r]["requested"] for r in alloc.resources],
         [totals[r]["limits"] for r in alloc.resources], usage_totals))
     if has_gpu:
         frag = model.fragmentation(GPU)
-        table = Table(title=f"[bold]GPU fragmentation[/]  {frag.free_total} free on {frag.nodes} nodes, "
-                            f"largest fit {frag.largest_fit}", title_justify="left", show_edge=False, pad_edge=False)
+        table = _table()
         for name in ("GPUs per pod", "Placeable", "If unfragmented", "Lost"):
             table.add_column(name, justify="right")
         for s in frag.sizes:
             table.add_row(str(s.size), str(s.placeable), str(s.ideal), str(s.stranded))
-        console.print()
-        console.print(table)
+        _section(console, f"[bold]GPU fragmentation[/]  {frag.free_total} free on {frag.nodes} nodes, "
+                          f"largest fit {frag.largest_fit}", table)
     pending = model.pending()
     if pending:
-        table = Table(title="[bold]Pending pods[/]", title_justify="left", show_edge=False, pad_edge=False)
+        table = _table()
         table.add_column("Pod")
         table.add_column("Requests")
         table.add_column("Reason", overflow="fold")
         for p in pending[:50]:
             req = ", ".join(f"{r} {fmt(r, v)}" for r, v in p.requests.items() if r != "pods")
             table.add_row(f"{p.namespace}/{p.name}", req, p.pending_reason or "not scheduled yet")
-        console.print()
-        console.print(table)
+        _section(console, "[bold]Pending pods[/]", table)
         if len(pending) > 50:
             console.print(f"... and {len(pending) - 50} more pending pods")
     if model.workloads:
-        table = Table(title="[bold]Workloads[/]", title_justify="left", show_edge=False, pad_edge=False)
+        table = _table()
         for name in ("Kind", "Name", "Ready", "Desired"):
             table.add_column(name)
         for (kind, ns, name), w in sorted(model.workloads.items()):
             table.add_row(kind, f"{ns}/{name}", str(w.ready), str(w.desired))
-        console.print()
-        console.print(table)
+        _section(console, "[bold]Workloads[/]", table)

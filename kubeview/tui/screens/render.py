@@ -8,6 +8,7 @@ When the job finishes the screen says where the image was written.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -129,7 +130,7 @@ class RenderScreen(ClusterScreen):
             result = self.query_one("#render-result", Static)
             result.update(Text.assemble(("finished ", "bold green"),
                                         f"in {fmt.duration(status.elapsed_seconds)}: image written to ",
-                                        (str(where), "bold")))
+                                        (shown_path(where), "bold")))
             result.add_class("-done")
 
     def action_scale(self, delta: int) -> None:
@@ -154,3 +155,13 @@ class RenderScreen(ClusterScreen):
 def _consumer_cells(c: Any) -> list:
     return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done),
             fmt.rate(c.samples_per_second).removesuffix("/s"), fmt.duration(c.last_seen_seconds)]
+
+
+def shown_path(path: str | Path) -> str:
+    """The path as the user would type it: relative below the working directory, else `~/...`, else
+    absolute (a screenshot must not show the layout of the machine it was made on)."""
+    p = Path(path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        if p.is_absolute() and p.is_relative_to(base) and p != base:
+            return prefix + str(p.relative_to(base))
+    return str(p)

@@ -1,0 +1,106 @@
+"""`kubeview --demo`: the embedded cluster in the README screenshots' state, read through the same model
+the TUI and `kubeview snapshot --json` read; and the snapshot tables' titles at 80 and 140 columns."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from kubeview import cli
+from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local_demo import DEMO_POLICY
+from kubeview.cluster.select import open_source, wants_kube
+from kubeview.cluster.source import SourceError
+from kubeview.commands.snapshot import print_tables, sync
+from kubeview.model.allocation import GPU
+from kubeview.model.cluster import ClusterModel
+
+NO_GPU = "0/5 nodes are available: 1 Insufficient memory, 3 Insufficient cpu, 5 Insufficient nvidia.com/gpu."
+NO_CPU = "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu."
+
+
+def args(**kw: object) -> argparse.Namespace:
+    base = {"local": False, "demo": False, "kubeconfig": None, "context": None, "namespace": None, "cluster": None}
+    return argparse.Namespace(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[tuple[LocalSource, ClusterModel]]:
+    """`--demo` opened as every command opens it, and the model a client builds from its first list."""
+    source = open_source(args(demo=True))
+    try:
+        assert isinstance(source, LocalSource)
+        yield source, sync(source)
+    finally:
+        source.close()
+
+
+def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterModel]) -> None:
+    source, model = demo
+    assert source.packing.policy == DEMO_POLICY == "spread"
+    pending = {p.key[1] if p.key[0] == "training" else p.key[0]: p for p in model.pending()}
+    # the third training pod fits nowhere although 2 GPUs are free: one on each GPU node
+    assert pending["train-c"].pending_reason == NO_GPU
+    placed = {name: model.pods[("training", name)].node for name in ("train-a", "train-b")}
+    assert sorted(placed.values()) == ["gpu-node-1", "gpu-node-2"]
+    frag = model.fragmentation(GPU)
+    assert (frag.free_total, frag.largest_fit) == (2, 1)
+    # 24 consumers at 1000m: 21 Running on the three cpu nodes, 3 Pending for cpu
+    consumers = [p for p in model.pods.values() if p.namespace == "batch"]
+    assert len(consumers) == 24 and sum(p.phase == "Running" for p in consumers) == 21
+    batch = [p for p in model.pending() if p.namespace == "batch"]
+    assert len(batch) == 3 and {p.pending_reason for p in batch} == {NO_CPU}
+    assert model.pending_count() == 4
+    assert (model.workloads[("ReplicaSet", "batch", "consumer")].ready,
+            model.workloads[("ReplicaSet", "batch", "consumer")].desired) == (21, 24)
+    assert model.workloads[("Deployment", "default", "web")].ready == 2  # something to scale
+    # settled: every bound pod runs a real process
+    bound = [p for p in model.pods.values() if p.node]
+    assert all(p.phase == "Running" for p in bound)
+    demo_pods = [k for k in source.pids() if k[0] in ("training", "batch", "default")]
+    assert len(demo_pods) == 2 + 21 + 2
+
+
+def test_snapshot_json_demo_is_the_same_state(demo: tuple[LocalSource, ClusterModel],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubeview snapshot --json --demo` in-process: same pending pods, same names (the seed is fixed)."""
+    assert cli.main(["snapshot", "--json", "--demo"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    pending = {(p["namespace"], p["name"]): p["pendingReason"] for p in doc["pods"] if p["node"] is None}
+    _, model = demo
+    assert pending == {p.key: p.pending_reason for p in model.pending()}
+    assert doc["fragmentation"]["freeTotal"] == 2 and doc["fragmentation"]["largestFit"] == 1
+
+
+def test_demo_is_a_local_cluster_option(tmp_path: Path) -> None:
+    kubeconfig = str(tmp_path / "config")
+    assert not wants_kube(args(demo=True, kubeconfig=kubeconfig))  # --demo means the embedded cluster
+    for flag, extra in (("--context lab", {"context": "lab"}), ("-n render", {"namespace": "render"})):
+        with pytest.raises(SourceError, match=f"{flag} is for a real cluster, but --demo asks for the embedded one"):
+            wants_kube(args(demo=True, **extra))
+    with pytest.raises(SourceError, match="--demo runs the bundled cluster, not --cluster x.yaml"):
+        wants_kube(args(demo=True, cluster="x.yaml"))
+
+
+def test_demo_refusal_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--demo asks for the embedded one" in err
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_snapshot_titles_stay_on_one_line(demo: tuple[LocalSource, ClusterModel], width: int) -> None:
+    """The fragmentation title used to wrap to its narrow table's width ("largest fit" / "1")."""
+    out = io.StringIO()
+    print_tables(demo[1], Console(file=out, width=width, soft_wrap=False, highlight=False, color_system=None))
+    lines = out.getvalue().splitlines()
+    assert "GPU fragmentation  2 free on 2 nodes, largest fit 1" in lines
+    for title in ("Cluster totals", "Pending pods", "Workloads", "gpu-node-1  Ready  pods 4  largest GPU fit 1"):
+        assert title in lines
+    assert max(len(line) for line in lines) <= width
