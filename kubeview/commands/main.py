@@ -15,9 +15,12 @@ import signal
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kubeview.cluster.source import ClusterSource, SourceError
+
+if TYPE_CHECKING:
+    from kubeview.render.inputs import SceneChoice
 
 PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
 
@@ -55,12 +58,15 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubeview.render.local import RenderError, resolve_scene
+    from kubeview.render.inputs import check_output, choose_scene
+    from kubeview.render.local import RenderError
 
     scene = None
-    if args.render:
+    if args.render:  # every input is checked before anything starts
         try:
-            scene = resolve_scene(args.render, validate=False)  # the producer validates it
+            scene = choose_scene(args.render, spp=args.spp, width=args.width)
+            args.output = check_output(args.output)
+            args.raw = check_output(args.raw, "--raw") if args.raw else None
         except RenderError as exc:
             _err(str(exc))
             return exc.exit_code
@@ -111,14 +117,14 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):  # noqa: ANN202
+def _start_render(source: ClusterSource, scene: SceneChoice, args: argparse.Namespace):  # noqa: ANN202
     from kubeview.render.local import LocalRenderJob, RenderError, RenderSettings
 
     replicas = args.replicas if args.replicas is not None else usable_cores()
     if not source.is_local:
         replicas = args.replicas if args.replicas is not None else 4
-    settings = RenderSettings(scene=scene, output=Path(args.output).resolve(),
-                              raw=Path(args.raw).resolve() if args.raw else None, replicas=replicas, cpu=args.cpu)
+    settings = RenderSettings(scene=scene.path, output=args.output, raw=args.raw, replicas=replicas, cpu=args.cpu,
+                              job_args=tuple(scene.producer_args()))
     if source.is_local:
         job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
     else:
@@ -155,7 +161,7 @@ def _follow_render(job) -> int:  # noqa: ANN001
         now = time.monotonic()
         if progress.status is None:
             if not waiting_said:
-                _out(f"render: starting the producer and {progress.running + progress.pending} consumers")
+                _out(f"render: starting the producer and {job.settings.replicas} consumers")
                 waiting_said = True
             if progress.pending_reason and progress.pending_reason != last_reason:  # not waited on silently
                 _out(f"render: waiting: {progress.pending_reason}")

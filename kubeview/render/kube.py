@@ -20,7 +20,6 @@ import json
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import urllib3.exceptions
@@ -32,6 +31,7 @@ from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
 from kubeview.render.status import RenderStatus, StatusError
 from kubeview.render.status import parse_status as parse_render_status
+from renderer.image import OutputError, write_bytes_or_keep
 
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
@@ -149,7 +149,8 @@ class KubeRenderJob:
             raise RenderError(f"{s.output}: directory {str(s.output.parent)!r} does not exist")
         try:
             self.spec = load_spec(str(s.scene), token=self.token or new_token(), namespace=s.namespace,
-                                  replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image)
+                                  replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image,
+                                  job_args=s.job_args)
         except (SceneError, m.SpecError) as exc:
             raise RenderError(str(exc), 2) from None
         try:
@@ -279,8 +280,11 @@ class KubeRenderJob:
         if data is None:
             raise RenderError("the render finished but its image could not be downloaded through the API "
                               "server's service proxy; try again with --keep and fetch /image.png yourself")
-        _write_atomic(self.settings.output, data)
         self._done = True
+        try:
+            write_bytes_or_keep(self.settings.output, data, f"{self.namespace}-{os.getpid()}")
+        except OutputError as exc:
+            raise RenderError(str(exc)) from None
         with contextlib.suppress(RenderError):  # consumers exit when done; do not let the ReplicaSet restart them
             self.scale(0)
 
@@ -359,9 +363,3 @@ def _what(verb: str, obj: dict) -> str:
 
 def _terminating(pod: dict) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
