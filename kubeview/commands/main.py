@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 return int(run_tui(source, args, render_job=job) or 0)
         if job is not None:
-            return _follow_render(job)
+            return _follow_render(job, local=source.is_local)
         return _print_summary(source)
     finally:
         if job is not None:
@@ -144,7 +144,14 @@ def _start_render(source: ClusterSource, scene: SceneChoice, args: argparse.Name
     return job
 
 
-def _follow_render(job) -> int:  # noqa: ANN001
+def _kernels_cold() -> bool:
+    """The consumers (processes on this machine) will compile the tile kernel before any work."""
+    from renderer.kernels import cache_is_cold
+
+    return bool(cache_is_cold())
+
+
+def _follow_render(job, local: bool = True) -> int:  # noqa: ANN001
     """Print a progress line a second until the image is written; 0 on success, 1 on failure."""
     from kubeview.render.local import RenderError
     from kubeview.render.status import progress_line
@@ -152,6 +159,7 @@ def _follow_render(job) -> int:  # noqa: ANN001
     last_line = 0.0
     waiting_said = False
     last_reason: str | None = None
+    compiling: bool | None = None  # asked once, when the first progress line shows nothing done
     while True:
         try:
             progress = job.poll()
@@ -172,6 +180,11 @@ def _follow_render(job) -> int:  # noqa: ANN001
                 line += f", {progress.restarts} restarts"
             if progress.pending and progress.pending_reason:
                 line += f" ({progress.pending_reason})"
+            if progress.status.samples_done == 0 and not progress.finished:
+                if compiling is None:
+                    compiling = local and _kernels_cold()
+                if compiling:
+                    line += "  (compiling kernels, first run only)"
             _out(line)
             last_line = now
         if progress.finished:

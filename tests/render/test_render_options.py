@@ -88,3 +88,25 @@ def test_an_output_gone_at_the_end_keeps_the_image_and_says_why(tmp_path: Path) 
     assert (proc.returncode, err) == (
         1, f"kubeview: cannot write {sub}/a.png: No such file or directory; the image was kept in {kept[0]}\n")
     assert sum("100.0%" in line for line in lines) <= 1  # not rendered a second time
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_cold_kernel_cache_is_said_on_the_progress_lines(tmp_path: Path) -> None:
+    """The first render after install (or an edit of the kernels) printed `0.0% ETA ?` for many
+    seconds without saying why; with numba's cache warm the note is gone."""
+    env = {**ENV, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}  # empty: the consumers must compile
+
+    def render() -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "kubeview", "--render", "three-spheres", "--headless", "--local",
+                               "--spp", "4", "-o", "x.png"], env=env, capture_output=True, text=True, timeout=240,
+                              cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    cold = render()
+    waiting = [line for line in cold if " 0.0%" in line]
+    assert waiting and all(line.endswith("  (compiling kernels, first run only)") for line in waiting), cold
+    assert not any("compiling" in line for line in cold if "100.0%" in line)
+    warm = render()
+    assert not any("compiling" in line for line in warm), warm
