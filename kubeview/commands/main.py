@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 return int(run_tui(source, args, render_job=job) or 0)
         if job is not None:
-            return _follow_render(job, local=source.is_local)
+            return _follow_render(job, local=source.is_local, start_timeout=args.start_timeout)
         return _print_summary(source)
     finally:
         if job is not None:
@@ -151,15 +151,31 @@ def _kernels_cold() -> bool:
     return bool(cache_is_cold())
 
 
-def _follow_render(job, local: bool = True) -> int:  # noqa: ANN001
-    """Print a progress line a second until the image is written; 0 on success, 1 on failure."""
+def _new_reasons(reasons: tuple[str, ...], said: dict[str, str]) -> list[str]:
+    """The `pod: reason` lines not printed yet (a reason whose age alone changed is not new)."""
+    from kubeview.render.pod_wait import same_reason
+
+    fresh = []
+    for line in reasons:
+        pod = line.split(":", 1)[0]
+        if pod not in said or not same_reason(said[pod], line):
+            fresh.append(line)
+            said[pod] = line
+    return fresh
+
+
+def _follow_render(job, local: bool = True, start_timeout: float = 300.0) -> int:  # noqa: ANN001
+    """Print a progress line a second until the image is written; 0 on success, 1 on failure (also when
+    nothing runs after `start_timeout` seconds: the caller's clean-up then deletes the render)."""
     from kubeview.render.local import RenderError
     from kubeview.render.status import progress_line
 
     last_line = 0.0
     waiting_said = False
-    last_reason: str | None = None
+    said: dict[str, str] = {}  # pod -> the reason last printed for it
     compiling: bool | None = None  # asked once, when the first progress line shows nothing done
+    began = time.monotonic()
+    started = False
     while True:
         try:
             progress = job.poll()
@@ -167,13 +183,19 @@ def _follow_render(job, local: bool = True) -> int:  # noqa: ANN001
             _err(str(exc))
             return exc.exit_code
         now = time.monotonic()
-        if progress.status is None:
+        started = started or (progress.status is not None and (progress.running > 0 or progress.status.samples_done > 0))
+        if not started:
             if not waiting_said:
                 _out(f"render: starting the producer and {job.settings.replicas} consumers")
                 waiting_said = True
-            if progress.pending_reason and progress.pending_reason != last_reason:  # not waited on silently
-                _out(f"render: waiting: {progress.pending_reason}")
-                last_reason = progress.pending_reason
+            reasons = progress.waiting or ((progress.pending_reason,) if progress.pending_reason else ())
+            for line in _new_reasons(reasons, said):  # not waited on silently
+                _out(f"render: waiting: {line}")
+            if now - began > start_timeout:
+                why = f": {reasons[0]}" if reasons else ""
+                more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+                _err(f"the render did not start within {start_timeout:g} s{why}{more}")
+                return 1
         elif progress.finished or now - last_line >= PROGRESS_INTERVAL:
             line = progress_line(progress.status, progress.running, progress.pending)
             if progress.restarts:

@@ -29,6 +29,7 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error, parse_status
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
+from kubeview.render.pod_wait import pod_waiting
 from kubeview.render.status import RenderStatus, StatusError
 from kubeview.render.status import parse_status as parse_render_status
 from renderer.image import OutputError, write_bytes_or_keep
@@ -257,10 +258,14 @@ class KubeRenderJob:
         problems = self._workload_problems + problems
         self.problems = problems
         running = sum(1 for p in consumers if _running(p))
+        wall = time.time()
+        waiting = tuple(f"{p['metadata']['name']}: {why}" for p in [*producers, *consumers]
+                        if (why := pod_waiting(p, wall)) and not (p in producers and _ready(p)))
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
-                              pending_reason=problems[0] if problems else None,
-                              producer_phase=_phase(producer) if producer is not None else "Missing")
+                              pending_reason=problems[0] if problems else (waiting[0] if waiting else None),
+                              producer_phase=_phase(producer) if producer is not None else "Missing",
+                              waiting=tuple(self._workload_problems) + waiting)
 
     def _workload_problem(self, kind: str, name: str) -> str | None:
         plural = "deployments" if kind == "Deployment" else "replicasets"

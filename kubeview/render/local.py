@@ -61,6 +61,7 @@ class RenderProgress:
     restarts: int  # restarts of consumer pods, summed
     pending_reason: str | None  # the scheduler's message for a pending consumer
     producer_phase: str  # Pending | Running | Failed | Succeeded | Missing
+    waiting: tuple[str, ...] = ()  # "pod: why it is not running yet", for each render pod not running
 
     @property
     def finished(self) -> bool:
