@@ -9,7 +9,10 @@ import sys
 from collections.abc import Sequence
 
 from kubeview import __version__
+from kubeview import cli_types as t
 from kubeview.hostport import parse_listen
+
+CONNECTION_PARTS = ("cluster", "local-metrics", "prometheus", "extender")
 
 DESCRIPTION = """\
 kubeview watches a Kubernetes cluster's nodes and pods and shows cpu, memory and GPU allocation per
@@ -47,38 +50,9 @@ def _listen(flag: str):  # noqa: ANN202 - an argparse type
     return parse
 
 
-def _names(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",")]
-    if not all(names) or len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"expected distinct scheduler names separated by commas, not {text!r}")
-    return names
-
-
-def _count(low: int, high: int):  # noqa: ANN202 - an argparse type
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, not {text!r}")
-        return value
-
-    return parse
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1e6:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, not {text!r}")
-    return value
-
-
-def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
-    """Cluster options, accepted before or after a command.
+def _connection_options(suppress: bool = False, parts: tuple[str, ...] = CONNECTION_PARTS) -> argparse.ArgumentParser:
+    """Cluster options, accepted before or after a command; `parts` picks the groups a command uses
+    (its --help lists only flags it reads).
 
     The copy given to subcommands suppresses defaults, or argparse would reset what was given before
     the command (`kubeview --context x snapshot`) to the subcommand's default.
@@ -93,21 +67,33 @@ def _connection_options(suppress: bool = False) -> argparse.ArgumentParser:
                    help="the embedded local cluster with demo workloads: GPU fragmentation, Pending pods, "
                         "something to scale (what the README's screenshots show)")
     g.add_argument("--cluster", metavar="FILE", help="local cluster YAML (default: the bundled 5-node cluster)")
-    g.add_argument("--local-metrics", metavar="HOST:PORT", type=_listen("--local-metrics"),
-                   help="serve the local cluster's node-exporter/cAdvisor-named metrics here for a Prometheus")
-    g.add_argument("--prometheus", metavar="URL", help="Prometheus server to read utilization from")
-    g.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token for --prometheus")
-    g.add_argument("--prometheus-insecure", action="store_true", help="do not verify --prometheus TLS certificates")
-    g.add_argument("--prometheus-queries", metavar="FILE", help="YAML overriding kubeview's PromQL and label names")
-    g.add_argument("--window", default="5m", help="utilization window for Prometheus queries (default: 5m)")
-    g.add_argument("--extender", metavar="URL", help="kubeview extender to send packing changes to (real cluster)")
-    g.add_argument("--extender-token-file", metavar="FILE", help="token for the extender's /config")
+    if "local-metrics" in parts:
+        g.add_argument("--local-metrics", metavar="HOST:PORT", type=_listen("--local-metrics"),
+                       help="serve the local cluster's node-exporter/cAdvisor-named metrics here for a Prometheus")
+    if "prometheus" in parts:
+        pg = p.add_argument_group("utilization")
+        pg.add_argument("--prometheus", metavar="URL", type=t.http_url, help="Prometheus server to read utilization from")
+        pg.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token for --prometheus")
+        pg.add_argument("--prometheus-insecure", action="store_true", help="do not verify --prometheus TLS certificates")
+        pg.add_argument("--prometheus-queries", metavar="FILE", help="YAML overriding kubeview's PromQL and label names")
+        pg.add_argument("--window", default="5m", type=t.duration,
+                        help="utilization window for Prometheus queries (default: 5m)")
+    if "extender" in parts:
+        eg = p.add_argument_group("packing")
+        eg.add_argument("--extender", metavar="URL", type=t.http_url,
+                        help="kubeview extender to send packing changes to (real cluster)")
+        eg.add_argument("--extender-token-file", metavar="FILE", help="token for the extender's /config")
     return p
+
+
+def _scene_names() -> str:
+    from renderer.scene import BUNDLED
+
+    return ", ".join(sorted(p.stem for p in BUNDLED.glob("*.yaml")))
 
 
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_options()
-    sub_conn = _connection_options(suppress=True)
     parser = _Parser(
         prog="kubeview",
         description=DESCRIPTION,
@@ -117,11 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kubeview {__version__}")
     r = parser.add_argument_group("render")
-    r.add_argument("--render", metavar="SCENE", help="run the bundled ray tracer on SCENE (a YAML path or a bundled name)")
+    r.add_argument("--render", metavar="SCENE",
+                   help=f"run the bundled ray tracer on SCENE: a YAML path or a bundled name ({_scene_names()})")
     r.add_argument("-o", "--output", default="render.png", help="where the rendered PNG goes (default: render.png)")
     r.add_argument("--raw", metavar="NPY", help="also write the linear float image (H, W, 3) as .npy")
-    r.add_argument("--replicas", type=int, help="render consumers (default: usable cores)")
-    r.add_argument("--cpu", default="1000m", help="cpu request of each consumer (default: 1000m)")
+    r.add_argument("--spp", type=t.int_range(1, 1_000_000), help="samples per pixel (default: the scene's)")
+    r.add_argument("--width", type=t.int_range(1, 16_384),
+                   help="image width in pixels; the height keeps the scene's aspect (default: the scene's)")
+    r.add_argument("--replicas", type=t.int_range(1, 10_000), help="render consumers (default: usable cores)")
+    r.add_argument("--cpu", default="1000m", type=t.cpu_amount, help="cpu request of each consumer (default: 1000m)")
+    r.add_argument("--start-timeout", type=t.seconds, default=300.0, metavar="SECONDS",
+                   help="real cluster: give up if the render's pods are not running after this long (default: 300)")
     r.add_argument("--headless", action="store_true", help="print progress lines instead of the TUI")
     r.add_argument("--keep", action="store_true", help="real cluster: keep the render's objects afterwards")
     r.add_argument("--image", help="real cluster: the renderer image (built from the Dockerfile; default: kubeview:latest)")
@@ -130,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
-    snap = sub.add_parser("snapshot", parents=[sub_conn], help="print the cluster's allocation once, headless",
+    snap = sub.add_parser("snapshot", parents=[_connection_options(True, ("cluster", "prometheus"))], help="print the cluster's allocation once, headless",
                           description="Print the cluster's allocation once, for scripts and CI.")
     fmt = snap.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON document (see --schema)")
@@ -139,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="kube-state-metrics-named series in Prometheus text format")
     snap.set_defaults(command="snapshot")
 
-    ext = sub.add_parser("extender", parents=[sub_conn], help="serve the kube-scheduler extender (GPU packing)",
+    ext = sub.add_parser("extender", parents=[_connection_options(True, ("cluster",))], help="serve the kube-scheduler extender (GPU packing)",
                          description="Serve kube-scheduler's extender API (filter, prioritize) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
     ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
@@ -157,12 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
                       help="run the scenarios against this cluster's API server and kube-scheduler")
     real.add_argument("--context", default=argparse.SUPPRESS, help="kubeconfig context (default: the current one)")
-    real.add_argument("--schedulers", metavar="A,B", type=_names,
+    real.add_argument("--schedulers", metavar="A,B", type=t.distinct_names,
                       help="scheduler names to run each workload with, the first is the baseline "
                            "(default: default-scheduler,kubeview-scheduler)")
-    real.add_argument("--timeout", metavar="SECONDS", type=_positive_seconds,
+    real.add_argument("--timeout", metavar="SECONDS", type=t.seconds,
                       help="give up on pods not placed this long after their op started (default: 600)")
-    real.add_argument("--parallel", metavar="N", type=_count(1, 64),
+    real.add_argument("--parallel", metavar="N", type=t.int_range(1, 64),
                       help="create calls in flight (default: 8; 1 creates pods in the scenario's order)")
     real.add_argument("--yes", action="store_true", help="run even if the cluster has nodes kubeview did not create")
     bench.set_defaults(command="bench")
@@ -171,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Print Namespace, ConfigMap, Secret, producer and consumers, RBAC: "
                                      "ready for `kubectl apply -f -`.")
     man.add_argument("scene", help="scene YAML path or bundled name")
-    man.add_argument("--replicas", type=int, default=4, help="consumer replicas (default: 4)")
-    man.add_argument("--cpu", default="1000m", help="consumer cpu request (default: 1000m)")
+    man.add_argument("--replicas", type=t.int_range(1, 10_000), default=4, help="consumer replicas (default: 4)")
+    man.add_argument("--cpu", default="1000m", type=t.cpu_amount, help="consumer cpu request (default: 1000m)")
     man.add_argument("--gpu", type=int, choices=[0, 1], default=0, help="1: consumers request nvidia.com/gpu: 1")
     man.add_argument("--image", default="kubeview:latest", help="container image (default: kubeview:latest)")
     man.add_argument("--namespace", dest="render_namespace", default="kubeview-render",

@@ -175,7 +175,10 @@ def cmd_producer(args: argparse.Namespace) -> int:
         prod = Producer(sc, output=args.output, raw=args.raw, checkpoint=args.checkpoint, token=token,
                         serve_after_done=args.serve_after_done,
                         settings=ProducerSettings(lease_seconds=args.lease_seconds))
-        return await prod.run(args.listen, args.status)
+        code = await prod.run(args.listen, args.status)
+        if prod.failure:
+            print(f"renderer: {prod.failure}", file=sys.stderr)
+        return code
 
     try:
         return asyncio.run(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +26,7 @@ def png_bytes(image: np.ndarray) -> bytes:
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write via a temporary file in the same directory and ``os.replace``: never half a file."""
     p = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    tmp = Path(name)
+    fd, tmp = _create_temp(p)
     try:
         with open(fd, "wb") as f:
             f.write(data)
@@ -48,6 +47,18 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         os.close(fd)
 
 
+def _create_temp(p: Path) -> tuple[int, Path]:
+    """A new file beside ``p`` with mode 0666 less the umask, like any file a program writes
+    (``tempfile.mkstemp`` makes it 0600, and ``os.replace`` kept that on the image)."""
+    for _ in range(100):
+        tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file beside {p}")
+
+
 def npy_bytes(image: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(image, dtype=np.float64), allow_pickle=False)
@@ -60,3 +71,47 @@ def write_outputs(image: np.ndarray, png: str | Path | None, raw: str | Path | N
         write_atomic(raw, npy_bytes(image))
     if png is not None:
         write_atomic(png, png_bytes(image))
+
+
+class OutputError(OSError):
+    """An output could not be written; the image went to ``kept`` instead. One-line message."""
+
+    def __init__(self, message: str, kept: list[Path], reason: str = "") -> None:
+        super().__init__(message)
+        self.kept = kept
+        self.reason = reason or message
+
+
+def fallback_path(target: str | Path, tag: str) -> Path:
+    """Where an image that could not be written to ``target`` is kept: the temporary directory."""
+    import tempfile
+
+    t = Path(target)
+    return Path(tempfile.gettempdir()) / f"{t.stem}-{tag}{t.suffix}"
+
+
+def write_or_keep(image: np.ndarray, png: str | Path | None, raw: str | Path | None, tag: str) -> None:
+    """``write_outputs``, but an output that fails is written to ``fallback_path`` and OutputError
+    names the real error and where the image is, so a finished render is never lost."""
+    failures: list[OutputError] = []
+    for path, data in ((raw, npy_bytes), (png, png_bytes)):
+        if path is not None:
+            try:
+                write_bytes_or_keep(path, data(image), tag)
+            except OutputError as e:
+                failures.append(e)
+    if failures:
+        kept = [p for e in failures for p in e.kept]
+        raise OutputError("; ".join(e.reason for e in failures) + "; the image was kept in "
+                          + ", ".join(map(str, kept)), kept)
+
+
+def write_bytes_or_keep(path: str | Path, data: bytes, tag: str) -> None:
+    """``write_atomic``; if it fails, the bytes go to ``fallback_path`` and OutputError says both."""
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        spare = fallback_path(path, tag)
+        write_atomic(spare, data)  # if this fails too, its own error says so
+        reason = f"cannot write {path}: {e.strerror or e}"
+        raise OutputError(f"{reason}; the image was kept in {spare}", [spare], reason) from None

@@ -282,6 +282,15 @@ def tile_function(parallel: bool) -> Callable[..., None]:
     return render_tile_parallel if parallel else render_tile_serial
 
 
+def cache_is_cold(parallel: bool = False) -> bool | None:
+    """True when numba's on-disk cache holds no compiled tile kernel for this source and Python, so
+    the first task waits for the compiler (tens of seconds); None when the cache cannot be asked."""
+    try:
+        return not tile_function(parallel)._cache._cache_file._load_index()  # numba checks the source stamp
+    except Exception:  # noqa: BLE001 - numba internals: no answer rather than a wrong one
+        return None
+
+
 def add_samples(scene: Scene, out: np.ndarray, x0: int, y0: int, s0: int, s1: int,
                 *, parallel: bool = False) -> None:
     """Fold samples s0..s1-1, chunk by chunk in order, into ``out`` (the tile's (h, w, 3) sums)."""

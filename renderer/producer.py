@@ -25,13 +25,15 @@ import numpy as np
 
 from renderer import checkpoint as ckpt
 from renderer import protocol as proto
-from renderer.image import write_outputs
+from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import ConsumerInfo, RateMeter, StatusServer
 from renderer.tasks import TaskBook
 
 log = logging.getLogger("renderer.producer")
+EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
+
 
 @dataclass(frozen=True)
 class ProducerSettings:
@@ -82,6 +84,7 @@ class Producer:
         self._dirty = asyncio.Event()
         self._ckpt_lock = asyncio.Lock()
         self.exit_code = 0
+        self.failure: str | None = None  # why the result could not be written where asked
         self._stop = asyncio.Event()
         self._closing = False
         self._finishing = False
@@ -177,7 +180,13 @@ class Producer:
         t0 = self.clock()
         try:
             await self._save_checkpoint()
-            await asyncio.get_running_loop().run_in_executor(None, write_outputs, image, self.output, self.raw)
+            await asyncio.get_running_loop().run_in_executor(None, write_or_keep, image, self.output, self.raw,
+                                                             f"{self.scene.name}-{self._fingerprint[:12]}")
+        except OutputError as e:  # the image is safe elsewhere: say where, and do not render it again
+            self.failure = str(e)
+            self.exit_code = EXIT_OUTPUT
+            self._stop.set()
+            return
         except Exception as e:
             log.error("cannot write the result: %s", e)
             self.exit_code = 1

@@ -55,8 +55,12 @@ class KubeSource:
         self.namespace = namespace or None
         self.settings = settings or WatchSettings()
         self.kinds = kinds
-        scope = f" (namespace {self.namespace})" if self.namespace else ""
+        scope = f" (namespace {self.namespace}; node figures partial)" if self.namespace else ""
         self.title = self.connection.title + scope
+        # Pods are listed in the namespace only, so node figures leave the other namespaces' pods
+        # out and overstate free capacity: said in the header (title) and the snapshot's `partial`.
+        self.partial = (f"pods are listed in namespace {self.namespace} only (-n), so node figures leave out "
+                        "other namespaces' pods" if self.namespace else None)
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()

@@ -19,7 +19,7 @@ QUERY_NAMES = ("node_cpu", "node_memory", "gpu_util", "gpu_memory_used", "gpu_me
                "pod_cpu", "pod_memory")
 LABEL_NAMES = ("node", "gpu_node", "gpu_index", "gpu_uuid", "gpu_namespace", "gpu_pod", "gpu_container",
                "namespace", "pod", "container")
-_DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
+DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")  # Prometheus' duration grammar
 _LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -46,7 +46,7 @@ class QuerySet:
 
 
 def check_window(window: str) -> str:
-    if not _DURATION.match(window or ""):
+    if not DURATION.match(window or ""):
         raise QueryConfigError(f"--window {window!r} is not a Prometheus duration such as 30s, 5m or 1h.")
     return window
 

@@ -15,9 +15,12 @@ import signal
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kubeview.cluster.source import ClusterSource, SourceError
+
+if TYPE_CHECKING:
+    from kubeview.render.inputs import SceneChoice
 
 PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
 
@@ -55,12 +58,15 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubeview.render.local import RenderError, resolve_scene
+    from kubeview.render.inputs import check_output, choose_scene
+    from kubeview.render.local import RenderError
 
     scene = None
-    if args.render:
+    if args.render:  # every input is checked before anything starts
         try:
-            scene = resolve_scene(args.render, validate=False)  # the producer validates it
+            scene = choose_scene(args.render, spp=args.spp, width=args.width)
+            args.output = check_output(args.output)
+            args.raw = check_output(args.raw, "--raw") if args.raw else None
         except RenderError as exc:
             _err(str(exc))
             return exc.exit_code
@@ -99,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 return int(run_tui(source, args, render_job=job) or 0)
         if job is not None:
-            return _follow_render(job)
+            return _follow_render(job, local=source.is_local, start_timeout=args.start_timeout)
         return _print_summary(source)
     finally:
         if job is not None:
@@ -111,14 +117,14 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):  # noqa: ANN202
+def _start_render(source: ClusterSource, scene: SceneChoice, args: argparse.Namespace):  # noqa: ANN202
     from kubeview.render.local import LocalRenderJob, RenderError, RenderSettings
 
     replicas = args.replicas if args.replicas is not None else usable_cores()
     if not source.is_local:
         replicas = args.replicas if args.replicas is not None else 4
-    settings = RenderSettings(scene=scene, output=Path(args.output).resolve(),
-                              raw=Path(args.raw).resolve() if args.raw else None, replicas=replicas, cpu=args.cpu)
+    settings = RenderSettings(scene=scene.path, output=args.output, raw=args.raw, replicas=replicas, cpu=args.cpu,
+                              job_args=tuple(scene.producer_args()))
     if source.is_local:
         job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
     else:
@@ -138,14 +144,38 @@ def _start_render(source: ClusterSource, scene: Path, args: argparse.Namespace):
     return job
 
 
-def _follow_render(job) -> int:  # noqa: ANN001
-    """Print a progress line a second until the image is written; 0 on success, 1 on failure."""
+def _kernels_cold() -> bool:
+    """The consumers (processes on this machine) will compile the tile kernel before any work."""
+    from renderer.kernels import cache_is_cold
+
+    return bool(cache_is_cold())
+
+
+def _new_reasons(reasons: tuple[str, ...], said: dict[str, str]) -> list[str]:
+    """The `pod: reason` lines not printed yet (a reason whose age alone changed is not new)."""
+    from kubeview.render.pod_wait import same_reason
+
+    fresh = []
+    for line in reasons:
+        pod = line.split(":", 1)[0]
+        if pod not in said or not same_reason(said[pod], line):
+            fresh.append(line)
+            said[pod] = line
+    return fresh
+
+
+def _follow_render(job, local: bool = True, start_timeout: float = 300.0) -> int:  # noqa: ANN001
+    """Print a progress line a second until the image is written; 0 on success, 1 on failure (also when
+    nothing runs after `start_timeout` seconds: the caller's clean-up then deletes the render)."""
     from kubeview.render.local import RenderError
     from kubeview.render.status import progress_line
 
     last_line = 0.0
     waiting_said = False
-    last_reason: str | None = None
+    said: dict[str, str] = {}  # pod -> the reason last printed for it
+    compiling: bool | None = None  # asked once, when the first progress line shows nothing done
+    began = time.monotonic()
+    started = False
     while True:
         try:
             progress = job.poll()
@@ -153,19 +183,30 @@ def _follow_render(job) -> int:  # noqa: ANN001
             _err(str(exc))
             return exc.exit_code
         now = time.monotonic()
-        if progress.status is None:
+        started = started or (progress.status is not None and (progress.running > 0 or progress.status.samples_done > 0))
+        if not started:
             if not waiting_said:
-                _out(f"render: starting the producer and {progress.running + progress.pending} consumers")
+                _out(f"render: starting the producer and {job.settings.replicas} consumers")
                 waiting_said = True
-            if progress.pending_reason and progress.pending_reason != last_reason:  # not waited on silently
-                _out(f"render: waiting: {progress.pending_reason}")
-                last_reason = progress.pending_reason
+            reasons = progress.waiting or ((progress.pending_reason,) if progress.pending_reason else ())
+            for line in _new_reasons(reasons, said):  # not waited on silently
+                _out(f"render: waiting: {line}")
+            if now - began > start_timeout:
+                why = f": {reasons[0]}" if reasons else ""
+                more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+                _err(f"the render did not start within {start_timeout:g} s{why}{more}")
+                return 1
         elif progress.finished or now - last_line >= PROGRESS_INTERVAL:
             line = progress_line(progress.status, progress.running, progress.pending)
             if progress.restarts:
                 line += f", {progress.restarts} restarts"
             if progress.pending and progress.pending_reason:
                 line += f" ({progress.pending_reason})"
+            if progress.status.samples_done == 0 and not progress.finished:
+                if compiling is None:
+                    compiling = local and _kernels_cold()
+                if compiling:
+                    line += "  (compiling kernels, first run only)"
             _out(line)
             last_line = now
         if progress.finished:

@@ -14,13 +14,13 @@ from kubeview.render.manifests import RenderSpec, SpecError, all_objects, to_yam
 
 
 def load_spec(scene_arg: str, *, token: str, namespace: str, replicas: int, cpu: str, gpu: int,
-              image: str) -> RenderSpec:
+              image: str, job_args: tuple[str, ...] = ()) -> RenderSpec:
     """The validated RenderSpec for a scene path or bundled name; raises SceneError or SpecError."""
     from renderer import scene as scenes
 
     sc = scenes.load(scenes.resolve(scene_arg))
     spec = RenderSpec(scene_text=sc.text, scene_name=sc.name, token=token, namespace=namespace,
-                      replicas=replicas, cpu=cpu, gpu=gpu, image=image)
+                      replicas=replicas, cpu=cpu, gpu=gpu, image=image, job_args=job_args)
     spec.check()
     return spec
 

@@ -77,6 +77,7 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=getattr(source, "title", ""))
+    model.partial = getattr(source, "partial", None)
     kinds = tuple(getattr(source, "kinds", KINDS))
     deadline = time.monotonic() + timeout
     try:

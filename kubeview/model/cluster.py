@@ -37,6 +37,7 @@ class ClusterModel:
 
     def __init__(self, title: str = "") -> None:
         self.title = title
+        self.partial: str | None = None  # why node figures do not count every pod (the source's scope)
         self.nodes: dict[str, NodeView] = {}
         self.pods: dict[PodKey, PodView] = {}
         self.workloads: dict[WorkloadKey, WorkloadView] = {}

@@ -236,6 +236,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "cluster": {
             "title": model.title,
             "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
+            "partial": {"reason": model.partial} if model.partial else None,
             "version": model.version,
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),
@@ -287,6 +288,8 @@ SNAPSHOT_SCHEMA: dict = {
             "title": _STR,
             "connection": _obj({"state": {"enum": ["connecting", "live", "stale", "reconnecting", "failed"]},
                                 "since": _TIME, "detail": _STR}),
+            "partial": {"type": ["object", "null"], "properties": {"reason": _STR}, "required": ["reason"],
+                        "description": "set when node figures do not count every pod (e.g. -n NAMESPACE)"},
             "version": _COUNT,
             "synced": {"type": "array", "items": _STR},
             "nodes": _COUNT,

@@ -20,7 +20,6 @@ import json
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import urllib3.exceptions
@@ -30,8 +29,10 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error, parse_status
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
+from kubeview.render.pod_wait import pod_waiting
 from kubeview.render.status import RenderStatus, StatusError
 from kubeview.render.status import parse_status as parse_render_status
+from renderer.image import OutputError, write_bytes_or_keep
 
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
@@ -149,7 +150,8 @@ class KubeRenderJob:
             raise RenderError(f"{s.output}: directory {str(s.output.parent)!r} does not exist")
         try:
             self.spec = load_spec(str(s.scene), token=self.token or new_token(), namespace=s.namespace,
-                                  replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image)
+                                  replicas=s.replicas, cpu=s.cpu, gpu=self.gpu, image=self.image,
+                                  job_args=s.job_args)
         except (SceneError, m.SpecError) as exc:
             raise RenderError(str(exc), 2) from None
         try:
@@ -256,10 +258,14 @@ class KubeRenderJob:
         problems = self._workload_problems + problems
         self.problems = problems
         running = sum(1 for p in consumers if _running(p))
+        wall = time.time()
+        waiting = tuple(f"{p['metadata']['name']}: {why}" for p in [*producers, *consumers]
+                        if (why := pod_waiting(p, wall)) and not (p in producers and _ready(p)))
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
-                              pending_reason=problems[0] if problems else None,
-                              producer_phase=_phase(producer) if producer is not None else "Missing")
+                              pending_reason=problems[0] if problems else (waiting[0] if waiting else None),
+                              producer_phase=_phase(producer) if producer is not None else "Missing",
+                              waiting=tuple(self._workload_problems) + waiting)
 
     def _workload_problem(self, kind: str, name: str) -> str | None:
         plural = "deployments" if kind == "Deployment" else "replicasets"
@@ -279,8 +285,11 @@ class KubeRenderJob:
         if data is None:
             raise RenderError("the render finished but its image could not be downloaded through the API "
                               "server's service proxy; try again with --keep and fetch /image.png yourself")
-        _write_atomic(self.settings.output, data)
         self._done = True
+        try:
+            write_bytes_or_keep(self.settings.output, data, f"{self.namespace}-{os.getpid()}")
+        except OutputError as exc:
+            raise RenderError(str(exc)) from None
         with contextlib.suppress(RenderError):  # consumers exit when done; do not let the ReplicaSet restart them
             self.scale(0)
 
@@ -359,9 +368,3 @@ def _what(verb: str, obj: dict) -> str:
 
 def _terminating(pod: dict) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

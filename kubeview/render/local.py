@@ -26,6 +26,7 @@ PRODUCER_CPU = "50m"  # small: leaves the 7 x 1000m consumers per CPU node of th
 CONSUMER_GRACE = 10  # seconds between SIGTERM (hand back the task) and SIGKILL
 HOST = "127.0.0.1"
 EXIT_USAGE = 2  # the renderer's exit code for bad input (scene, address, token file)
+EXIT_OUTPUT = 3  # the producer's exit code when the image could not be written where asked (kept elsewhere)
 
 
 class RenderError(Exception):
@@ -47,6 +48,7 @@ class RenderSettings:
     replicas: int = 1
     cpu: str = "1000m"
     namespace: str = NAMESPACE
+    job_args: tuple[str, ...] = ()  # --width/--height/--spp for the producer (SceneChoice.producer_args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,7 @@ class RenderProgress:
     restarts: int  # restarts of consumer pods, summed
     pending_reason: str | None  # the scheduler's message for a pending consumer
     producer_phase: str  # Pending | Running | Failed | Succeeded | Missing
+    waiting: tuple[str, ...] = ()  # "pod: why it is not running yet", for each render pod not running
 
     @property
     def finished(self) -> bool:
@@ -92,7 +95,7 @@ def resolve_scene(arg: str, validate: bool = True) -> Path:
 
 def producer_deployment(settings: RenderSettings, listen: int, status: int) -> dict:
     argv = ["python", "-m", "renderer", "producer", str(settings.scene), "--listen", f"{HOST}:{listen}",
-            "--status", f"{HOST}:{status}", "-o", str(settings.output), "--serve-after-done"]
+            "--status", f"{HOST}:{status}", "-o", str(settings.output), "--serve-after-done", *settings.job_args]
     if settings.raw is not None:
         argv += ["--raw", str(settings.raw)]
     labels = {"app": PRODUCER}
@@ -244,12 +247,14 @@ class LocalRenderJob:
         codes = [t.get("exitCode") for cs in (pod.get("status") or {}).get("containerStatuses") or []
                  for t in ((cs.get("state") or {}).get("terminated"), (cs.get("lastState") or {}).get("terminated"))
                  if t]
-        if EXIT_USAGE not in codes and _restarts(pod) < 3:
+        if EXIT_USAGE not in codes and EXIT_OUTPUT not in codes and _restarts(pod) < 3:
             return
         tail = self.source.log_tail(self.settings.namespace, pod["metadata"]["name"], 1)
         line = tail[-1].removeprefix("renderer: ") if tail else ""
         if EXIT_USAGE in codes:
             raise RenderError(line or "the producer rejected the scene", exit_code=2)
+        if EXIT_OUTPUT in codes:
+            raise RenderError(line or f"the producer could not write {self.settings.output}")
         raise RenderError("the producer keeps failing" + (f": {line}" if line else ""))
 
     def image_png(self) -> bytes | None:

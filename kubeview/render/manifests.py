@@ -66,11 +66,13 @@ class RenderSpec:
     cpu: str = "1000m"
     gpu: int = 0
     image: str = "kubeview:latest"
+    job_args: tuple[str, ...] = ()  # the producer's --width/--height/--spp overrides
 
     @property
     def scene_digest(self) -> str:
-        """Changes when the scene does, so re-applying another scene restarts the producer."""
-        return hashlib.sha256(self.scene_text.encode()).hexdigest()
+        """Changes when the scene (or its overrides) does, so re-applying another restarts the producer."""
+        text = self.scene_text + ("\n" + " ".join(self.job_args) if self.job_args else "")
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def check(self) -> None:
         """Raise SpecError for a setting the API server would refuse."""
@@ -212,7 +214,7 @@ def producer_deployment(spec: RenderSpec) -> Obj:
     """One producer (Recreate: two would split the consumers); ready once /status answers."""
     command = ["python", "-m", "renderer", "producer", "/scene/scene.yaml",
                "--listen", f"0.0.0.0:{TASKS_PORT}", "--status", f"0.0.0.0:{STATUS_PORT}",
-               "-o", "/out/render.png", "--token-file", "/token/token", "--serve-after-done"]
+               "-o", "/out/render.png", "--token-file", "/token/token", "--serve-after-done", *spec.job_args]
     c = _container(PRODUCER, spec, command,
                    _resources({"cpu": "250m", "memory": "256Mi"}, {"cpu": "1", "memory": "512Mi"}),
                    [{"name": "scene", "mountPath": "/scene", "readOnly": True},

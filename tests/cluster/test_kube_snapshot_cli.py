@@ -61,3 +61,18 @@ def test_snapshot_tables_metrics_schema_and_errors(kube_api: KubeAPI) -> None:
     assert denied.returncode == 1 and denied.stdout == ""
     assert denied.stderr.count("\n") == 1 and "401 Unauthorized" in denied.stderr
     assert "Traceback" not in denied.stderr
+
+
+@pytest.mark.slow
+def test_namespace_scope_says_node_figures_are_partial(kube_api: KubeAPI) -> None:
+    """With -n only that namespace's pods are listed: the free capacity shown is overstated, and the
+    document says so instead of passing for the whole cluster."""
+    whole = json.loads(kubeview(kube_api, "--json").stdout)
+    assert whole["cluster"]["partial"] is None
+    out = kubeview(kube_api, "--json", "-n", "default")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    assert doc["cluster"]["partial"] == {"reason": "pods are listed in namespace default only (-n), so node "
+                                                   "figures leave out other namespaces' pods"}
+    assert doc["cluster"]["title"] == f"kubeview-test @ {kube_api.url} (namespace default; node figures partial)"
