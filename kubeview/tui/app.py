@@ -64,6 +64,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     version: var[int] = var(0, init=False)
     summary: var[Summary] = var(EMPTY, init=False)
     banner: var[tuple[str, str]] = var(("", ""), init=False)
+    sticky_banner: tuple[str, str] = ("", "")  # about the whole app (a failed watch): stays across screens
     packing_label: var[str] = var("", init=False)
     packing_live: var[PackingConfig | None] = var(None, init=False)
 
@@ -220,7 +221,7 @@ class KubeviewApp(ActionsMixin, App[int]):
             model = self.state.model
             summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
             if summary.usage_error and summary.usage_error != self.summary.usage_error:
-                self.banner = (f"utilization: {summary.usage_error}", "error")  # the whole sentence, once
+                self.banner = self.sticky_banner = (f"utilization: {summary.usage_error}", "error")  # once
             self.summary = summary
             self.version = self.state.model.version  # the current screen refreshes now (sync watchers)
             self.refresh_seconds = time.perf_counter() - t0
@@ -247,7 +248,8 @@ class KubeviewApp(ActionsMixin, App[int]):
             return
         error = event.worker.error
         what = event.worker.name or event.worker.group
-        self.banner = (f"{what} failed: {error}" if error is not None else f"{what} failed", "error")
+        self.banner = self.sticky_banner = (f"{what} failed: {error}" if error is not None else f"{what} failed",
+                                            "error")
 
     @on(ActionDone)
     def _action_done(self, event: ActionDone) -> None:

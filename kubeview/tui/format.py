@@ -157,12 +157,13 @@ def rate(per_second: float) -> str:
 
 
 def requests_summary(requests: dict[str, int]) -> str:
-    """A pod's requests in one short cell: `500m 1Gi 2gpu`."""
-    parts = [cpu(requests["cpu"]) if "cpu" in requests else "-", mem(requests["memory"]) if "memory" in requests else "-"]
+    """A pod's requests, each with its name and unit: `cpu 500m, mem 1Gi, 2 GPU`."""
+    parts = [f"cpu {cpu(requests['cpu'])}" if "cpu" in requests else "no cpu request",
+             f"mem {mem(requests['memory'])}" if "memory" in requests else "no memory request"]
     g = requests.get(GPU)
     if g:
-        parts.append(f"{g}gpu")
-    return " ".join(parts)
+        parts.append(f"{g} GPU")
+    return ", ".join(parts)
 
 
 def reason_key(reason: str) -> str:

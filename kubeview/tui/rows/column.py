@@ -22,6 +22,7 @@ class Column:
     align: str = "left"  # or "right"
     least: int = 0  # how narrow it may get (0: a fixed column keeps its width, a flexible one FLEX_LEAST)
     whole: bool = False  # flexible, and as wide as its widest cell seen (names): `VirtualTable.want`
+    descending: bool = False  # sorts largest first (figures), so its header arrow points down
 
     @property
     def floor(self) -> int:

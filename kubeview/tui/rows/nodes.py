@@ -20,11 +20,11 @@ from kubeview.tui.rows.column import Column
 
 COLUMNS = [  # names whole; on a narrow screen the bars get shorter first (see `fit_widths`)
     Column("name", "NAME", 0, whole=True),
-    Column("cpu", "CPU req/alloc", 18, least=9),
-    Column("memory", "MEMORY req/alloc", 18, least=9),
-    Column("gpu", "GPU req/alloc", 16, least=9),
-    Column("pods", "PODS", 7, "right"),
-    Column("fit", "FIT", 5, "right", least=3),
+    Column("cpu", "CPU req/alloc", 18, least=9, descending=True),
+    Column("memory", "MEMORY req/alloc", 18, least=9, descending=True),
+    Column("gpu", "GPU req/alloc", 16, least=9, descending=True),
+    Column("pods", "PODS", 7, "right", descending=True),
+    Column("fit", "FIT", 5, "right", least=3, descending=True),
     Column("status", "STATUS", 14, least=10),
     Column("taints", "TAINTS", 0),
 ]

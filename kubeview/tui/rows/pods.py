@@ -21,10 +21,10 @@ COLUMNS = [  # names whole; the reason gets the rest, its key part first when cu
     Column("name", "NAME", 0, whole=True),
     Column("node", "NODE", 0, whole=True),
     Column("phase", "PHASE", 9),
-    Column("cpu", "CPU", 6, "right"),
-    Column("memory", "MEM", 7, "right"),
-    Column("gpu", "GPU", 3, "right"),
-    Column("restarts", "RST", 4, "right"),
+    Column("cpu", "CPU", 6, "right", descending=True),
+    Column("memory", "MEM", 7, "right", descending=True),
+    Column("gpu", "GPU", 3, "right", descending=True),
+    Column("restarts", "RST", 4, "right", descending=True),
     Column("reason", "REASON", 0),
 ]
 PHASE_STYLE = {"Running": "green", "Pending": "bold yellow", "Succeeded": "dim", "Failed": "bold red"}

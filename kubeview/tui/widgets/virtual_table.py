@@ -374,8 +374,8 @@ class VirtualTable(ScrollView, can_focus=True):
         labels: list[Cell] = []
         for c in self.columns:
             label = c.label
-            if c.key == self.sort_column:
-                label += " ▼" if self.sort_reverse else " ▲"
+            if c.key == self.sort_column:  # the arrow says the order shown: ▼ largest first
+                label += " ▼" if c.descending != self.sort_reverse else " ▲"
             labels.append(label)
         line = self._line(labels, style, width, sorted_style, self.sort_column)
         if not self.note:
