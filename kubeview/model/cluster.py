@@ -332,8 +332,10 @@ class ClusterModel:
         fits = self.largest_fit(resource)
         alloc = self.allocation()
         col = alloc.column(resource)
-        has = alloc.allocatable[:, col] > 0 if col is not None else np.zeros(len(alloc.nodes), dtype=bool)
-        return fragmentation(fits[has], resource)
+        if col is None:
+            return fragmentation(fits[:0], resource)
+        has = alloc.allocatable[:, col] > 0
+        return fragmentation(fits[has], resource, allocatable=alloc.allocatable[has, col])
 
     def totals(self) -> dict[str, dict[str, int]]:
         """Per resource over all nodes: capacity, allocatable, requested, limits, free."""

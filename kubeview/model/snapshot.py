@@ -45,7 +45,8 @@ def _fragmentation_doc(f: Fragmentation) -> dict:
         "freeTotal": f.free_total,
         "largestFit": f.largest_fit,
         "nodes": f.nodes,
-        "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded} for s in f.sizes],
+        "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded,
+                   "fitsANode": s.fits_a_node} for s in f.sizes],
     }
 
 
@@ -354,7 +355,7 @@ SNAPSHOT_SCHEMA: dict = {
             "largestFit": _COUNT,
             "nodes": _COUNT,
             "sizes": {"type": "array", "items": _obj({"size": _COUNT, "placeable": _COUNT, "ideal": _COUNT,
-                                                       "stranded": _COUNT})},
+                                                       "stranded": _COUNT, "fitsANode": {"type": "boolean"}})},
         }),
     },
 }

@@ -17,6 +17,7 @@ from typing import Any
 from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.reactive import var
 from textual.worker import Worker, WorkerState
 
@@ -63,6 +64,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     version: var[int] = var(0, init=False)
     summary: var[Summary] = var(EMPTY, init=False)
     banner: var[tuple[str, str]] = var(("", ""), init=False)
+    sticky_banner: tuple[str, str] = ("", "")  # about the whole app (a failed watch): stays across screens
     packing_label: var[str] = var("", init=False)
     packing_live: var[PackingConfig | None] = var(None, init=False)
 
@@ -88,6 +90,17 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._warmed = False
         self._ui_busy_until = 0.0
         self._mode_screens: dict[str, Any] = {}  # the screen of each mode built at start
+        self._cleanup: threading.Thread | None = None
+        self.cleanup_said = ""  # what stopping the render job said (a real-cluster job: what it deleted)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's terminal driver, but one that gives the terminal back at once on quit."""
+        driver = super().get_driver_class()
+        if driver.__name__ != "LinuxDriver":  # (Windows, a driver named in TEXTUAL_DRIVER)
+            return driver
+        from kubeview.tui.driver import QuickExitDriver
+
+        return QuickExitDriver
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -138,8 +151,34 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._stop.set()
 
     async def action_quit(self) -> None:
-        self._stop.set()
+        """Leave the screen now; stopping the source, the render job and their processes (up to
+        seconds) goes on in a thread that `finish_cleanup` waits for before the process exits."""
+        self.begin_cleanup()
         self.exit(0)
+
+    def begin_cleanup(self) -> None:
+        self._stop.set()
+        if self._cleanup is None:
+            self._cleanup = threading.Thread(target=self._clean_up, name="kubeview cleanup")
+            self._cleanup.start()
+
+    def finish_cleanup(self) -> str:
+        """Stop everything kubeview started (if `q` has not begun it) and wait until it is done."""
+        self.begin_cleanup()
+        assert self._cleanup is not None
+        self._cleanup.join()
+        return self.cleanup_said
+
+    def _clean_up(self) -> None:
+        try:
+            if self.render_job is not None:
+                self.cleanup_said = self.render_job.stop() or ""
+        finally:
+            try:
+                self.source.close()
+            finally:
+                if self.usage is not None:
+                    self.usage.close()
 
     # -- the UI thread first ------------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
@@ -182,7 +221,7 @@ class KubeviewApp(ActionsMixin, App[int]):
             model = self.state.model
             summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
             if summary.usage_error and summary.usage_error != self.summary.usage_error:
-                self.banner = (f"utilization: {summary.usage_error}", "error")  # the whole sentence, once
+                self.banner = self.sticky_banner = (f"utilization: {summary.usage_error}", "error")  # once
             self.summary = summary
             self.version = self.state.model.version  # the current screen refreshes now (sync watchers)
             self.refresh_seconds = time.perf_counter() - t0
@@ -209,7 +248,8 @@ class KubeviewApp(ActionsMixin, App[int]):
             return
         error = event.worker.error
         what = event.worker.name or event.worker.group
-        self.banner = (f"{what} failed: {error}" if error is not None else f"{what} failed", "error")
+        self.banner = self.sticky_banner = (f"{what} failed: {error}" if error is not None else f"{what} failed",
+                                            "error")
 
     @on(ActionDone)
     def _action_done(self, event: ActionDone) -> None:
@@ -265,12 +305,7 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
     try:
         code = app.run()
     finally:
-        app.stop_workers()
-        if render_job is not None:
-            said = render_job.stop()  # a real-cluster job says what it deleted or kept
-            if said:
-                print(said)
-        source.close()
-        if usage is not None:
-            usage.close()
+        said = app.finish_cleanup()  # begun by `q` while the screen went away
+        if said:  # a real-cluster job says what it deleted or kept
+            print(said)
     return int(code or 0)

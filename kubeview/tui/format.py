@@ -6,11 +6,13 @@ figure reads the same everywhere (and the snapshot tests pin it down).
 
 from __future__ import annotations
 
+import re
 import time
 
 from rich.text import Text
 
 GPU = "nvidia.com/gpu"
+_NODES_AVAILABLE = re.compile(r"^\s*\d+/\d+ nodes are available:\s*")
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -155,9 +157,18 @@ def rate(per_second: float) -> str:
 
 
 def requests_summary(requests: dict[str, int]) -> str:
-    """A pod's requests in one short cell: `500m 1Gi 2gpu`."""
-    parts = [cpu(requests["cpu"]) if "cpu" in requests else "-", mem(requests["memory"]) if "memory" in requests else "-"]
+    """A pod's requests, each with its name and unit: `cpu 500m, mem 1Gi, 2 GPU`."""
+    parts = [f"cpu {cpu(requests['cpu'])}" if "cpu" in requests else "no cpu request",
+             f"mem {mem(requests['memory'])}" if "memory" in requests else "no memory request"]
     g = requests.get(GPU)
     if g:
-        parts.append(f"{g}gpu")
-    return " ".join(parts)
+        parts.append(f"{g} GPU")
+    return ", ".join(parts)
+
+
+def reason_key(reason: str) -> str:
+    """What a scheduler message says about the nodes, without `0/5 nodes are available:` before it or
+    the preemption sentence after it: `2 Insufficient nvidia.com/gpu, 3 Insufficient cpu`."""
+    key = _NODES_AVAILABLE.sub("", reason, count=1)
+    key = key.split(" preemption:", 1)[0].strip()
+    return key.removesuffix(".") or reason

@@ -36,7 +36,7 @@ class Summary:
     gpu: Totals
     gpu_free: int
     gpu_largest: int  # largest GPU request one schedulable node can still take
-    gpu_fits: tuple[tuple[int, int, int], ...]  # (k, placeable, ideal) for k = 1, 2, 4, 8
+    gpu_fits: tuple[tuple[int, int, int, bool], ...]  # (k, placeable, ideal, fits a node) for k = 1, 2, 4, 8
     usage_error: str | None = None
     idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
 
@@ -74,7 +74,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Sum
         gpu=tot(GPU, used_gpu),
         gpu_free=frag.free_total,
         gpu_largest=frag.largest_fit,
-        gpu_fits=tuple((s.size, s.placeable, s.ideal) for s in frag.sizes),
+        gpu_fits=tuple((s.size, s.placeable, s.ideal, s.fits_a_node) for s in frag.sizes),
         usage_error=usage.error,
         idle_gpus=idle_gpus(model),
     )
@@ -94,5 +94,7 @@ def _fragmentation(model: ClusterModel, fits: np.ndarray | None) -> Fragmentatio
         return model.fragmentation(GPU)
     alloc = model.allocation()
     col = alloc.column(GPU)
-    has = alloc.allocatable[:, col] > 0 if col is not None else np.zeros(len(alloc.nodes), dtype=bool)
-    return fragmentation(fits[has], GPU)
+    if col is None:
+        return fragmentation(fits[:0], GPU)
+    has = alloc.allocatable[:, col] > 0
+    return fragmentation(fits[has], GPU, allocatable=alloc.allocatable[has, col])

@@ -35,7 +35,8 @@ def test_snapshot_json_against_the_test_server(kube_api: KubeAPI) -> None:
     assert nodes["gpu-node-1"]["resources"]["nvidia.com/gpu"]["allocatable"] == 2
     assert [nodes[n]["resources"]["cpu"]["requested"] for n in sorted(nodes)] == [100] * 5
     assert [p["name"] for p in doc["pods"] if p["node"] is None] == ["gpu-c"]
-    assert doc["fragmentation"]["sizes"][1] == {"size": 2, "placeable": 0, "ideal": 1, "stranded": 1}
+    assert doc["fragmentation"]["sizes"][1] == {"size": 2, "placeable": 0, "ideal": 1, "stranded": 1,
+                                                "fitsANode": True}
     assert kube_api.requests_to("/api/v1/pods", watch=False)
 
 

@@ -40,7 +40,8 @@ def test_document_validates_and_carries_the_hand_checked_numbers() -> None:
     assert doc["workloads"] == [{"kind": "ReplicaSet", "namespace": "default", "name": "consumer", "desired": 3,
                                  "ready": 3, "current": 3, "available": 3}]
     frag = doc["fragmentation"]
-    assert frag["freeTotal"] == 2 and frag["sizes"][1] == {"size": 2, "placeable": 0, "ideal": 1, "stranded": 1}
+    assert frag["freeTotal"] == 2 and frag["sizes"][1] == {"size": 2, "placeable": 0, "ideal": 1, "stranded": 1,
+                                                "fitsANode": True}
     assert doc["cluster"]["totals"]["nvidia.com/gpu"]["requested"] == 2
     assert doc["cluster"]["pendingPods"] == 1 and doc["cluster"]["synced"] == ["Node", "Pod", "ReplicaSet"]
 

@@ -7,6 +7,7 @@ from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
+from kubeview.tui.format import reason_key
 from kubeview.tui.screens import indexed
 from kubeview.tui.screens.help import HelpScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
@@ -81,7 +82,10 @@ async def test_pods_screen_shows_pending_reasons(small_cluster: SyntheticSource)
         assert len(pending) == 5
         table = app.screen.query_one(VirtualTable)
         cells = table.rows.cells(pending[0])
-        assert str(cells[3]) == "Pending" and str(cells[-1]).startswith("0/12 nodes are available: ")
+        reason = app.state.model.pods[pending[0]].pending_reason
+        assert str(cells[3]) == "Pending" and reason.startswith("0/12 nodes are available: ")
+        shown = str(cells[-1])  # whole where it fits, else its point without the "0/12 nodes" prefix
+        assert shown == reason if len(reason) <= table.width_of["reason"] else shown == reason_key(reason)
 
 
 @run_async

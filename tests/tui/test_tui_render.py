@@ -61,5 +61,4 @@ async def test_render_screen_follows_a_real_render(tmp_path: Path) -> None:
             assert out.exists() and out.stat().st_size > 0
             await pilot.press("q")
     finally:
-        job.stop()
-        source.close()
+        app.finish_cleanup()  # stops the job and the source (begun by q), as run_tui does

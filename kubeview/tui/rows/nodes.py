@@ -18,16 +18,17 @@ from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
 from kubeview.tui.rows.column import Column
 
-COLUMNS = [
-    Column("name", "NAME", 0),
-    Column("cpu", "CPU req/alloc", 18),
-    Column("memory", "MEMORY req/alloc", 18),
-    Column("gpu", "GPU req/alloc", 16),
-    Column("pods", "PODS", 7, "right"),
-    Column("fit", "FIT", 5, "right"),
-    Column("status", "STATUS", 14),
+COLUMNS = [  # names whole; on a narrow screen the bars get shorter first (see `fit_widths`)
+    Column("name", "NAME", 0, whole=True),
+    Column("cpu", "CPU req/alloc", 18, least=9, descending=True),
+    Column("memory", "MEMORY req/alloc", 18, least=9, descending=True),
+    Column("gpu", "GPU req/alloc", 16, least=9, descending=True),
+    Column("pods", "PODS", 7, "right", descending=True),
+    Column("fit", "FIT", 5, "right", least=3, descending=True),
+    Column("status", "STATUS", 14, least=10),
     Column("taints", "TAINTS", 0),
 ]
+BAR = {"cpu": 8, "memory": 8, "gpu": 6}  # bar cells at full width; the figure after it always shows
 SORTS = {c.key: c.label.split()[0].lower() for c in COLUMNS}
 NUMERIC = ("cpu", "memory", "gpu", "pods", "fit")
 
@@ -152,19 +153,27 @@ def stamp(rows: NodeRows, name: str) -> tuple:
             *(None if np.isnan(v) else float(v) for v in (rows.used[k][i] for k in ("cpu", "memory", "gpu"))))
 
 
-def cells(rows: NodeRows, name: str) -> list[Text | str]:
+def _bar(key: str, width_of: dict[str, int], used: float | None) -> int:
+    """A bar's cells in a column `width_of[key]` wide: what the figure after it leaves, at most `BAR`."""
+    figure = 5 + (5 if used is not None else 0)  # " 31%" (" 8/8") and " u12%"
+    return max(1, min(BAR[key], width_of.get(key, 99) - figure))
+
+
+def cells(rows: NodeRows, name: str, width_of: dict[str, int] | None = None) -> list[Text | str]:
     i = rows.row.get(name)
     if i is None:
         return [name]
+    width_of = width_of or {}
     view = rows.views[i]
     out: list[Text | str] = [Text(name, style="bold")]
     for key in ("cpu", "memory"):
-        req, alloc, used = int(rows.req[key][i]), int(rows.alloc[key][i]), rows.used[key][i]
-        out.append(fmt.bar_cell(req, alloc, 8, None if np.isnan(used) else float(used)))
-    g_req, g_alloc, g_used = int(rows.req["gpu"][i]), int(rows.alloc["gpu"][i]), rows.used["gpu"][i]
+        req, alloc, u = int(rows.req[key][i]), int(rows.alloc[key][i]), rows.used[key][i]
+        used = None if np.isnan(u) else float(u)
+        out.append(fmt.bar_cell(req, alloc, _bar(key, width_of, used), used))
+    g_req, g_alloc, g_u = int(rows.req["gpu"][i]), int(rows.alloc["gpu"][i]), rows.used["gpu"][i]
     if g_alloc:
-        out.append(fmt.bar_cell(g_req, g_alloc, 6, None if np.isnan(g_used) else float(g_used),
-                                label=f"{g_req}/{g_alloc}".rjust(4)))
+        used = None if np.isnan(g_u) else float(g_u)
+        out.append(fmt.bar_cell(g_req, g_alloc, _bar("gpu", width_of, used), used, label=f"{g_req}/{g_alloc}".rjust(4)))
     else:
         out.append(Text("-", style="dim"))
     out.append(f"{int(rows.pods[i])}/{int(rows.alloc['pods'][i])}")

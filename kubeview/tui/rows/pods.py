@@ -16,15 +16,15 @@ from kubeview.tui.format import GPU
 from kubeview.tui.key_index import ItemValue
 from kubeview.tui.rows.column import Column
 
-COLUMNS = [
-    Column("namespace", "NAMESPACE", 11),
-    Column("name", "NAME", 0),
-    Column("node", "NODE", 14),
+COLUMNS = [  # names whole; the reason gets the rest, its key part first when cut (`reason_cell`)
+    Column("namespace", "NAMESPACE", 11, least=7),
+    Column("name", "NAME", 0, whole=True),
+    Column("node", "NODE", 0, whole=True),
     Column("phase", "PHASE", 9),
-    Column("cpu", "CPU", 6, "right"),
-    Column("memory", "MEM", 7, "right"),
-    Column("gpu", "GPU", 3, "right"),
-    Column("restarts", "RST", 4, "right"),
+    Column("cpu", "CPU", 6, "right", descending=True),
+    Column("memory", "MEM", 7, "right", descending=True),
+    Column("gpu", "GPU", 3, "right", descending=True),
+    Column("restarts", "RST", 4, "right", descending=True),
     Column("reason", "REASON", 0),
 ]
 PHASE_STYLE = {"Running": "green", "Pending": "bold yellow", "Succeeded": "dim", "Failed": "bold red"}
@@ -54,7 +54,16 @@ def search_text(pod: PodView) -> str:
     return f"{pod.namespace}/{pod.name} {pod.node or '<none>'} {pod.phase}".lower()
 
 
-def cells(pod: PodView | None, key: Key) -> list[Text | str]:
+def reason_cell(reason: str, width: int | None = None) -> str:
+    """The scheduler's message, or its key part when `width` cuts it: `0/5 nodes are available: 2
+    Insufficient nvidia.com/gpu, 3 Insufficient cpu. preemption: ...` -> `2 Insufficient nvidia.com/gpu,
+    3 Insufficient cpu`."""
+    if width is None or len(reason) <= width:
+        return reason
+    return fmt.reason_key(reason)
+
+
+def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None) -> list[Text | str]:
     if pod is None:
         return [key[0], Text(key[1], style="strike dim")]
     phase = "Terminating" if pod.deleting else pod.phase
@@ -69,5 +78,6 @@ def cells(pod: PodView | None, key: Key) -> list[Text | str]:
         fmt.mem(r["memory"]) if "memory" in r else "-",
         Text(str(gpu), style="bold") if gpu else Text("-", style="dim"),
         Text(str(pod.restarts), style="bold red" if pod.restarts else ""),
-        Text(pod.pending_reason or "", style="yellow") if pod.pending else "",
+        Text(reason_cell(pod.pending_reason or "", (width_of or {}).get("reason")), style="yellow")
+        if pod.pending else "",
     ]

@@ -15,8 +15,8 @@ COLUMNS = [
     Column("kind", "KIND", 11),
     Column("namespace", "NAMESPACE", 11),
     Column("name", "NAME", 0),
-    Column("desired", "DESIRED", 7, "right"),
-    Column("ready", "READY", 7, "right"),
+    Column("desired", "DESIRED", 7, "right", descending=True),
+    Column("ready", "READY", 7, "right", descending=True),
     Column("bar", "READY/DESIRED", 16),
     Column("owner", "OWNER", 0),
 ]

@@ -94,6 +94,11 @@ class ClusterScreen(Screen):
         if main is not None and self.focused is None:
             main.focus()
 
+    def on_screen_suspend(self) -> None:
+        """A screen's status line (an action's result, a refusal) goes with it; app-wide ones stay."""
+        if self.kv.banner != self.kv.sticky_banner:
+            self.kv.banner = ("", "")
+
     def refresh_data(self) -> None:
         t0 = time.perf_counter()
         self._stale = False

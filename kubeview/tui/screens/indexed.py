@@ -61,6 +61,7 @@ class IndexedScreen(ClusterScreen):
         self._narrow_to: str | None = None
         self._building: int | None = None  # generation of the index a worker is building
         self._generation = 0
+        self._table: VirtualTable | None = None
 
     # -- what subclasses provide -------------------------------------------------------------
     def items(self, state: ClusterState) -> dict:
@@ -80,7 +81,9 @@ class IndexedScreen(ClusterScreen):
 
     # -- table ---------------------------------------------------------------------------------
     def table(self) -> VirtualTable:
-        return self.query_one(VirtualTable)
+        if self._table is None:  # asked for per drawn row: a query each time shows in profiles
+            self._table = self.query_one(VirtualTable)
+        return self._table
 
     def main_widget(self) -> VirtualTable:
         return self.table()

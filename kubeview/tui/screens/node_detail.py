@@ -51,7 +51,8 @@ class NodeDetailScreen(ClusterScreen):
             pods = state.model.pods_on(self.node)
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
-        self.main_widget().rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k))
+        table = self.main_widget()
+        table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of))
 
     def apply_filter(self, text: str) -> None:
         self.refresh_data()

@@ -72,8 +72,8 @@ class NodesScreen(ClusterScreen):
         position = {n: i for i, n in enumerate(names)}
         table = self.main_widget()
         table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
-        table.rows = Rows(names, lambda name: rows.cells(data, name), position.get, self.sort_reverse,
-                          lambda name: rows.stamp(data, name))
+        table.rows = Rows(names, lambda name: rows.cells(data, name, table.width_of), position.get,
+                          self.sort_reverse, lambda name: rows.stamp(data, name))
 
     def apply_filter(self, text: str) -> None:
         self._show()

@@ -1,15 +1,23 @@
-"""Pods: namespace, name, node, phase, requests, restarts; Pending pods say why (the scheduler's words)."""
+"""Pods: namespace, name, node, phase, requests, restarts; Pending pods say why (the scheduler's words).
+
+Enter opens the pod: everything about it, the scheduler's message whole.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import pods as rows
 from kubeview.tui.screens.indexed import IndexedScreen
+from kubeview.tui.screens.pod_detail import NAME as DETAIL
+from kubeview.tui.screens.pod_detail import install_pod_detail
 from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 
 class PodsScreen(IndexedScreen):
@@ -17,6 +25,8 @@ class PodsScreen(IndexedScreen):
     KINDS = ("Pod",)
     COLUMNS = rows.COLUMNS
     EMPTY = "no pods (yet)"
+    BINDINGS = [Binding("enter", "open", "Open pod", id="pods.open",
+                        tooltip="Show the pod: requests, node, conditions, the scheduler's whole message")]
 
     def compose_body(self) -> ComposeResult:
         yield self.make_table()
@@ -34,4 +44,15 @@ class PodsScreen(IndexedScreen):
         return state.pod_search
 
     def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key)  # type: ignore[arg-type]
+        return rows.cells(items.get(key), key, self.table().width_of)  # type: ignore[arg-type]
+
+    def action_open(self) -> None:
+        key = self.table().cursor_key
+        if key is None:
+            return
+        install_pod_detail(self.app).show(key)  # type: ignore[arg-type]
+        self.app.push_screen(DETAIL)
+
+    @on(VirtualTable.Selected)
+    def _selected(self, event: VirtualTable.Selected) -> None:
+        self.action_open()

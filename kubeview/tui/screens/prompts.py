@@ -10,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.validation import Integer
 from textual.widgets import Button, Input, Label
 
+from kubeview.tui.widgets.text_field import TextField
+
 
 class NumberPrompt(ModalScreen[int | None]):
     """Ask for a whole number >= 0; Escape cancels (None)."""
@@ -23,8 +25,8 @@ class NumberPrompt(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="question")
-            yield Input(str(self.value), type="integer", validators=[Integer(minimum=0, maximum=100_000)],
-                        id="number")
+            yield TextField(str(self.value), restrict=r"\d*", validators=[Integer(minimum=0, maximum=100_000)],
+                            id="number")
             yield Label("Enter to scale, Escape to cancel", classes="hint")
 
     def on_mount(self) -> None:

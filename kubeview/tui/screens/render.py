@@ -73,7 +73,8 @@ class RenderScreen(ClusterScreen):
         super().on_mount()
         self.query_one("#render-image").border_title = "Image"
         self.query_one("#consumers").border_title = "Consumers"
-        if self.job is None:
+        if self.job is None:  # one message: not also the progress view's "waiting for the producer…"
+            self.query_one(RenderProgressView).display = False
             self.query_one("#render-result", Static).update(
                 "No render is running. Start one with:  kubeview --render three-spheres")
             self.query_one("#render-result").add_class("-idle")

@@ -98,11 +98,14 @@ class ClusterHeader(Widget):
                    style="bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold")
         if s.idle_gpus:
             out.append(f" │ {s.idle_gpus} allocated idle (<5%)", style="bold red")
-        for k, placeable, ideal in s.gpu_fits:
+        for k, placeable, ideal, fits_a_node in s.gpu_fits:
+            if not fits_a_node:
+                out.append(f" · {k}-GPU pods never fit (no node has {k})", style="dim")
+                continue
             if ideal == 0 and placeable == 0 and k > 1:
                 continue
             style = "yellow" if placeable < ideal else "dim"
-            out.append(f" · {k}-GPU pods fit {placeable}", style=style)
+            out.append(f" · {k}-GPU pods: room for {placeable}", style=style)
             if placeable < ideal:
-                out.append(f" (of {ideal})", style="yellow")
+                out.append(f" of {ideal} free", style="yellow")
         return out

@@ -14,8 +14,10 @@ from textual.reactive import reactive
 from textual.widgets import Input, Label, RadioButton, RadioSet, Static
 
 from kubeview.scheduling.config import POLICIES, PackingConfig
+from kubeview.tui.widgets.text_field import TextField
 
 WEIGHTED = ("nvidia.com/gpu", "cpu", "memory")
+WEIGHT_CHARS = r"\d*\.?\d*"  # a weight is a plain decimal: no sign, no exponent (`82e` was let in)
 
 
 def describe(config: PackingConfig | None) -> str:
@@ -47,8 +49,8 @@ class PolicyEditor(Vertical):
         with Horizontal(id="weights"):
             for r in WEIGHTED:
                 yield Label(r.split("/")[-1], classes="weight-label")
-                yield Input(type="number", id=f"weight-{r.replace('/', '-').replace('.', '-')}",
-                            classes="weight", compact=True)
+                yield TextField(restrict=WEIGHT_CHARS, id=f"weight-{r.replace('/', '-').replace('.', '-')}",
+                                classes="weight", compact=True)
         yield Static(id="policy-edited")
 
     def watch_live(self) -> None:

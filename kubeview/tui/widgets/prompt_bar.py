@@ -7,6 +7,8 @@ acts. While closed it shows the active filter, or a hint.
 
 from __future__ import annotations
 
+import os
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,16 +19,33 @@ from textual.suggester import SuggestFromList
 from textual.widget import Widget
 from textual.widgets import Input, Label
 
+from kubeview.tui.widgets.text_field import TextField
+
 SCREENS = ("nodes", "pods", "workloads", "packing", "render", "help", "quit")
 HINT = "/ filter   : nodes pods workloads packing render   ? help   ctrl+p every action"
 
 
-class PromptInput(Input):
+class PromptInput(TextField):
     FREEZES_FOOTER = True
-    BINDINGS = [Binding("escape", "close", "Close", id="prompt.close", tooltip="Close the prompt", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="prompt.close", tooltip="Close the prompt", show=False),
+        # the field's own, so Tab never reaches the app's focus_next (which opened a node page)
+        Binding("tab", "complete", "Complete", id="prompt.complete", show=False,
+                tooltip="Complete the screen name"),
+    ]
 
     def action_close(self) -> None:
         self.parent.close()  # type: ignore[union-attr]
+
+    def action_complete(self) -> None:
+        """`:pa` Tab -> `:packing`; with several candidates, as far as they agree."""
+        if getattr(self.parent, "mode", "") != "command":
+            return  # a filter has nothing to complete; Tab still stays here
+        value = self.value.strip().lstrip(":").lower()
+        hits = [name for name in SCREENS if name.startswith(value)]
+        if hits:
+            self.value = os.path.commonprefix(hits)
+            self.cursor_position = len(self.value)
 
     def _watch_value(self, value: str) -> None:
         """Input's own watcher, minus its layout: it sets `virtual_size` (a layout reactive) to the

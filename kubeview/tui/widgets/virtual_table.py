@@ -27,7 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from kubeview.tui.rows.column import Column
+from kubeview.tui.rows.column import Column, fit_widths
 
 Cell = str | Text
 CACHE_ROWS = 2048
@@ -139,7 +139,9 @@ class VirtualTable(ScrollView, can_focus=True):
         self._shown: list | None = None  # what `_signature` was when the lines were last repainted
         self._generation = 0
         self._widths: list[int] = []
-        self._widths_for = -1
+        self._widths_for: tuple = ()
+        self.want: dict[str, int] = {}  # what flexible columns' content wants (the longest name)
+        self.width_of: dict[str, int] = {}  # each column's width on screen now, by key
 
     # -- data --------------------------------------------------------------------------------------
     def watch_rows(self, rows: Rows) -> None:
@@ -163,7 +165,25 @@ class VirtualTable(ScrollView, can_focus=True):
             self.cursor_key = new_key
             self.post_message(self.Highlighted(self, new_key))
         self._scroll_cursor_into_view()
+        self._measure()
         self._refresh_changed()
+
+    def _measure(self) -> None:
+        """Widen the `whole` columns (names) to the widest cell on the page: grow only, so widths
+        do not jump back and forth while scrolling; a wider one redraws the table."""
+        whole = [(i, c.key) for i, c in enumerate(self.columns) if c.whole]
+        rows = self.rows
+        if not whole or not len(rows):
+            return
+        want = dict(self.want)
+        top = round(self.scroll_y)
+        for row in range(top, min(len(rows), top + self.page_height)):
+            cells = rows.cells(rows.key(row))
+            for i, key in whole:
+                if i < len(cells):
+                    cell = cells[i]
+                    want[key] = max(want.get(key, 0), cell_len(cell if isinstance(cell, str) else cell.plain))
+        self.set_want(want)
 
     def watch_cursor(self, row: int) -> None:
         rows = self.rows
@@ -177,6 +197,7 @@ class VirtualTable(ScrollView, can_focus=True):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._shown = None  # every line moved: the next change repaints all of them
+        self._measure()
 
     def _signature(self) -> list:
         """What each visible line shows: (key, stamp, is cursor), None past the last row."""
@@ -293,21 +314,19 @@ class VirtualTable(ScrollView, can_focus=True):
         return self._pass
 
     def _column_widths(self, width: int) -> list[int]:
-        if width == self._widths_for:
-            return self._widths
-        fixed = sum(c.width for c in self.columns) + len(self.columns)
-        flex = [c for c in self.columns if c.width == 0]
-        spare = max(0, width - fixed)
-        share = spare // len(flex) if flex else 0
-        widths = []
-        for c in self.columns:
-            if c.width:
-                widths.append(c.width)
-            else:
-                extra = spare - share * (len(flex) - 1) if c is flex[-1] else share
-                widths.append(max(4, extra))
-        self._widths, self._widths_for = widths, width
-        return widths
+        stamp = (width, *self.want.items())
+        if stamp != self._widths_for:
+            self._widths, self._widths_for = fit_widths(self.columns, width, self.want), stamp
+            self.width_of = {c.key: w for c, w in zip(self.columns, self._widths, strict=True)}
+        return self._widths
+
+    def set_want(self, want: dict[str, int]) -> None:
+        """Widths the flexible columns' content wants; a change redraws every line."""
+        if want != self.want:
+            self.want = want
+            self._cache.clear()
+            self._shown = None
+            self.refresh()
 
     def _line(self, cells: Sequence[Cell], base: Style, width: int, highlight: Style | None = None,
               highlight_key: str | None = None) -> Strip:
@@ -355,8 +374,8 @@ class VirtualTable(ScrollView, can_focus=True):
         labels: list[Cell] = []
         for c in self.columns:
             label = c.label
-            if c.key == self.sort_column:
-                label += " ▼" if self.sort_reverse else " ▲"
+            if c.key == self.sort_column:  # the arrow says the order shown: ▼ largest first
+                label += " ▼" if c.descending != self.sort_reverse else " ▲"
             labels.append(label)
         line = self._line(labels, style, width, sorted_style, self.sort_column)
         if not self.note:
@@ -384,6 +403,7 @@ class VirtualTable(ScrollView, can_focus=True):
         cache_key = (key, stamp, style, width)  # the style says cursor or not, focused or not
         strip = self._cache.get(cache_key)
         if strip is None:
+            self._column_widths(width)  # cells may be drawn for their column's width (`width_of`)
             strip = self._line(rows.cells(key), style, width)
             if len(self._cache) > CACHE_ROWS:
                 self._cache.clear()

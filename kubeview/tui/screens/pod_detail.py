@@ -1,0 +1,117 @@
+"""One pod: phase, node, requests and limits with their units, conditions, and the scheduler's whole
+message, wrapped (the Pods table can only show its key part).
+
+Conditions come from the source's own copy of the pod when it keeps one (`source.get`, the local
+cluster); otherwise from what the model knows (PodScheduled). Installed once and reused, like the
+node screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from kubeview.model.views import PodView
+from kubeview.tui import format as fmt
+from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.cluster_header import ClusterHeader
+
+NAME = "pod-detail"
+
+
+def install_pod_detail(app: App) -> PodDetailScreen:
+    if not app.is_screen_installed(NAME):
+        app.install_screen(PodDetailScreen(), NAME)
+    return app.get_screen(NAME)  # type: ignore[return-value]
+
+
+class PodDetailScreen(ClusterScreen):
+    SCREEN_TITLE = "Pod"
+    FILTERABLE = False
+    BINDINGS = [Binding("escape", "back", "Back", id="pod.back", tooltip="Back to the pods")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.key: tuple[str, str] = ("", "")
+
+    def show(self, key: tuple[str, str]) -> None:
+        self.key = key
+        self.SCREEN_TITLE = f"Pod {key[0]}/{key[1]}"
+        self._stale = True
+        for header in self.query(ClusterHeader):
+            header.screen_title = self.SCREEN_TITLE
+
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="pod-detail"):
+            yield Static(id="pod-text")
+
+    def main_widget(self) -> VerticalScroll:
+        return self.query_one("#pod-detail", VerticalScroll)
+
+    def update_from_state(self, state: ClusterState) -> None:
+        with state.lock:
+            pod = state.model.pods.get(self.key)
+        raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
+        self.query_one("#pod-text", Static).update(describe(pod, self.key, raw))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:
+    get = getattr(source, "get", None)
+    if get is None:
+        return None
+    try:
+        return get("Pod", *key)
+    except Exception:  # a source that cannot answer: what the model knows will do
+        return None
+
+
+def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None) -> str:
+    """The pod as markup, `kubectl describe` style, one fact a line; long lines wrap on screen."""
+    if pod is None:
+        return f"[b]{escape('/'.join(key))}[/b]\n\n[dim]this pod is gone[/dim]"
+    phase = "Terminating" if pod.deleting else pod.phase
+    lines = [
+        f"[b]Namespace[/b]  {escape(pod.namespace)}",
+        f"[b]Name[/b]       {escape(pod.name)}",
+        f"[b]Phase[/b]      {escape(phase)}",
+        f"[b]Node[/b]       {escape(pod.node or '<none> (not scheduled)')}",
+        f"[b]Restarts[/b]   {pod.restarts}",
+    ]
+    if pod.owner:
+        lines.append(f"[b]Owner[/b]      {escape(pod.owner[0])}/{escape(pod.owner[1])}")
+    lines += ["", "[b]Resources[/b]     request    limit"]
+    for res in sorted(set(pod.requests) | set(pod.limits)):
+        if res == "pods":
+            continue
+        req = fmt.amount(res, pod.requests[res]) if res in pod.requests else "-"
+        lim = fmt.amount(res, pod.limits[res]) if res in pod.limits else "-"
+        lines.append(f"  {escape(_unit_name(res)):<12}{req:>8} {lim:>8}")
+    lines += ["", "[b]Conditions[/b]"]
+    lines += [f"  {escape(c)}" for c in _conditions(pod, raw)]
+    if pod.pending_reason:
+        lines += ["", "[b]Why it is not scheduled[/b] (the scheduler's message)",
+                  f"  [yellow]{escape(pod.pending_reason)}[/yellow]"]
+    return "\n".join(lines)
+
+
+def _unit_name(resource: str) -> str:
+    return {"memory": "memory", "cpu": "cpu", fmt.GPU: "GPU (nvidia)"}.get(resource, resource)
+
+
+def _conditions(pod: PodView, raw: dict | None) -> list[str]:
+    found = ((raw or {}).get("status") or {}).get("conditions") or []
+    if found:
+        return [f"{c.get('type', '?')}={c.get('status', '?')}" + (f" ({c['reason']})" if c.get("reason") else "")
+                for c in found]
+    if pod.node:
+        return ["PodScheduled=True"]
+    return ["PodScheduled=False (Unschedulable)" if pod.pending_reason else "PodScheduled: not yet"]

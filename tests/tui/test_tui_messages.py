@@ -1,0 +1,108 @@
+"""What the TUI says: sort arrows match the order, units on requests, one render message, status lines
+that go with their screen, long refusals read whole, pods bigger than any node said to never fit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual.widgets import Static
+from tui_helpers import run_async, settle
+
+from kubeview.cluster.synthetic import SyntheticSource
+from kubeview.tui.app import make_app
+from kubeview.tui.format import requests_summary
+from kubeview.tui.summary import EMPTY, Totals
+from kubeview.tui.widgets.banner import Banner
+from kubeview.tui.widgets.cluster_header import ClusterHeader
+from kubeview.tui.widgets.virtual_table import VirtualTable
+
+SIZE = (120, 40)
+FORBIDDEN = ('replicasets.apps "app-00001" is forbidden: User "system:serviceaccount:default:viewer" cannot '
+             'patch resource "replicasets/scale" in API group "apps" in the namespace "default" (403 Forbidden)')
+
+
+def header(table: VirtualTable) -> str:
+    return table.render_line(0).text
+
+
+@run_async
+async def test_the_sort_arrow_points_the_way_rows_go(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(VirtualTable)
+        assert "NAME ▲" in header(table)  # a to z
+        await pilot.press("F")  # largest fit first: descending
+        await pilot.pause()
+        assert "FIT ▼" in header(table)
+        await pilot.press("F")
+        await pilot.pause()
+        assert "FIT ▲" in header(table)
+        await pilot.press("2", "o", "o", "o")  # pods by cpu, largest first
+        await pilot.pause()
+        assert "CPU ▼" in header(app.screen.query_one(VirtualTable))
+
+
+def test_requests_say_what_and_in_which_unit() -> None:
+    assert requests_summary({"cpu": 1000, "memory": 2**30, "nvidia.com/gpu": 2, "pods": 1}) == "cpu 1, mem 1Gi, 2 GPU"
+    assert requests_summary({"cpu": 500}) == "cpu 500m, no memory request"
+
+
+@run_async
+async def test_packing_asks_with_units(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await pilot.pause()
+        text = str(app.screen.query_one("#whatif-summary", Static).render())
+        assert "asks cpu 1, mem 1Gi, 2 GPU" in text
+
+
+def test_a_pod_bigger_than_every_node_never_fits_in_the_header() -> None:
+    summary = replace(EMPTY, gpu=Totals(2, 6, None), gpu_free=3, gpu_largest=1,
+                      gpu_fits=((1, 3, 3, True), (2, 0, 1, True), (4, 0, 0, False), (8, 0, 0, False)))
+    line = ClusterHeader()._line3(summary).plain
+    assert "2-GPU pods: room for 0 of 1 free" in line
+    assert "4-GPU pods never fit (no node has 4)" in line and "lost" not in line.lower()
+
+
+@run_async
+async def test_the_render_screen_without_a_render_says_one_thing(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *"render", "enter")
+        await pilot.pause()
+        shown = "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # what is on screen
+        assert "No render is running" in shown and "waiting for the producer" not in shown
+
+
+@run_async
+async def test_a_screen_status_goes_with_it_but_a_failed_watch_stays(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *"xyz", "enter")
+        await pilot.pause()
+        assert app.banner[0].startswith("no screen 'xyz'")
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.banner == ("", "") and not app.screen.query_one(Banner).display
+        app.banner = app.sticky_banner = ("watch failed: connection refused", "error")
+        await pilot.press("3")
+        await pilot.pause()
+        assert app.banner == ("watch failed: connection refused", "error")
+
+
+@run_async
+async def test_a_long_refusal_is_read_whole(small_cluster: SyntheticSource) -> None:
+    app = make_app(small_cluster)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.banner = (FORBIDDEN, "error")
+        await pilot.pause()
+        banner = app.screen.query_one(Banner)
+        assert banner.size.height > 1  # wrapped, not cut at the screen's width
+        lines = [banner.render_line(y).text.strip() for y in range(banner.size.height)]
+        assert " ".join(" ".join(lines).split()) == FORBIDDEN
