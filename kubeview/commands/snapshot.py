@@ -227,7 +227,9 @@ def print_tables(model: ClusterModel, console: Console) -> None:
         for name in ("GPUs per pod", "Placeable", "If unfragmented", "Lost"):
             table.add_column(name, justify="right")
         for s in frag.sizes:
-            table.add_row(str(s.size), str(s.placeable), str(s.ideal), str(s.stranded))
+            # a size bigger than every node is not lost to fragmentation: it can never fit
+            lost = str(s.stranded) if s.fits_a_node else "never fits"
+            table.add_row(str(s.size), str(s.placeable), str(s.ideal), lost)
         _section(console, f"[bold]GPU fragmentation[/]  {frag.free_total} free on {frag.nodes} nodes, "
                           f"largest fit {frag.largest_fit}", table)
     pending = model.pending()

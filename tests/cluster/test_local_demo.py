@@ -104,3 +104,13 @@ def test_snapshot_titles_stay_on_one_line(demo: tuple[LocalSource, ClusterModel]
     for title in ("Cluster totals", "Pending pods", "Workloads", "gpu-node-1  Ready  pods 4  largest GPU fit 1"):
         assert title in lines
     assert max(len(line) for line in lines) <= width
+
+
+def test_snapshot_table_says_a_size_no_node_has_never_fits(demo: tuple[LocalSource, ClusterModel]) -> None:
+    """2-GPU nodes: a 2-GPU pod is lost to fragmentation (1 free on each), a 4-GPU pod never fits."""
+    out = io.StringIO()
+    print_tables(demo[1], Console(file=out, width=120, soft_wrap=False, highlight=False, color_system=None))
+    rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]]
+            for line in out.getvalue().splitlines() if line.count("│") == 3}
+    assert rows["2"] == ["0", "1", "1"]
+    assert rows["4"] == ["0", "0", "never fits"]
