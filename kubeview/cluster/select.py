@@ -22,7 +22,8 @@ def wants_kube(args: argparse.Namespace) -> bool:
     cluster's simulated data and exit 0."""
     asked = [f"{flag} {value}" for flag, attr in (("--context", "context"), ("-n", "namespace"))
              if (value := getattr(args, attr, None))]
-    local = next((flag for flag, attr in (("--demo", "demo"), ("--local", "local")) if getattr(args, attr, False)), None)
+    given = {"--demo": getattr(args, "demo", False), "--local": getattr(args, "local", False)}
+    local = next((flag for flag, on in given.items() if on), None)
     if local:  # wins over a kubeconfig (as before), not over an explicit context
         if asked:
             raise SourceError(f"{asked[0]} is for a real cluster, but {local} asks for the embedded one; drop one of them.")

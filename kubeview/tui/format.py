@@ -170,5 +170,13 @@ def reason_key(reason: str) -> str:
     """What a scheduler message says about the nodes, without `0/5 nodes are available:` before it or
     the preemption sentence after it: `2 Insufficient nvidia.com/gpu, 3 Insufficient cpu`."""
     key = _NODES_AVAILABLE.sub("", reason, count=1)
-    key = key.split(" preemption:", 1)[0].strip()
-    return key.removesuffix(".") or reason
+    key = key.split(" preemption:", 1)[0].strip().removesuffix(".")
+    if not key:
+        return reason
+    # the parts come sorted as strings (kube-scheduler's order); the one most nodes gave leads here,
+    # so a cut column still shows it: "5 Insufficient nvidia.com/gpu, 3 Insufficient cpu, 1 ..."
+    parts = [p.strip() for p in key.split(", ")]
+    counted = [(int(p.split(" ", 1)[0]), i, p) for i, p in enumerate(parts) if p.split(" ", 1)[0].isdigit()]
+    if len(counted) != len(parts):
+        return key
+    return ", ".join(p for _, _, p in sorted(counted, key=lambda c: (-c[0], c[1])))
