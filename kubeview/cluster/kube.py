@@ -21,7 +21,7 @@ from kubeview.cluster.kube_config import connect, kubeconfig_available
 from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
-from kubeview.model.events import SourceEvent
+from kubeview.model.events import Scope, SourceEvent
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
@@ -55,15 +55,17 @@ class KubeSource:
         self.namespace = namespace or None
         self.settings = settings or WatchSettings()
         self.kinds = kinds
-        scope = f" (namespace {self.namespace}; node figures partial)" if self.namespace else ""
-        self.title = self.connection.title + scope
-        # Pods are listed in the namespace only, so node figures leave the other namespaces' pods
-        # out and overstate free capacity: said in the header (title) and the snapshot's `partial`.
-        self.partial = (f"pods are listed in namespace {self.namespace} only (-n), so node figures leave out "
-                        "other namespaces' pods" if self.namespace else None)
+        # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
+        # pod; only the namespace's are listed for display (the model's `display_namespace`). When
+        # the cluster-wide list is forbidden, pods are listed in the namespace only: node figures
+        # then leave the other namespaces' pods out (free capacity overstated), and `partial` and
+        # the title say so (`Scope` events tell the model; see `_narrowed`).
+        self.title = self.connection.title + (f" (namespace {self.namespace})" if self.namespace else "")
+        self.partial: str | None = None
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
+        self._emit: Callable[[SourceEvent], None] | None = None
 
     # -- ClusterSource -------------------------------------------------------------------------
     def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event, *,
@@ -72,6 +74,9 @@ class KubeSource:
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
         link = Link(list(self.kinds), emit)
+        self._emit = emit
+        if self.namespace:
+            emit(Scope(self.title, self.namespace, self.partial))
         halt = threading.Event()  # stop, close() or a fatal error in any informer
         failure: list[str] = []
         self._informers = [Informer(self._spec(kind), emit, halt, link, self.server, self.settings)
@@ -144,5 +149,17 @@ class KubeSource:
             def call(**kwargs: object) -> object:
                 return method(ns, **kwargs)
 
-            return KindSpec(kind, plural, call, ns)
+            in_namespace = KindSpec(kind, plural, call, ns)
+            if kind != "Pod":
+                return in_namespace
+            # pods: cluster-wide first (node figures need every pod), the namespace on a 403
+            return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
         return KindSpec(kind, plural, getattr(api, all_ns))
+
+    def _narrowed(self) -> None:
+        """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""
+        self.title = f"{self.connection.title} (namespace {self.namespace}; node figures partial)"
+        self.partial = (f"pods are listed in namespace {self.namespace} only (-n; listing pods in all "
+                        "namespaces is forbidden), so node figures leave out other namespaces' pods")
+        if self._emit is not None:
+            self._emit(Scope(self.title, self.namespace, self.partial))

@@ -91,6 +91,10 @@ class KindSpec:
     plural: str  # "pods", for messages
     call: Callable[..., object]  # e.g. CoreV1Api.list_pod_for_all_namespaces (namespace already bound)
     namespaced_scope: str = ""  # "" = all namespaces / cluster; else the namespace
+    # when the API answers 403 (RBAC): this narrower spec is used instead (relisting with it), and
+    # `on_fallback()` is called first (the source says what it now shows, see KubeSource)
+    fallback: KindSpec | None = None
+    on_fallback: Callable[[], None] | None = None
 
 
 class Link:
@@ -248,6 +252,8 @@ class Informer:
             code = int(obj.get("code") or 0)
             if code == 410:
                 raise Gone(obj.get("message", "expired"))
+            if code == 403:
+                self._fall_back()
             if code in (401, 403):
                 raise Fatal(describe_api_error(code, json.dumps(obj), f"Watching {self.spec.plural}"))
             raise RuntimeError(f"watch error {code}: {obj.get('message', '')}")
@@ -278,6 +284,8 @@ class Informer:
             raise Throttled(min(self.settings.retry_after_max, 1.0 if wait is None else wait)) from None
         scope = f" in namespace {self.spec.namespaced_scope}" if self.spec.namespaced_scope else ""
         action = f"Listing {self.spec.plural}{scope}"
+        if status == 403:
+            self._fall_back()
         if status in (401, 403):
             sentence = describe_api_error(status, exc.body, action)
             if status == 403 and not self.spec.namespaced_scope and self.spec.kind != "Node":
@@ -287,6 +295,19 @@ class Informer:
             raise ConnectionError(exc.reason) from None
         if 400 <= status < 500:
             raise Fatal(describe_api_error(status, exc.body, action)) from None
+
+    def _fall_back(self) -> None:
+        """On a 403, switch to the spec's narrower fallback, if it has one, and relist (`Gone`)."""
+        narrower = self.spec.fallback
+        if narrower is None:
+            return
+        log.info("%s: %s forbidden, falling back to namespace %s", self.spec.kind, self.spec.plural,
+                 narrower.namespaced_scope)
+        if self.spec.on_fallback is not None:
+            self.spec.on_fallback()
+        self.spec = narrower
+        self.resource_version = None
+        raise Gone("forbidden cluster-wide; relisting in the namespace")
 
     def _describe(self, exc: BaseException) -> str:
         if isinstance(exc, ApiException):

@@ -77,7 +77,7 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=getattr(source, "title", ""))
-    model.partial = getattr(source, "partial", None)
+    model.partial = getattr(source, "partial", None)  # a `Scope` event may change it (and the title)
     kinds = tuple(getattr(source, "kinds", KINDS))
     deadline = time.monotonic() + timeout
     try:
@@ -202,7 +202,7 @@ def print_tables(model: ClusterModel, console: Console) -> None:
     fits = model.largest_fit(GPU)
     has_gpu = alloc.column(GPU) is not None
     console.print(f"[bold]{model.title or 'cluster'}[/]  {model.connection.state}  "
-                  f"{len(alloc.nodes)} nodes, {len(model.pods)} pods ({model.pending_count()} pending)")
+                  f"{len(alloc.nodes)} nodes, {len(model.shown_pods())} pods ({model.pending_count()} pending)")
     for i, view in enumerate(alloc.views):
         state = "Ready" if view.ready else "NotReady"
         if view.unschedulable:

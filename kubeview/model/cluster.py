@@ -16,11 +16,12 @@ Not thread-safe: one thread applies events; readers take `allocation()` (a dense
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
-from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.table import NodeTable
@@ -38,6 +39,8 @@ class ClusterModel:
     def __init__(self, title: str = "") -> None:
         self.title = title
         self.partial: str | None = None  # why node figures do not count every pod (the source's scope)
+        # the namespace whose pods are listed for display (-n); node figures still count every pod held
+        self.display_namespace: str | None = None
         self.nodes: dict[str, NodeView] = {}
         self.pods: dict[PodKey, PodView] = {}
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
@@ -66,6 +69,10 @@ class ClusterModel:
         elif isinstance(event, UsageUpdate):
             self.usage.merge(event)
             changed = True
+        elif isinstance(event, Scope):
+            changed = (event.title, event.namespace, event.partial) != (
+                self.title, self.display_namespace, self.partial)
+            self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:
@@ -302,12 +309,26 @@ class ClusterModel:
         """The pods counted against `node` (bound, not finished), by name."""
         return sorted((self._bound.get(node) or {}).values(), key=lambda p: p.key)
 
+    def shown(self, key: PodKey) -> bool:
+        """Is this pod listed for display (in `display_namespace`, when one is set)?"""
+        return self.display_namespace is None or key[0] == self.display_namespace
+
+    def shown_pods(self) -> Mapping[PodKey, PodView]:
+        """The pods listed for display: all of them, or `display_namespace`'s (node figures count all)."""
+        if self.display_namespace is None:
+            return self.pods
+        return NamespacePods(self.pods, self.display_namespace)
+
     def pending(self) -> list[PodView]:
-        """Unbound, unfinished pods, by (namespace, name); `.pending_reason` has the scheduler's message."""
-        return sorted(self._pending.values(), key=lambda p: p.key)
+        """Unbound, unfinished pods shown (see `shown`), by (namespace, name); `.pending_reason` has the
+        scheduler's message."""
+        return sorted((p for k, p in self._pending.items() if self.shown(k)), key=lambda p: p.key)
 
     def pending_count(self) -> int:
-        return len(self._pending)
+        """How many pods `pending()` lists."""
+        if self.display_namespace is None:
+            return len(self._pending)
+        return sum(1 for k in self._pending if k[0] == self.display_namespace)
 
     def schedulable(self) -> np.ndarray:
         """Per node (allocation order): Ready and not cordoned."""
@@ -348,6 +369,31 @@ class ClusterModel:
 
     def is_synced(self, kinds: tuple[str, ...] | list[str]) -> bool:
         return all(k in self.synced for k in kinds)
+
+
+class NamespacePods(Mapping[PodKey, PodView]):
+    """A live read-only view of the model's pods in one namespace (lookups cost what the dict's do)."""
+
+    __slots__ = ("_pods", "_namespace")
+
+    def __init__(self, pods: dict[PodKey, PodView], namespace: str) -> None:
+        self._pods, self._namespace = pods, namespace
+
+    def __getitem__(self, key: PodKey) -> PodView:
+        if key[0] != self._namespace:
+            raise KeyError(key)
+        return self._pods[key]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and key[:1] == (self._namespace,) and key in self._pods
+
+    def __iter__(self) -> Iterator[PodKey]:
+        ns = self._namespace
+        return (k for k in self._pods if k[0] == ns)
+
+    def __len__(self) -> int:
+        ns = self._namespace
+        return sum(1 for k in self._pods if k[0] == ns)
 
 
 def _pod_key(obj: dict) -> PodKey:

@@ -38,4 +38,15 @@ class ConnectionState:
     detail: str = ""
 
 
-SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate  # UsageUpdate: see model/usage.py
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What the source shows and counts: `title` for the header; `namespace` the one namespace whose
+    pods are listed for display (None: all); `partial` why node figures miss some pods (None: they
+    count every pod). A source may send it again when its scope changes (e.g. a 403 narrows it)."""
+
+    title: str
+    namespace: str | None = None
+    partial: str | None = None
+
+
+SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

@@ -121,7 +121,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
     usage = model.usage.pods
     out = []
     append = out.append
-    for key, p in model.pods.items():
+    for key, p in model.shown_pods().items():
         req, lim = p.requests, p.limits
         rj = amounts.get(id(req))
         if rj is None:
@@ -214,7 +214,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         if not node_resources:
             del nodes[-1]["resources"]
     pod_usage = usage.pods
-    pod_docs = [_pod_doc(p, pod_usage.get(key)) for key, p in model.pods.items()] if pods else []
+    pod_docs = [_pod_doc(p, pod_usage.get(key)) for key, p in model.shown_pods().items()] if pods else []
     workloads = [
         {"kind": w.kind, "namespace": w.namespace, "name": w.name, "desired": w.desired, "ready": w.ready,
          "current": w.current, "available": w.available}
@@ -242,7 +242,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),
             "readyNodes": sum(1 for v in alloc.views if v.ready),
-            "pods": len(model.pods),
+            "pods": len(model.shown_pods()),
             "pendingPods": model.pending_count(),
             "totals": totals,
             "usage": {"source": usage.source, "at": _iso(usage.at), "window": usage.window, "error": usage.error,

@@ -119,8 +119,9 @@ class ClusterState:
         model = self.model
         if isinstance(event, Listed):
             if event.kind == "Pod":
-                self.pods_by_name.rebuild(sorted(model.pods))
-                self.pod_search = {k: pod_search_text(p) for k, p in model.pods.items()}
+                shown = model.shown_pods()  # -n: the namespace's pods only (node figures count all)
+                self.pods_by_name.rebuild(sorted(shown))
+                self.pod_search = {k: pod_search_text(p) for k, p in shown.items()}
                 # Millions of long-lived objects now: keep the cyclic GC from walking them all
                 # (a full collection would stall the UI for most of a second). Refcounting still
                 # frees them; they are acyclic.
@@ -137,7 +138,7 @@ class ClusterState:
         elif isinstance(event, WatchEvent):
             key = event_key(event)
             if event.kind == "Pod":
-                _follow(key, model.pods, self.pods_by_name, self.pod_search, pod_search_text)
+                _follow(key, model.shown_pods(), self.pods_by_name, self.pod_search, pod_search_text)
             elif event.kind in WORKLOAD_KINDS:
                 _follow(key, model.workloads, self.workloads_by_name, self.workload_search, workload_search_text)
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from kubeapi import KubeAPI
+from test_kube_source import other_namespace_pods
 
 from kubeview.model.schema_check import validate
 from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA
@@ -65,15 +66,35 @@ def test_snapshot_tables_metrics_schema_and_errors(kube_api: KubeAPI) -> None:
 
 
 @pytest.mark.slow
-def test_namespace_scope_says_node_figures_are_partial(kube_api: KubeAPI) -> None:
-    """With -n only that namespace's pods are listed: the free capacity shown is overstated, and the
-    document says so instead of passing for the whole cluster."""
+def test_namespace_scope_counts_every_pod_and_lists_the_namespace(kube_api: KubeAPI) -> None:
+    """-n with cluster-wide pods allowed: node figures count other namespaces' pods too (not partial),
+    the pod lists are the namespace's."""
+    kube_api.set_list("/api/v1/pods", other_namespace_pods())
     whole = json.loads(kubeview(kube_api, "--json").stdout)
-    assert whole["cluster"]["partial"] is None
     out = kubeview(kube_api, "--json", "-n", "default")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert validate(doc, SNAPSHOT_SCHEMA) == []
-    assert doc["cluster"]["partial"] == {"reason": "pods are listed in namespace default only (-n), so node "
-                                                   "figures leave out other namespaces' pods"}
+    assert doc["cluster"]["partial"] is None
+    assert doc["cluster"]["title"] == f"kubeview-test @ {kube_api.url} (namespace default)"
+    assert doc["nodes"] == whole["nodes"]  # the other namespace's pod counted on gpu-node-1
+    assert {p["namespace"] for p in doc["pods"]} == {"default"} and doc["cluster"]["pods"] == len(doc["pods"]) == 6
+    assert {p["namespace"] for p in whole["pods"]} == {"default", "other"}
+
+
+@pytest.mark.slow
+def test_namespace_scope_says_node_figures_are_partial_when_pods_are_forbidden(kube_api: KubeAPI) -> None:
+    """-n and the cluster-wide pod list answers 403: the namespace's pods only, and the document says
+    the free capacity shown is overstated instead of passing for the whole cluster."""
+    kube_api.respond_fixture("GET", "/api/v1/pods", "status-403-forbidden-serviceaccount.json", times=2)
+    out = kubeview(kube_api, "--json", "-n", "default")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    assert doc["cluster"]["partial"] == {"reason": "pods are listed in namespace default only (-n; listing pods "
+                                                   "in all namespaces is forbidden), so node figures leave out "
+                                                   "other namespaces' pods"}
     assert doc["cluster"]["title"] == f"kubeview-test @ {kube_api.url} (namespace default; node figures partial)"
+    assert kube_api.requests_to("/api/v1/namespaces/default/pods", watch=False)
+    tables = kubeview(kube_api, "-n", "default")
+    assert tables.returncode == 0 and "node figures partial" in tables.stdout

@@ -7,6 +7,7 @@ and which requests reached the server.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -17,7 +18,7 @@ from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeview.cluster.kube import KubeSource, WatchSettings
 from kubeview.cluster.source import SourceError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import ConnectionState, Listed, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, Scope, WatchEvent
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 OTHER_WATCHES = ["/api/v1/nodes", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
@@ -180,13 +181,52 @@ def test_429_waits_for_retry_after(kube_api: KubeAPI) -> None:
     assert len(model.nodes) == 5 and "reconnecting" not in [e.state for e in events if isinstance(e, ConnectionState)]
 
 
-def test_namespace_scopes_pods_and_workloads(kube_api: KubeAPI) -> None:
-    for path in ("/api/v1/nodes", "/api/v1/namespaces/default/pods", "/apis/apps/v1/namespaces/default/replicasets",
-                 "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets"):
+NS_WATCHES = ("/api/v1/nodes", "/apis/apps/v1/namespaces/default/replicasets",
+              "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets")
+
+
+def other_namespace_pods() -> dict:
+    """The all-namespaces pod list plus a pod of namespace `other` bound to gpu-node-1 (500m CPU)."""
+    doc = fixtures.load("pods-list-all-namespaces.json")
+    pod = json.loads(json.dumps(next(p for p in doc["items"] if p["spec"].get("nodeName") == "gpu-node-1")))
+    pod["metadata"].update(namespace="other", name="elsewhere", uid="elsewhere-uid")
+    pod["metadata"].pop("ownerReferences", None)
+    for c in pod["spec"]["containers"]:
+        c["resources"] = {"requests": {"cpu": "500m"}}
+    doc["items"].append(pod)
+    return doc
+
+
+def test_namespace_reads_pods_cluster_wide_and_shows_the_namespace(kube_api: KubeAPI) -> None:
+    """-n: pods still come cluster-wide (node figures count every pod); only the namespace's are shown."""
+    kube_api.set_list(PODS, other_namespace_pods())
+    for path in (*NS_WATCHES, PODS):
+        kube_api.script_watch(path, WatchScript([], end="close"))
+    events, model = run(kube_api, 1, namespace="default")
+    assert kube_api.requests_to(PODS, watch=False)
+    assert not kube_api.requests_to("/api/v1/namespaces/default/pods")
+    assert [e for e in events if isinstance(e, Scope)] == [
+        Scope(f"kubeview-test @ {kube_api.url} (namespace default)", "default", None)]
+    assert model.partial is None and model.display_namespace == "default"
+    assert ("other", "elsewhere") in model.pods and ("other", "elsewhere") not in model.shown_pods()
+    assert sorted(model.shown_pods()) == sorted(fresh().pods)
+    a, whole = model.allocation(), fresh().allocation()
+    gpu1, cpu = a.nodes.index("gpu-node-1"), a.column("cpu")
+    assert a.requested[gpu1, cpu] == whole.requested[gpu1, cpu] + 500
+    assert model.pod_counts()[gpu1] == fresh().pod_counts()[gpu1] + 1
+
+
+def test_namespace_falls_back_to_its_own_pods_when_cluster_wide_is_forbidden(kube_api: KubeAPI) -> None:
+    kube_api.respond_fixture("GET", PODS, "status-403-forbidden-serviceaccount.json")
+    for path in (*NS_WATCHES, "/api/v1/namespaces/default/pods"):
         kube_api.script_watch(path, WatchScript([], end="close"))
     events, model = run(kube_api, 1, namespace="default")
     assert kube_api.requests_to("/api/v1/namespaces/default/pods", watch=False)
-    assert not kube_api.requests_to(PODS)
+    assert len(kube_api.requests_to(PODS)) == 1
+    scopes = [e for e in events if isinstance(e, Scope)]
+    assert [s.partial is None for s in scopes] == [True, False]
+    assert scopes[-1].title == f"kubeview-test @ {kube_api.url} (namespace default; node figures partial)"
+    assert "forbidden" in model.partial and model.title == scopes[-1].title
     assert state(model) == state(fresh())
 
 

@@ -32,7 +32,7 @@ class PodsScreen(IndexedScreen):
         yield self.make_table()
 
     def items(self, state: ClusterState) -> dict:
-        return state.model.pods
+        return state.model.shown_pods()  # -n: the namespace's pods only
 
     def by_name(self, state: ClusterState) -> KeyIndex:
         return state.pods_by_name
