@@ -32,11 +32,12 @@ def test_widths_keep_names_whole_and_shrink_figures_first() -> None:
 
 
 def test_the_reason_key_part() -> None:
-    # the part most nodes gave leads (kube-scheduler sorts them as strings)
+    # what is short leads, most nodes first (kube-scheduler sorts the parts as strings)
     assert reason_key(REASON) == "3 Insufficient cpu, 2 Insufficient nvidia.com/gpu"
-    assert reason_key("0/5 nodes are available: 1 Insufficient memory, 3 Insufficient cpu, "
-                      "5 Insufficient nvidia.com/gpu.") == \
-        "5 Insufficient nvidia.com/gpu, 3 Insufficient cpu, 1 Insufficient memory"
+    assert reason_key("0/14 nodes are available: 1 Insufficient memory, 3 Insufficient cpu, "
+                      "5 Insufficient nvidia.com/gpu, 9 node(s) didn't match Pod's node affinity/selector.") == \
+        ("5 Insufficient nvidia.com/gpu, 3 Insufficient cpu, 1 Insufficient memory, "
+         "9 node(s) didn't match Pod's node affinity/selector")
     assert reason_key("Unschedulable") == "Unschedulable"
 
 
