@@ -219,7 +219,6 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                                            "NodeNames": passed if mode == "NodeNames" else None},
                                           separators=(",", ":")).encode()
                 hosts = json.loads(post("prioritize", body))
-                best = None
                 if hosts:
                     top = max(h["Score"] for h in hosts)
                     best = min(h["Host"] for h in hosts if h["Score"] == top)

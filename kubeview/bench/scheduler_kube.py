@@ -41,7 +41,7 @@ from kubeview.bench.scheduler_kube_plan import (
     namespace_name,
     new_run_id,
 )
-from kubeview.bench.scheduler_run import WorkloadResult, gpu_packing, throughput_summary
+from kubeview.bench.scheduler_run import WorkloadResult, gpu_packing
 from kubeview.bench.scheduler_scenarios import Workload, node_objects, pod_objects
 from kubeview.cluster.kube_config import Connection
 from kubeview.cluster.kube_errors import describe_call_error
@@ -95,7 +95,7 @@ class PodTally:
     def _seen(self, obj: dict) -> None:
         name = obj["metadata"]["name"]
         self.pods[name] = obj
-        if (obj.get("spec") or {}).get("nodeName"):
+        if _node(obj):
             self.unschedulable.discard(name)
         elif any(c.get("type") == "PodScheduled" and c.get("status") == "False"
                  for c in (obj.get("status") or {}).get("conditions") or []):
@@ -104,12 +104,12 @@ class PodTally:
     def count(self, names: set[str]) -> tuple[int, int]:
         """(bound, unschedulable) among `names`."""
         with self._lock:
-            bound = sum(1 for n in names if (self.pods.get(n, {}).get("spec") or {}).get("nodeName"))
+            bound = sum(1 for n in names if _node(self.pods.get(n, {})))
             return bound, len(self.unschedulable & names)
 
     def bound(self) -> list[dict]:
         with self._lock:
-            return [p for p in self.pods.values() if (p.get("spec") or {}).get("nodeName")]
+            return [p for p in self.pods.values() if _node(p)]
 
     def remaining(self) -> int:
         with self._lock:
@@ -118,8 +118,12 @@ class PodTally:
     def attempted(self, names: set[str]) -> bool:
         """Whether any scheduler has looked at these pods (bound, or a PodScheduled condition)."""
         with self._lock:
-            return any((self.pods.get(n, {}).get("status") or {}).get("conditions") for n in names) or \
-                any((self.pods.get(n, {}).get("spec") or {}).get("nodeName") for n in names)
+            pods = [self.pods.get(n, {}) for n in names]
+            return any(_node(p) or (p.get("status") or {}).get("conditions") for p in pods)
+
+
+def _node(pod: dict) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName")
 
 
 class KubeBench:
@@ -132,11 +136,11 @@ class KubeBench:
         self.namespace = namespace_name(self.run_id)
         self.tally = PodTally()
         self._made_namespace = False
-        self._made_nodes = 0
+        self._made_nodes = False
         self._stop = threading.Event()  # stop creating (Ctrl-C, an error)
         self._watch_stop = threading.Event()  # the pods watch runs through cleanup, which waits on it
         self._informer: Informer | None = None
-        self._pool = ThreadPoolExecutor(max(1, options.workers), thread_name_prefix="kubeview-bench")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kubeview-bench")  # creating, in the background
 
     # -- the whole run -------------------------------------------------------------------------
     def run(self, workloads: list[Workload]) -> list[WorkloadResult]:
@@ -195,8 +199,7 @@ class KubeBench:
 
     # -- nodes and pods ------------------------------------------------------------------------
     def _list_nodes(self) -> list[dict]:
-        resp = self._call("Listing nodes", self.core.list_node, _preload_content=False)
-        return json.loads(resp.data).get("items") or []
+        return json.loads(self._call("Listing nodes", self.core.list_node)).get("items") or []
 
     def _create_nodes(self, templates: list[dict]) -> list[dict]:
         start = time.monotonic()
@@ -205,10 +208,9 @@ class KubeBench:
         def one(pair: tuple[dict, dict]) -> None:
             node, status = pair
             name = node["metadata"]["name"]
-            self._call(f"Creating node {name}", self.core.create_node, node, _preload_content=False)
-            self._made_nodes += 1
-            self._call(f"Writing the status of node {name}", self.core.patch_node_status, name, status,
-                       _preload_content=False)
+            self._call(f"Creating node {name}", self.core.create_node, node)
+            self._made_nodes = True
+            self._call(f"Writing the status of node {name}", self.core.patch_node_status, name, status)
 
         self._all(one, made, "nodes")
         self.say(f"  created {len(made)} fake nodes in {time.monotonic() - start:.1f} s")
@@ -250,12 +252,12 @@ class KubeBench:
 
     def _create_pod(self, pod: dict) -> None:
         self._call(f"Creating pod {self.namespace}/{pod['metadata']['name']}", self.core.create_namespaced_pod,
-                   self.namespace, pod, _preload_content=False)
+                   self.namespace, pod)
 
     def _delete_pods(self) -> None:
         """Every pod of the run, at once (grace 0: no kubelet will confirm), and wait until gone."""
         self._call(f"Deleting the pods in {self.namespace}", self.core.delete_collection_namespaced_pod,
-                   self.namespace, grace_period_seconds=0, _preload_content=False)
+                   self.namespace, grace_period_seconds=0)
         deadline = time.monotonic() + self.options.settle
         while self.tally.remaining() and time.monotonic() < deadline and not self._watch_stop.is_set():
             time.sleep(0.05)
@@ -263,19 +265,17 @@ class KubeBench:
     def _delete_nodes(self) -> None:
         if self._made_nodes:
             self._call("Deleting the bench's nodes", self.core.delete_collection_node,
-                       label_selector=f"{RUN_LABEL}={self.run_id}", _preload_content=False)
-            self._made_nodes = 0
+                       label_selector=f"{RUN_LABEL}={self.run_id}")
+            self._made_nodes = False
 
     def cleanup(self) -> None:
         """Everything the run created, whatever state it is in; reports what it could not remove."""
         self._stop.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         started = self._made_namespace
+        steps = [self._delete_pods, self._delete_nodes, self._delete_namespace] if started else [self._delete_nodes]
         problems = []
-        for step in (self._delete_pods if self._made_namespace else None, self._delete_nodes,
-                     self._delete_namespace if self._made_namespace else None):
-            if step is None:
-                continue
+        for step in steps:
             try:
                 step()
             except BenchError as exc:
@@ -289,8 +289,7 @@ class KubeBench:
             self.say(f"cleaned up: the fake nodes and namespace {self.namespace} are deleted")
 
     def _delete_namespace(self) -> None:
-        self._call(f"Deleting namespace {self.namespace}", self.core.delete_namespace, self.namespace,
-                   _preload_content=False)
+        self._call(f"Deleting namespace {self.namespace}", self.core.delete_namespace, self.namespace)
         self._made_namespace = False
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -322,32 +321,23 @@ class KubeBench:
                 try:
                     future.result()
                 except BaseException:
-                    self._stop_creating(pool)
+                    pool.shutdown(wait=True, cancel_futures=True)
                     raise
 
     def _unless_stopped(self, fn: Callable[[dict], None], item: dict) -> None:
         if not self._stop.is_set():
             fn(item)
 
-    @staticmethod
-    def _stop_creating(pool: ThreadPoolExecutor) -> None:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-    def _call(self, action: str, fn: Callable, *args: object, **kwargs: object) -> object:
+    def _call(self, action: str, fn: Callable, *args: object, **kwargs: object) -> bytes:
+        """The reply's body, undecoded (the client's model classes would cost more than the bench
+        measures); an API or network error becomes a BenchError of one sentence."""
         try:
-            resp = fn(*args, _request_timeout=(10, 60), **kwargs)
+            resp = fn(*args, _request_timeout=(10, 60), _preload_content=False, **kwargs)
+            data = resp.data  # read whole, so the connection goes back to the pool
+            resp.release_conn()
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise BenchError(describe_call_error(exc, self.conn.server, action) or str(exc)) from None
-        if kwargs.get("_preload_content") is False and hasattr(resp, "release_conn"):
-            data = resp.data  # read it so the connection goes back to the pool
-            resp.release_conn()
-            return _Read(data)
-        return resp
-
-
-@dataclass
-class _Read:
-    data: bytes
+        return data
 
 
 @contextmanager
@@ -365,9 +355,3 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def summary_ratio(base: WorkloadResult, other: WorkloadResult) -> float:
-    a = throughput_summary(base.samples)["Average"]
-    b = throughput_summary(other.samples)["Average"]
-    return b / a if a else 0.0
