@@ -328,7 +328,7 @@ class ClusterModel:
         """How many pods `pending()` lists."""
         if self.display_namespace is None:
             return len(self._pending)
-        return sum(1 for k in self._pending if k[0] == self.display_namespace)
+        return sum(1 for k in self._pending if self.shown(k))
 
     def schedulable(self) -> np.ndarray:
         """Per node (allocation order): Ready and not cordoned."""
@@ -348,9 +348,10 @@ class ClusterModel:
             ok &= free[:, pods_col] > 0
         return np.where(ok, np.maximum(free[:, col], 0), 0)
 
-    def fragmentation(self, resource: str = GPU) -> Fragmentation:
-        """k-GPU pods that still fit vs what the free total allows, over schedulable nodes."""
-        fits = self.largest_fit(resource)
+    def fragmentation(self, resource: str = GPU, fits: np.ndarray | None = None) -> Fragmentation:
+        """k-GPU pods that still fit vs what the free total allows, over schedulable nodes; `fits`:
+        `largest_fit(resource)` when the caller has it already (the TUI computes it once a refresh)."""
+        fits = self.largest_fit(resource) if fits is None else fits
         alloc = self.allocation()
         col = alloc.column(resource)
         if col is None:

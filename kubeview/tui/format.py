@@ -176,9 +176,10 @@ def reason_key(reason: str) -> str:
     # the parts come sorted as strings (kube-scheduler's order); here what is short leads (capacity is
     # what an operator can act on), most nodes first, so a cut column still shows the point:
     # "5 Insufficient nvidia.com/gpu, 3 Insufficient cpu, 1 Insufficient memory, 9 node(s) didn't ..."
-    parts = [p.strip() for p in key.split(", ")]
-    counted = [(int(p.split(" ", 1)[0]), i, p) for i, p in enumerate(parts) if p.split(" ", 1)[0].isdigit()]
-    if len(counted) != len(parts):
-        return key
-    return ", ".join(p for _, _, p in sorted(
-        counted, key=lambda c: (not c[2].split(" ", 1)[1].startswith("Insufficient"), -c[0], c[1])))
+    ranked = []
+    for i, part in enumerate(p.strip() for p in key.split(", ")):
+        count, _, what = part.partition(" ")
+        if not count.isdigit():  # not "N reason" parts: keep the scheduler's order
+            return key
+        ranked.append((not what.startswith("Insufficient"), -int(count), i, part))
+    return ", ".join(r[-1] for r in sorted(ranked))

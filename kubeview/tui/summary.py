@@ -12,7 +12,6 @@ import numpy as np
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
-from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gpu_idle import find_idle
 from kubeview.tui.format import GPU
 
@@ -62,7 +61,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Sum
         t = totals.get(resource) or {}
         return Totals(t.get("requested", 0), t.get("allocatable", 0), used)
 
-    frag = _fragmentation(model, largest_fit)
+    frag = model.fragmentation(GPU, largest_fit)
     return Summary(
         title=model.title,
         connection=model.connection,
@@ -86,15 +85,3 @@ def idle_gpus(model: ClusterModel) -> int | None:
         return None  # no DCGM data: skip the walk over every pod
     report = find_idle(model.pods.values(), model.usage.pods)
     return None if len(report.pods) == report.unmeasured_pods else report.idle_gpus
-
-
-def _fragmentation(model: ClusterModel, fits: np.ndarray | None) -> Fragmentation:
-    """`model.fragmentation()`, reusing per-node fits computed once per refresh."""
-    if fits is None:
-        return model.fragmentation(GPU)
-    alloc = model.allocation()
-    col = alloc.column(GPU)
-    if col is None:
-        return fragmentation(fits[:0], GPU)
-    has = alloc.allocatable[:, col] > 0
-    return fragmentation(fits[has], GPU, allocatable=alloc.allocatable[has, col])
