@@ -77,7 +77,6 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=getattr(source, "title", ""))
-    model.partial = getattr(source, "partial", None)  # a `Scope` event may change it (and the title)
     kinds = tuple(getattr(source, "kinds", KINDS))
     deadline = time.monotonic() + timeout
     try:
