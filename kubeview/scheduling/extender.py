@@ -276,6 +276,12 @@ class Extender:
             self.count("bind_failed")
             return binding_reply("this extender does not bind pods (it has no API access): remove bindVerb "
                                  "from the scheduler's extender configuration")
+        live = self.feed.pod(args.namespace, args.name)
+        requests = live.requests if live is not None and live.uid == args.uid else self.assumed.requests_of(args.uid)
+        # assumed before the Binding is posted, as kube-scheduler assumes before it binds: the watch can
+        # show the binding before the binder returns, and that event must find the entry to confirm it
+        # (recorded afterwards, the entry was counted beside the model for a whole ttl)
+        self.assumed.bind(args.uid, args.namespace, args.name, args.node, requests or {})
         try:
             self.binder(args.namespace, args.name, args.uid, args.node)
         except BindError as exc:
@@ -283,10 +289,8 @@ class Extender:
             self.assumed.forget(args.uid)
             log.info("bind: %s", exc)
             return binding_reply(str(exc))
-        live = self.feed.pod(args.namespace, args.name)
-        requests = live.requests if live is not None and live.uid == args.uid else self.assumed.requests_of(args.uid)
-        self.assumed.bind(args.uid, args.namespace, args.name, args.node, requests or {})
-        self.metrics.assumed.set(len(self.assumed))
+        finally:
+            self.metrics.assumed.set(len(self.assumed))
         return binding_reply()
 
     def after_reply(self, verb: str) -> None:
