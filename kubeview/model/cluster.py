@@ -24,6 +24,7 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import gc_paused
+from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.table import NodeTable
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
@@ -44,6 +45,7 @@ class ClusterModel:
         self.nodes: dict[str, NodeView] = {}
         self.pods: dict[PodKey, PodView] = {}
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
+        self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.version = 0
@@ -95,6 +97,8 @@ class ClusterModel:
         if kind == "Node":
             name = (obj.get("metadata") or {}).get("name", "")
             return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
+        if kind == "Event":
+            return self.events.delete(obj) if deleted else self.events.put(obj)
         if kind in WORKLOAD_KINDS:
             meta = obj.get("metadata") or {}
             key = (kind, meta.get("namespace", ""), meta.get("name", ""))
@@ -129,6 +133,8 @@ class ClusterModel:
             for obj in event.objects:
                 view = WorkloadView.from_api(kind, obj)
                 self.workloads[view.key] = view
+        elif kind == "Event":
+            self.events.replace(event.objects)
         else:
             return False
         return True
@@ -308,6 +314,12 @@ class ClusterModel:
     def pods_on(self, node: str) -> list[PodView]:
         """The pods counted against `node` (bound, not finished), by name."""
         return sorted((self._bound.get(node) or {}).values(), key=lambda p: p.key)
+
+    def pod_events(self, key: PodKey) -> list[EventView]:
+        """The pod's recent Events, newest last; only those about this pod (its uid), not an earlier
+        pod of the same name."""
+        pod = self.pods.get(key)
+        return self.events.for_object("Pod", *key, uid=pod.uid if pod is not None else "")
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""
