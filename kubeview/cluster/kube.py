@@ -1,8 +1,10 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
-One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets; see
-kube_watch.py for the loop), all emitting into the one `emit` callback, which must be thread-safe
-(a queue, or Textual's `post_message`). Actions: `scale` patches a workload's `scale` subresource.
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, and core/v1
+events with `events=True`, as the TUI asks; see kube_watch.py for the loop), all emitting into the
+one `emit` callback, which must be thread-safe (a queue, or Textual's `post_message`). Events are
+optional: when they cannot be read (a 403), the view goes on without them and says so
+(`Scope.no_events`). Actions: `scale` patches a workload's `scale` subresource.
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
 """
@@ -10,6 +12,7 @@ kube_watch.py for the loop), all emitting into the one `emit` callback, which mu
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 
@@ -21,9 +24,11 @@ from kubeview.cluster.kube_config import connect, kubeconfig_available
 from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
-from kubeview.model.events import Scope, SourceEvent
+from kubeview.model.events import Listed, Scope, SourceEvent
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
+
+log = logging.getLogger(__name__)
 
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
 
@@ -37,6 +42,9 @@ _API = {
                    "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
     "StatefulSet": ("statefulsets", client.AppsV1Api, "list_stateful_set_for_all_namespaces",
                     "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
+    # core/v1, not events.k8s.io/v1: the same objects (tests/fixtures/k8s/events*.json), and what
+    # kubectl describe reads; see docs/architecture.md
+    "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -48,13 +56,16 @@ class KubeSource:
     is_local = False
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
-                 *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS) -> None:
+                 *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS,
+                 events: bool = False) -> None:
         self.connection = connect(kubeconfig, context)
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
         self.namespace = namespace or None
         self.settings = settings or WatchSettings()
-        self.kinds = kinds
+        self.kinds = kinds  # what must sync before the view is whole (snapshot waits for these)
+        self.events = events  # also list+watch Events (optional: never holds up or fails the view)
+        self.no_events: str | None = None
         # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
         # pod; only the namespace's are listed for display (the model's `display_namespace`). When
         # the cluster-wide list is forbidden, pods are listed in the namespace only: node figures
@@ -73,24 +84,29 @@ class KubeSource:
         """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
-        link = Link(list(self.kinds), emit)
+        watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
+        link = Link(watched, emit)
         self._emit = emit
         if self.namespace:
-            emit(Scope(self.title, self.namespace, self.partial))
+            self._scope()
         halt = threading.Event()  # stop, close() or a fatal error in any informer
         failure: list[str] = []
         self._informers = [Informer(self._spec(kind), emit, halt, link, self.server, self.settings)
-                           for kind in self.kinds]
+                           for kind in watched]
         done = threading.Semaphore(0)
 
         def body(inf: Informer) -> None:
             try:
                 inf.run(_iterations=_iterations)
-            except Fatal as exc:
-                failure.append(str(exc))
-                halt.set()
-            except Exception as exc:  # a bug: report it as the source failing, never a traceback
-                failure.append(f"Watching {inf.spec.plural} stopped unexpectedly: {exc}.")
+            except Exception as exc:
+                if inf.spec.optional:  # no events, but the view stands
+                    if not halt.is_set():
+                        self._without(inf.spec, exc, link)
+                    return
+                if isinstance(exc, Fatal):
+                    failure.append(str(exc))
+                else:  # a bug: report it as the source failing, never a traceback
+                    failure.append(f"Watching {inf.spec.plural} stopped unexpectedly: {exc}.")
                 halt.set()
             finally:
                 done.release()
@@ -142,24 +158,43 @@ class KubeSource:
     def _spec(self, kind: str) -> KindSpec:
         plural, api_cls, all_ns, namespaced, _ = _API[kind]
         api = api_cls(self.api_client)
+        if kind == "Event":  # the shown scope only: events are read for the pods on screen
+            spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
+                KindSpec(kind, plural, getattr(api, all_ns))
+            spec.optional = True
+            return spec
         if self.namespace and namespaced:
-            method = getattr(api, namespaced)
-            ns = self.namespace
-
-            def call(**kwargs: object) -> object:
-                return method(ns, **kwargs)
-
-            in_namespace = KindSpec(kind, plural, call, ns)
+            in_namespace = self._namespaced(kind, plural, getattr(api, namespaced))
             if kind != "Pod":
                 return in_namespace
             # pods: cluster-wide first (node figures need every pod), the namespace on a 403
             return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
         return KindSpec(kind, plural, getattr(api, all_ns))
 
+    def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:
+        ns = self.namespace
+
+        def call(**kwargs: object) -> object:
+            return method(ns, **kwargs)
+
+        return KindSpec(kind, plural, call, ns or "")
+
+    def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
+        """An optional kind (Events) could not be read: go on without it, and say why."""
+        log.info("%s unavailable: %s", spec.plural, exc)
+        self.no_events = f"events are not shown: {exc}"
+        link.drop(spec.kind)
+        if self._emit is not None:
+            self._emit(Listed(spec.kind, []))
+            self._scope()
+
+    def _scope(self) -> None:
+        if self._emit is not None:
+            self._emit(Scope(self.title, self.namespace, self.partial, self.no_events))
+
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""
         self.title = f"{self.connection.title} (namespace {self.namespace}; node figures partial)"
         self.partial = (f"pods are listed in namespace {self.namespace} only (-n; listing pods in all "
                         "namespaces is forbidden), so node figures leave out other namespaces' pods")
-        if self._emit is not None:
-            self._emit(Scope(self.title, self.namespace, self.partial))
+        self._scope()

@@ -95,6 +95,9 @@ class KindSpec:
     # `on_fallback()` is called first (the source says what it now shows, see KubeSource)
     fallback: KindSpec | None = None
     on_fallback: Callable[[], None] | None = None
+    # an optional kind (Events) never fails the source: when it cannot be read (403 and the like),
+    # `KubeSource` drops it from the link and the view goes on without it
+    optional: bool = False
 
 
 class Link:
@@ -121,6 +124,14 @@ class Link:
     def down(self, kind: str, detail: str) -> None:
         with self._lock:
             self._down[kind] = detail
+            self._publish()
+
+    def drop(self, kind: str) -> None:
+        """An optional kind that cannot be read: the others' state is the whole state."""
+        with self._lock:
+            self._kinds.discard(kind)
+            self._up.discard(kind)
+            self._down.pop(kind, None)
             self._publish()
 
     def failed(self, detail: str) -> None:

@@ -39,13 +39,14 @@ def wants_kube(args: argparse.Namespace) -> bool:
     return False
 
 
-def open_source(args: argparse.Namespace) -> ClusterSource:
-    """The source for these arguments; raises SourceError (one sentence) if it cannot start."""
+def open_source(args: argparse.Namespace, *, events: bool = True) -> ClusterSource:
+    """The source for these arguments; raises SourceError (one sentence) if it cannot start. `events`:
+    also watch Events (the TUI's pod view shows them; a snapshot has no use for them)."""
     if wants_kube(args):
         from kubeview.cluster.kube import KubeSource
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
-                          namespace=getattr(args, "namespace", None))
+                          namespace=getattr(args, "namespace", None), events=events)
     if getattr(args, "demo", False):
         from kubeview.cluster.local_demo import open_demo
 

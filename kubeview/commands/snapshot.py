@@ -55,7 +55,7 @@ def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterM
     """Open the source for `args`, apply its events until every kind is listed, close it."""
     from kubeview.cluster.select import open_source
 
-    source = open_source(args)
+    source = open_source(args, events=False)
     try:
         return sync(source, timeout)
     finally:

@@ -46,6 +46,7 @@ class ClusterModel:
         self.pods: dict[PodKey, PodView] = {}
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
+        self.no_events: str | None = None  # why there are none to show (e.g. listing them is forbidden)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.version = 0
@@ -72,9 +73,10 @@ class ClusterModel:
             self.usage.merge(event)
             changed = True
         elif isinstance(event, Scope):
-            changed = (event.title, event.namespace, event.partial) != (
-                self.title, self.display_namespace, self.partial)
+            changed = (event.title, event.namespace, event.partial, event.no_events) != (
+                self.title, self.display_namespace, self.partial, self.no_events)
             self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
+            self.no_events = event.no_events
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:

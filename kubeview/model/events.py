@@ -42,11 +42,13 @@ class ConnectionState:
 class Scope:
     """What the source shows and counts: `title` for the header; `namespace` the one namespace whose
     pods are listed for display (None: all); `partial` why node figures miss some pods (None: they
-    count every pod). A source may send it again when its scope changes (e.g. a 403 narrows it)."""
+    count every pod); `no_events` why recent Events are not shown (None: they are, or the source has
+    none). A source may send it again when its scope changes (e.g. a 403 narrows it)."""
 
     title: str
     namespace: str | None = None
     partial: str | None = None
+    no_events: str | None = None
 
 
 SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

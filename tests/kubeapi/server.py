@@ -37,6 +37,9 @@ _DEFAULT_LISTS = {
     "/apis/apps/v1/replicasets": "replicaset-list.json",
     "/apis/apps/v1/namespaces/default/replicasets": "replicaset-list.json",
     "/apis/apps/v1/namespaces/default/replicasets/consumer": "replicaset.json",
+    # recorded as GET /api/v1/namespaces/default/events; every recorded event is in `default`, so the
+    # cluster-wide list holds the same items
+    "/api/v1/events": "events.json",
 }
 _EMPTY_LISTS = {
     "/apis/apps/v1/deployments": "DeploymentList",
