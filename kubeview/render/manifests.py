@@ -121,6 +121,8 @@ def namespace_object(namespace: str) -> Obj:
 
 READ_RULES: list[Obj] = [
     {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
+    # read only: the pod view's recent events and the render's start-up reasons (core/v1, as kubectl)
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
      "verbs": ["get", "list", "watch"]},
 ]

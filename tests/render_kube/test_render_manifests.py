@@ -49,6 +49,7 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
     objs = render(capsys, "three-spheres", "--namespace", "render-a")
     assert by_kind(objs, "ClusterRole")["rules"] == [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
          "verbs": ["get", "list", "watch"]},
     ]
