@@ -4,7 +4,8 @@ They follow kube-controller-manager's semantics closely enough that the model ca
 Deployment owns one ReplicaSet per pod template (`NAME-HASH`, label `pod-template-hash`) and scales
 older ones to 0; a ReplicaSet creates pods until its active ones (not finished, not terminating)
 match `spec.replicas` and deletes the surplus in kube's rank order (unscheduled, then pending, then
-not ready, then the newest first); objects whose owner is gone are deleted. Each function talks to
+not ready, then the newest first); objects whose owner is gone are deleted. They record the Events
+kube-controller-manager records (SuccessfulCreate, SuccessfulDelete, ScalingReplicaSet), same words. Each function talks to
 the cluster only through the `Api` protocol, like a real controller talks to the apiserver.
 """
 
@@ -17,6 +18,8 @@ from typing import Protocol
 from kubeview.cluster import local_objects as obj
 
 RANK_PHASE = {"Pending": 0, "Unknown": 1, "Running": 2}
+RS_CONTROLLER = "replicaset-controller"
+DEPLOYMENT_CONTROLLER = "deployment-controller"
 
 
 class Api(Protocol):
@@ -30,6 +33,7 @@ class Api(Protocol):
     def delete_pod(self, namespace: str, name: str) -> None: ...
     def delete(self, kind: str, namespace: str, name: str) -> None: ...
     def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
+    def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
 
 
 def _meta(o: dict) -> dict:
@@ -81,11 +85,15 @@ def reconcile_replicaset(api: Api, rs: dict) -> bool:
     if len(active) < want:
         template = (rs.get("spec") or {}).get("template") or {}
         for _ in range(want - len(active)):
-            api.create("Pod", obj.pod_from_template("ReplicaSet", rs, template, api.rng))
+            pod = api.create("Pod", obj.pod_from_template("ReplicaSet", rs, template, api.rng))
+            api.event("ReplicaSet", rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(pod)['name']}",
+                      RS_CONTROLLER)
         changed = True
     elif len(active) > want:
         for pod in deletion_order(api, active)[: len(active) - want]:
             api.delete_pod(meta.get("namespace", ""), _meta(pod)["name"])
+            api.event("ReplicaSet", rs, "Normal", "SuccessfulDelete", f"Deleted pod: {_meta(pod)['name']}",
+                      RS_CONTROLLER)
         changed = True
     if changed:
         owned = [p for p in api.list("Pod") if controller_uid(p) == uid]
@@ -128,11 +136,13 @@ def reconcile_deployment(api: Api, dep: dict) -> bool:
     current = api.get("ReplicaSet", ns, target["metadata"]["name"])
     if current is None:
         current = api.create("ReplicaSet", target)
+        _scaled(api, dep, current["metadata"]["name"], 0, want)
         changed = True
     owned = [rs for rs in api.list("ReplicaSet") if controller_uid(rs) == uid]
     for rs in owned:
         desired = want if rs["metadata"]["name"] == current["metadata"]["name"] else 0
         if int(rs["spec"].get("replicas", 1)) != desired:
+            _scaled(api, dep, rs["metadata"]["name"], int(rs["spec"].get("replicas", 1)), desired)
             fresh = copy.deepcopy(rs)
             fresh["spec"]["replicas"] = desired
             fresh["metadata"]["generation"] = int(fresh["metadata"].get("generation", 1)) + 1
@@ -176,6 +186,13 @@ def reconcile_deployment(api: Api, dep: dict) -> bool:
     if fresh is not None:
         _set_status(api, "Deployment", fresh, status)
     return changed
+
+
+def _scaled(api: Api, dep: dict, rs: str, old: int, new: int) -> None:
+    """The deployment controller's ScalingReplicaSet Event (its wording since Kubernetes 1.29)."""
+    if old != new:
+        api.event("Deployment", dep, "Normal", "ScalingReplicaSet",
+                  f"Scaled {'up' if new > old else 'down'} replica set {rs} from {old} to {new}", DEPLOYMENT_CONTROLLER)
 
 
 def collect_garbage(api: Api) -> bool:

@@ -13,8 +13,10 @@ import copy
 import itertools
 import random
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 
+from kubeview.cluster import local_events as ev
 from kubeview.cluster import local_objects as obj
 from kubeview.cluster.local_config import ClusterConfig
 from kubeview.cluster.local_controllers import (
@@ -30,7 +32,8 @@ from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
 
-LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment")
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event")
+MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
 SCALABLE = ("ReplicaSet", "Deployment")
 Key = tuple[str, str]
 
@@ -78,6 +81,7 @@ class LocalCluster:
         self._pod_ips: dict[str, int] = {}
         self._node_index: dict[str, int] = {}
         self._schedule_needed = True
+        self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
         self._bootstrap(config)
         self.reconcile()
 
@@ -127,6 +131,27 @@ class LocalCluster:
         if o is not None:
             self._write(kind, "DELETED", copy.deepcopy(o))
 
+    def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str, **extra: str) -> None:
+        """Record a controller's or kubelet's Event about `o` (a kind of LOCAL_KINDS)."""
+        self.record(ev.legacy_event(kind, o, type_, reason, message, component, **extra))
+
+    def record(self, event: dict) -> None:
+        """Write an Event; the same occurrence again (object, type, reason, message) counts up instead,
+        as client-go's aggregation and the scheduler's series do. At most MAX_EVENTS are kept."""
+        agg = ev.aggregation_key(event)
+        key = self._event_keys.get(agg)
+        old = self._objects["Event"].get(key) if key is not None else None
+        if old is not None:
+            self._event_keys.move_to_end(agg)
+            self.update("Event", ev.repeated(old))
+            return
+        self._event_keys[agg] = _key(self.create("Event", event))
+        while len(self._event_keys) > MAX_EVENTS:
+            _, oldest = self._event_keys.popitem(last=False)
+            gone = self._objects["Event"].get(oldest)
+            if gone is not None:
+                self._write("Event", "DELETED", copy.deepcopy(gone))
+
     def delete_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
         pod = self._objects["Pod"].get((namespace, name))
         if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -138,6 +163,9 @@ class LocalCluster:
         marked = self.update("Pod", obj.deleting(pod, period))
         if (namespace, name) in self._processes:
             self.intents.append(StopPod((namespace, name), float(period)))
+            name_ = _container_name(pod)
+            self.event("Pod", marked, "Normal", "Killing", f"Stopping container {name_}", "kubelet",
+                       host=pod["spec"]["nodeName"], field_path=f"spec.containers{{{name_}}}")
         else:  # nothing runs behind it: the kubelet confirms at once
             self._write("Pod", "DELETED", copy.deepcopy(marked))
 
@@ -265,11 +293,16 @@ class LocalCluster:
         seq = ((self.created_seq("Pod", *k), p) for k, p in self._objects["Pod"].items())
         for pod in queue_order(seq):
             decision = decide(self.model.allocation(), pod, self.packing)
+            meta = pod["metadata"]
             if decision.node is not None:
-                self._kubelet_run(self.update("Pod", obj.bound(pod, decision.node)))
+                placed = self.update("Pod", obj.bound(pod, decision.node))
+                self.record(ev.scheduler_event(placed, "Normal", "Scheduled", f"Successfully assigned "
+                                               f"{meta['namespace']}/{meta['name']} to {decision.node}", "Binding"))
+                self._kubelet_run(placed)
                 bound_any = True
-            elif _scheduled_message(pod) != decision.message:
-                self.update("Pod", obj.unschedulable(pod, decision.message))
+            elif _scheduled_message(pod) != decision.message:  # a new verdict; the same one again counts up
+                failed = self.update("Pod", obj.unschedulable(pod, decision.message))
+                self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", decision.message, "Scheduling"))
         self._schedule_needed = False  # our own writes above need no second pass
         return bound_any
 
@@ -305,8 +338,11 @@ class LocalCluster:
         status = pod.get("status") or {}
         host = status.get("hostIP", "")
         ip = status.get("podIP") or self._ips(pod)[1]
-        self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True, restarts,
-                                               host_ip=host, pod_ip=ip))
+        running = self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True,
+                                                         restarts, host_ip=host, pod_ip=ip))
+        name = _container_name(pod)
+        self.event("Pod", running, "Normal", "Started", f"Started container {name}", "kubelet",
+                   host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
         self.reconcile()
 
     def container_exited(self, key: Key, exit_code: int, restarts: int, restart_in: float | None) -> None:
@@ -316,11 +352,14 @@ class LocalCluster:
         started = _started_at(pod)
         last = obj.terminated_state(exit_code, started)
         if restart_in is not None:
-            name = (pod["spec"].get("containers") or [{}])[0].get("name", "")
+            name = _container_name(pod)
             waiting = {"waiting": {"reason": "CrashLoopBackOff",
                                    "message": f"back-off {_duration(restart_in)} restarting failed container={name} "
                                               f"pod={key[1]}_{key[0]}({pod['metadata']['uid']})"}}
-            self.update("Pod", obj.container_state(pod, waiting, False, restarts, last_state=last))
+            backing_off = self.update("Pod", obj.container_state(pod, waiting, False, restarts, last_state=last))
+            self.event("Pod", backing_off, "Warning", "BackOff",  # the kubelet's message
+                       f"Back-off restarting failed container {name} in pod {key[1]}_{key[0]}({pod['metadata']['uid']})",
+                       "kubelet", host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
         else:
             self._processes.discard(key)
             phase = "Succeeded" if exit_code == 0 else "Failed"
@@ -369,6 +408,12 @@ def _scheduled_message(pod: dict) -> str | None:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             return c.get("message")
     return None
+
+
+def _container_name(pod: dict) -> str:
+    """The container a local pod runs (the first with a command, as the supervisor picks it)."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return next((c for c in containers if c.get("command")), containers[0]).get("name", "")
 
 
 def _started_at(pod: dict) -> str:

@@ -120,6 +120,12 @@ class EventView:
         return self.type == "Warning"
 
 
+def _second(view: EventView) -> int:
+    """Legacy Events carry whole seconds, the scheduler's microseconds: within one second, order is
+    not told by the clock (a kubelet's Started at :59 would sort before the Scheduled at :59.4)."""
+    return int(view.last or 0.0)
+
+
 class EventLog:
     """Recent Events per involved object; see the module docstring. Not thread-safe (the model's thread)."""
 
@@ -136,7 +142,7 @@ class EventLog:
         """A relist: these Events, oldest first, and nothing else."""
         self._all.clear()
         self._by_object.clear()
-        views = sorted(map(EventView.from_api, objects), key=lambda v: v.last or 0.0)
+        views = sorted(map(EventView.from_api, objects), key=_second)
         for view in views:
             self._put(view)
 
@@ -157,10 +163,10 @@ class EventLog:
         """Its recent Events, newest last (as kubectl describe lists them). With `uid`, Events about an
         earlier object of the same name (a re-created pod) are left out."""
         keys = self._by_object.get((kind, namespace, name)) or ()
-        found = [self._all[k] for k in keys]
+        found = [self._all[k] for k in keys]  # in the order they arrived
         if uid:
             found = [e for e in found if not e.involved_uid or e.involved_uid == uid]
-        return sorted(found, key=lambda e: e.last or 0.0)
+        return sorted(found, key=_second)  # stable: within a second, as they arrived
 
     def latest_warning(self, kind: str, namespace: str, name: str, uid: str = "") -> EventView | None:
         warnings = [e for e in self.for_object(kind, namespace, name, uid) if e.warning]

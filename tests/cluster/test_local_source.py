@@ -110,7 +110,7 @@ def test_run_emits_list_then_watch_and_usage(source: LocalSource) -> None:
     thread.start()
     wait_until(lambda: any(isinstance(e, ConnectionState) and e.state == "live" for e in events), what="live")
     assert [e.kind for e in events if isinstance(e, Listed)] == ["Node", "Pod", "ReplicaSet", "Deployment",
-                                                                 "StatefulSet"]
+                                                                 "Event", "StatefulSet"]
     source.apply_workload(sleeper_rs(2))
     wait_until(lambda: len(running(source)) == 2, what="2 running")
     wait_until(lambda: any(isinstance(e, UsageUpdate) and len(e.pods) == 2 for e in events), what="usage")
@@ -118,6 +118,9 @@ def test_run_emits_list_then_watch_and_usage(source: LocalSource) -> None:
     thread.join(5)
     assert not thread.is_alive()
     assert any(isinstance(e, WatchEvent) and e.kind == "Pod" and e.type == "ADDED" for e in events)
+    started = [e.obj for e in events if isinstance(e, WatchEvent) and e.kind == "Event"
+               and e.obj["reason"] == "Started"]  # from the supervisor's report of the real processes
+    assert len(started) >= 2 and all(e["message"] == "Started container consumer" for e in started)
     client = ClusterModel()
     for e in events:
         client.apply(e)

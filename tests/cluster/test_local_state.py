@@ -186,7 +186,7 @@ def test_scale_refusals_are_one_sentence(cluster: LocalCluster) -> None:
 def test_events_rebuild_the_same_model(cluster: LocalCluster) -> None:
     """A client that lists and then watches ends up where the cluster's own model is."""
     listed = cluster.snapshot()
-    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"]
+    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "Event", "StatefulSet"]
     assert all("kind" not in o for x in listed for o in x.objects)  # list items carry no kind
     cluster.events.clear()
     cluster.apply_workload(consumer_rs(24))
@@ -207,6 +207,8 @@ def test_events_rebuild_the_same_model(cluster: LocalCluster) -> None:
     assert (client.allocation().requested == cluster.model.allocation().requested).all()
     assert set(client.pods) == set(cluster.model.pods)
     assert client.workloads[("ReplicaSet", "render", "consumer")].desired == 5
+    some = next(k for k in client.pods if k[0] == "render")
+    assert client.pod_events(some) == cluster.model.pod_events(some) != []
 
 
 def test_pods_with_a_command_become_process_intents(cluster: LocalCluster) -> None:
