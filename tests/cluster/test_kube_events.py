@@ -1,15 +1,12 @@
 """KubeSource's Events informer through the real `kubernetes` client against the test API server.
 
 The list is the recorded core/v1 EventList (tests/fixtures/k8s/events.json). No watch of Events was
-recorded, so the watch stream here is built from the recorded events (`event_watch_lines`): the
-objects are the recorded ones with the changes an apiserver would make (a new resourceVersion, the
-scheduler's series count rising), in the `{"type":…,"object":…}` line format of watch-pods.jsonl.
+recorded, so the watch stream here is built from the recorded events (`fixtures.event_watch_lines`):
+the objects are the recorded ones with the changes an apiserver would make (a new resourceVersion,
+the scheduler's series count rising), in the `{"type":…,"object":…}` line format of watch-pods.jsonl.
 """
 
 from __future__ import annotations
-
-import copy
-import json
 
 from kubeapi import KubeAPI, WatchScript, fixtures, status_body
 from test_kube_source import OTHER_WATCHES, PODS, fresh, run, state
@@ -27,29 +24,9 @@ def quiet(api: KubeAPI, *paths: str) -> None:
         api.script_watch(path, WatchScript([], end="close"))
 
 
-def event_watch_lines() -> list[bytes]:
-    """A watch of Events built from the recording (none was recorded): gpu-c's second FailedScheduling
-    seen a third time (MODIFIED, series count 3), a new Warning about gpu-b (ADDED), and a
-    SuccessfulDelete about the ReplicaSet going (DELETED)."""
-    items = fixtures.load("events.json")["items"]
-    again = copy.deepcopy(items[-1])
-    again["metadata"]["resourceVersion"] = "350"
-    again["series"] = {"count": 3, "lastObservedTime": "2026-11-22T10:05:33.273603Z"}
-    new = copy.deepcopy(items[-3])  # gpu-b's Scheduled, made into a kubelet Warning
-    new["metadata"].update(name="gpu-b.18ea55f3aa000001", uid="7f1c", resourceVersion="351")
-    new.update(type="Warning", reason="FailedMount", eventTime=None, count=1, action=None,
-               message='MountVolume.SetUp failed for volume "data" : configmap "data" not found',
-               source={"component": "kubelet", "host": "gpu-node-2"},
-               firstTimestamp="2026-11-22T10:05:40Z", lastTimestamp="2026-11-22T10:05:40Z")
-    gone = copy.deepcopy(items[12])
-    gone["metadata"]["resourceVersion"] = "352"
-    return [json.dumps({"type": t, "object": {"kind": "Event", "apiVersion": "v1", **o}}).encode()
-            for t, o in (("MODIFIED", again), ("ADDED", new), ("DELETED", gone))]
-
-
 def test_events_are_listed_and_watched_per_pod(kube_api: KubeAPI) -> None:
     quiet(kube_api)
-    kube_api.script_watch(EVENTS, WatchScript(event_watch_lines(), end="close"))
+    kube_api.script_watch(EVENTS, WatchScript(fixtures.event_watch_lines(), end="close"))
     events, model = run(kube_api, 1, events=True)
     listed = next(e for e in events if isinstance(e, Listed) and e.kind == "Event")
     assert len(listed.objects) == 19 and listed.resource_version == "345"

@@ -31,7 +31,8 @@ Attributes and hooks (all on the object the fixture returns):
 - `set_list(path, body)` / `set_list_fixture(path, name)`: change what a list returns;
 - `script_watch(path, WatchScript(...), ...)`: the next watch responses on `path`;
   `WatchScript.recorded("watch-pods.jsonl", first=N, end="close"|"drop"|"hang", then=[...])`,
-  `error_event(410, msg)` and `bookmark(rv)` build extra lines;
+  `error_event(410, msg)` and `bookmark(rv)` build extra lines; `WatchScript(lines, gate=threading.Event())`
+  holds its lines until the test sets the gate;
 - `add_scale(resource, namespace, name, replicas)`, `scale_of(...)`;
 - `write_kubeconfig(path, token=, server=, namespace=)` for kubeconfigs with a bad token or a
   server that is not there.

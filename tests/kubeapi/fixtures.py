@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,27 @@ def watch_lines(name: str) -> list[bytes]:
 
 def watch_events(name: str) -> list[dict]:
     return [json.loads(line) for line in watch_lines(name)]
+
+
+def event_watch_lines() -> list[bytes]:
+    """A watch of Events built from the recording (no watch of Events was recorded; the objects are
+    the recorded ones with what an apiserver would change): gpu-c's second FailedScheduling
+    seen a third time (MODIFIED, series count 3), a new Warning about gpu-b (ADDED), and a
+    SuccessfulDelete about the ReplicaSet going (DELETED)."""
+    items = load("events.json")["items"]
+    again = copy.deepcopy(items[-1])
+    again["metadata"]["resourceVersion"] = "350"
+    again["series"] = {"count": 3, "lastObservedTime": "2026-11-22T10:05:33.273603Z"}
+    new = copy.deepcopy(items[-3])  # gpu-b's Scheduled, made into a kubelet Warning
+    new["metadata"].update(name="gpu-b.18ea55f3aa000001", uid="7f1c", resourceVersion="351")
+    new.update(type="Warning", reason="FailedMount", eventTime=None, count=1, action=None,
+               message='MountVolume.SetUp failed for volume "data" : configmap "data" not found',
+               source={"component": "kubelet", "host": "gpu-node-2"},
+               firstTimestamp="2026-11-22T10:05:40Z", lastTimestamp="2026-11-22T10:05:40Z")
+    gone = copy.deepcopy(items[12])
+    gone["metadata"]["resourceVersion"] = "352"
+    return [json.dumps({"type": t, "object": {"kind": "Event", "apiVersion": "v1", **o}}).encode()
+            for t, o in (("MODIFIED", again), ("ADDED", new), ("DELETED", gone))]
 
 
 def index() -> list[dict]:

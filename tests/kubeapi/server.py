@@ -86,6 +86,7 @@ class WatchScript:
     end: Literal["close", "drop", "hang"] = "hang"
     delay: float = 0.0  # seconds between events
     status: int = 200
+    gate: threading.Event | None = None  # the lines wait for it (a test's cue), the stream stays open meanwhile
 
     @classmethod
     def recorded(cls, name: str, *, first: int | None = None, end: Literal["close", "drop", "hang"] = "hang",
@@ -506,6 +507,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
+            while script.gate is not None and not script.gate.wait(0.05):
+                if api._stop.is_set():
+                    return
             for line in script.lines:
                 if script.delay:
                     time.sleep(script.delay)

@@ -1,5 +1,6 @@
-"""One pod: phase, node, requests and limits with their units, conditions, and the scheduler's whole
-message, wrapped (the Pods table can only show its key part).
+"""One pod: phase, node, requests and limits with their units, conditions, the scheduler's whole
+message, wrapped (the Pods table can only show its key part), and its recent Events as `kubectl
+describe pod` lists them (type, reason, age with count, from, message; newest last).
 
 Conditions come from the source's own copy of the pod when it keeps one (`source.get`, the local
 cluster); otherwise from what the model knows (PodScheduled). Installed once and reused, like the
@@ -8,6 +9,7 @@ node screen.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.markup import escape
@@ -16,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.screens.base import ClusterScreen
@@ -57,8 +60,13 @@ class PodDetailScreen(ClusterScreen):
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
             pod = state.model.pods.get(self.key)
+            events = state.model.pod_events(self.key)
+            no_events = state.model.no_events
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
-        self.query_one("#pod-text", Static).update(describe(pod, self.key, raw))
+        text = describe(pod, self.key, raw)
+        if pod is not None:
+            text += "\n\n" + describe_events(events, time.time(), no_events)
+        self.query_one("#pod-text", Static).update(text)
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -100,6 +108,24 @@ def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None)
     if pod.pending_reason:
         lines += ["", "[b]Why it is not scheduled[/b] (the scheduler's message)",
                   f"  [yellow]{escape(pod.pending_reason)}[/yellow]"]
+    return "\n".join(lines)
+
+
+def describe_events(events: list[EventView], now: float, unavailable: str | None = None) -> str:
+    """The Events block of `kubectl describe pod` as markup: newest last, Warnings in yellow."""
+    if not events:
+        why = f"[dim]{escape(unavailable)}[/dim]" if unavailable else "<none>"
+        return f"[b]Events[/b]  {why}"
+    rows = [(e.type, e.reason, e.interval(now), e.source, e.message) for e in events]
+    head = ("Type", "Reason", "Age", "From", "Message")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    def line(cells: tuple[str, ...]) -> str:
+        return escape("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)) + "  " + cells[4])
+
+    lines = ["[b]Events[/b]", "  " + line(head)]
+    for event, row in zip(events, rows, strict=True):
+        cells = line(row)
+        lines.append(f"  [yellow]{cells}[/yellow]" if event.warning else f"  {cells}")
     return "\n".join(lines)
 
 
