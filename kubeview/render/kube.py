@@ -27,9 +27,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error, parse_status
+from kubeview.model.kube_events import EventLog
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
-from kubeview.render.pod_wait import pod_waiting
+from kubeview.render.pod_wait import pod_waiting, with_event
 from kubeview.render.status import RenderStatus, StatusError
 from kubeview.render.status import parse_status as parse_render_status
 from renderer.image import OutputError, write_bytes_or_keep
@@ -125,6 +126,7 @@ class KubeRenderJob:
         self.created_namespace = False
         self.started = False
         self._pods: list[dict] = []
+        self._events = EventLog(per_object=5, total=500)  # the namespace's, read while pods wait
         self._pods_at = -1e9
         self._status: RenderStatus | None = None
         self._status_at = -1e9
@@ -259,13 +261,30 @@ class KubeRenderJob:
         self.problems = problems
         running = sum(1 for p in consumers if _running(p))
         wall = time.time()
-        waiting = tuple(f"{p['metadata']['name']}: {why}" for p in [*producers, *consumers]
-                        if (why := pod_waiting(p, wall)) and not (p in producers and _ready(p)))
+        waiting_pods = [(p, why) for p in [*producers, *consumers]
+                        if (why := pod_waiting(p, wall)) and not (p in producers and _ready(p))]
+        if fresh and waiting_pods:
+            self._read_events()
+        waiting = tuple(f"{p['metadata']['name']}: {with_event(why, self._warning(p), wall)}" for p, why in waiting_pods)
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
                               pending_reason=problems[0] if problems else (waiting[0] if waiting else None),
                               producer_phase=_phase(producer) if producer is not None else "Missing",
                               waiting=tuple(self._workload_problems) + waiting)
+
+    def _read_events(self) -> None:
+        """The namespace's Events (a diagnosis only: refused or unreadable, the pods' own reasons stand)."""
+        path = f"/api/v1/namespaces/{self.namespace}/events"
+        try:
+            body = json.loads(self._request("GET", path, action=f"Listing events in {self.namespace}"))
+            self._events.replace(list(body.get("items") or []))
+        except (ApiError, RenderError, ValueError, AttributeError):
+            self._events.replace([])
+
+    def _warning(self, pod: dict):  # noqa: ANN202 - EventView | None
+        meta = pod.get("metadata") or {}
+        return self._events.latest_warning("Pod", meta.get("namespace", self.namespace), meta.get("name", ""),
+                                           meta.get("uid", ""))
 
     def _workload_problem(self, kind: str, name: str) -> str | None:
         plural = "deployments" if kind == "Deployment" else "replicasets"

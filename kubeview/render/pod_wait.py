@@ -2,7 +2,9 @@
 
 On a live control plane a render's pods were bound but never started and kubeview said nothing,
 forever. Each reason here comes from the pod object: the scheduler's condition, a container's
-waiting reason, or, when the kubelet has not reported at all, how long ago the pod was bound.
+waiting reason, or, when the kubelet has not reported at all, how long ago the pod was bound; and
+the pod's latest Warning Event is added when it says more (a FailedMount, an image pull failure,
+a FailedCreatePodSandBox the pod's status does not show).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-_AGE = re.compile(r"\d+ s ago")
+from kubeview.model.kube_events import EventView, human_duration
+
+_AGE = re.compile(r"\d+ s ago|\(x\d+ over [0-9a-z]+\)")  # ages that move while the reason stands
 
 
 def _seconds_since(stamp: str | None, now: float) -> int | None:
@@ -51,5 +55,16 @@ def pod_waiting(pod: dict, now: float) -> str | None:
 
 
 def same_reason(a: str, b: str) -> bool:
-    """Equal but for the age in "bound to N 12 s ago" (headless prints a reason again only if it changed)."""
+    """Equal but for the ages in "bound to N 12 s ago" and "(x3 over 2m)" (headless prints a reason again
+    only if it changed)."""
     return _AGE.sub("", a) == _AGE.sub("", b)
+
+
+def with_event(reason: str, warning: EventView | None, now: float) -> str:
+    """`reason`, and the latest Warning Event when its message is not already in it:
+    `bound to n1 40 s ago, no status from its kubelet; FailedMount (x3 over 2m): MountVolume...`."""
+    if warning is None or not warning.message or warning.message in reason:
+        return reason
+    seen = f" (x{warning.count} over {human_duration(now - warning.first)})" if warning.count > 1 and warning.first \
+        else ""
+    return f"{reason}; {warning.reason}{seen}: {warning.message}"

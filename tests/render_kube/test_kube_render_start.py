@@ -42,6 +42,8 @@ def test_reasons_come_from_the_pod() -> None:
     assert pod_waiting(creating, now) == "ContainerCreating"
     assert pod_waiting(pod("c", "consumer"), now) is None
     assert same_reason("p: bound to n 4 s ago, x", "p: bound to n 40 s ago, x")
+    assert same_reason("p: b; FailedMount (x3 over 2m7s): m", "p: b; FailedMount (x4 over 2m9s): m")
+    assert not same_reason("p: b; FailedMount (x3 over 2m7s): m", "p: b; FailedMount (x3 over 2m7s): other")
 
 
 def test_pods_that_never_start_end_the_render_after_the_start_timeout(render_api: RenderKubeAPI,
@@ -70,3 +72,35 @@ def test_pods_that_never_start_end_the_render_after_the_start_timeout(render_api
     assert render_api.objects == {}
     assert took < 30
     assert not (tmp_path / "x.png").exists()
+
+
+def _event(pod_name: str, reason: str, message: str, seconds_ago: float, count: int = 1) -> dict:
+    """A kubelet's Warning in the legacy shape of tests/fixtures/k8s/events.json."""
+    return {"metadata": {"name": f"{pod_name}.18ea55f1d6b16f62", "namespace": NS, "resourceVersion": "7"},
+            "involvedObject": {"kind": "Pod", "namespace": NS, "name": pod_name, "apiVersion": "v1"},
+            "reason": reason, "message": message, "source": {"component": "kubelet", "host": "gpu-a"},
+            "firstTimestamp": _stamp(seconds_ago), "lastTimestamp": _stamp(1), "count": count, "type": "Warning",
+            "eventTime": None, "reportingComponent": "kubelet", "reportingInstance": "gpu-a"}
+
+
+def test_the_latest_warning_event_is_added_when_it_says_more(render_api: RenderKubeAPI, tmp_path: Path) -> None:
+    render_api.add_scale("replicasets", NS, "consumer", 1)
+    full = "0/5 nodes are available: 5 Insufficient cpu."
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(
+        bound_without_status("producer-5f7-a", "producer", "gpu-a", 40),
+        pod("consumer-7d9-b", "consumer", unschedulable=full)))
+    mount = 'MountVolume.SetUp failed for volume "scene" : configmap "render-scene" not found'
+    render_api.set_list(f"/api/v1/namespaces/{NS}/events", {"kind": "EventList", "apiVersion": "v1", "metadata": {},
+                                                           "items": [_event("producer-5f7-a", "FailedMount", mount, 125, 3),
+                                                                     _event("consumer-7d9-b", "FailedScheduling", full, 5)]})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "kubeview", "--kubeconfig", str(render_api.kubeconfig), "-n", NS,
+                          "--render", "three-spheres", "--headless", "--replicas", "1", "--start-timeout", "2",
+                          "-o", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=60, env=env,
+                         cwd=tmp_path)
+    lines = out.stdout.splitlines()
+    assert re.fullmatch(r"render: waiting: producer-5f7-a: bound to gpu-a 4\d s ago, no status from its kubelet; "
+                        r"FailedMount \(x3 over 2m\ds\): " + re.escape(mount), lines[1]), lines
+    # the scheduler's event says what the pod's condition says: not repeated
+    assert lines[2] == f"render: waiting: consumer-7d9-b: Unschedulable: {full}"
+    assert out.returncode == 1 and render_api.requests_to(f"/api/v1/namespaces/{NS}/events", method="GET")
