@@ -107,9 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"run the bundled ray tracer on SCENE: a YAML path or a bundled name ({_scene_names()})")
     r.add_argument("-o", "--output", default="render.png", help="where the rendered PNG goes (default: render.png)")
     r.add_argument("--raw", metavar="NPY", help="also write the linear float image (H, W, 3) as .npy")
-    r.add_argument("--spp", type=t.int_range(1, 1_000_000), help="samples per pixel (default: the scene's)")
-    r.add_argument("--width", type=t.int_range(1, 16_384),
-                   help="image width in pixels; the height keeps the scene's aspect (default: the scene's)")
+    _scene_overrides(r)
     r.add_argument("--replicas", type=t.int_range(1, 10_000), help="render consumers (default: usable cores)")
     r.add_argument("--cpu", default="1000m", type=t.cpu_amount, help="cpu request of each consumer (default: 1000m)")
     r.add_argument("--start-timeout", type=t.seconds, default=300.0, metavar="SECONDS",
@@ -169,8 +167,16 @@ def build_parser() -> argparse.ArgumentParser:
     man.add_argument("--image", default="kubeview:latest", help="container image (default: kubeview:latest)")
     man.add_argument("--namespace", dest="render_namespace", default="kubeview-render",
                      help="namespace for the render (default: kubeview-render)")
+    _scene_overrides(man)
     man.set_defaults(command="render-manifests")
     return parser
+
+
+def _scene_overrides(group: argparse._ActionsContainer) -> None:
+    """--spp and --width, the same for `--render` and `render-manifests` (checked by render/inputs.py)."""
+    group.add_argument("--spp", type=t.int_range(1, 1_000_000), help="samples per pixel (default: the scene's)")
+    group.add_argument("--width", type=t.int_range(1, 16_384),
+                       help="image width in pixels; the height keeps the scene's aspect (default: the scene's)")
 
 
 COMMANDS = {

@@ -30,12 +30,16 @@ def new_token() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kubeview.render.inputs import choose_scene
+    from kubeview.render.local import RenderError
     from renderer.scene import SceneError
 
     try:
+        # --spp/--width: checked against the scene as `--render` checks them, passed to the producer
+        overrides = choose_scene(args.scene, spp=args.spp, width=args.width).producer_args()
         spec = load_spec(args.scene, token=new_token(), namespace=args.render_namespace, replicas=args.replicas,
-                         cpu=args.cpu, gpu=args.gpu, image=args.image)
-    except (SceneError, SpecError) as e:
+                         cpu=args.cpu, gpu=args.gpu, image=args.image, job_args=tuple(overrides))
+    except (SceneError, SpecError, RenderError) as e:
         sys.stderr.write(f"kubeview: {e}\n")
         return 2
     sys.stdout.write(to_yaml(all_objects(spec)))

@@ -145,6 +145,8 @@ def test_scene_and_token(capsys: pytest.CaptureFixture[str]) -> None:
     (["BAD"], "radius"),
     (["three-spheres", "--cpu", "lots"], "--cpu"),
     (["three-spheres", "--namespace", "Not_A_Name"], "namespace"),
+    (["three-spheres", "--width", "0"], "--width"),
+    (["three-spheres", "--spp", "many"], "--spp"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                                       word: str) -> None:
@@ -159,6 +161,17 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.count("\n") == 1 and word in out.err and "Traceback" not in out.err
+
+
+def test_spp_and_width_reach_the_producer_as_with_render(capsys: pytest.CaptureFixture[str]) -> None:
+    objs = render(capsys, "three-spheres", "--spp", "7", "--width", "96")
+    (producer,) = by_kind(objs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    args = producer["args"] if "args" in producer else producer["command"]
+    assert args[-6:] == ["--width", "96", "--height", "64", "--spp", "7"]  # 48x32 scene: the aspect kept
+    from kubeview.render.inputs import choose_scene
+
+    assert args[-6:] == choose_scene("three-spheres", spp=7, width=96).producer_args()  # what --render runs
+    assert "--spp" not in str(render(capsys, "three-spheres"))  # without them: the scene's own
 
 
 def test_bad_scene_from_the_shell() -> None:
