@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from renderer import bounded_yaml
 from renderer.bvh import build_bvh, single_leaf
 
 # Bounds that keep a job sane: a scene asking for more is rejected, not attempted.
@@ -35,7 +36,6 @@ MAX_SEED = 2**32 - 1
 
 MATERIAL_TYPES = {"lambertian": 0, "metal": 1, "dielectric": 2}
 BUNDLED = Path(__file__).parent / "scenes"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~4x faster
 
 
 class SceneError(ValueError):
@@ -129,7 +129,9 @@ def parse(text: str, source: str = "<scene>", **overrides: int | None) -> Scene:
     if len(text.encode()) > MAX_SCENE_BYTES:
         raise SceneError(source, "", f"scene is larger than {MAX_SCENE_BYTES} bytes")
     try:
-        doc = yaml.load(text, Loader=_LOADER)  # noqa: S506 -- a safe loader
+        doc = bounded_yaml.safe_load(text)
+    except bounded_yaml.TooDeep as e:
+        raise SceneError(source, f"line {e.line}", str(e).split(" (")[0]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
