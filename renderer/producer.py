@@ -91,6 +91,7 @@ class Producer:
         self._finish_task: asyncio.Task | None = None
         self.listen_address: tuple[str, int] | None = None
         self.status_address: tuple[str, int] | None = None
+        self._status: StatusServer | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     async def run(self, listen: tuple[str, int], status: tuple[str, int] | None = None) -> int:
@@ -103,7 +104,8 @@ class Producer:
                          self.book.done, self.book.total)
         servers = []
         if status is not None:
-            srv = await StatusServer(self).start(*status)
+            self._status = StatusServer(self)
+            srv = await self._status.start(*status)
             self.status_address = srv.sockets[0].getsockname()[:2]
             servers.append(srv)
             log.info("status on http://%s:%d/status", *self.status_address)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from renderer.image import png_bytes
+from renderer.png_cache import PngCache
 
 if TYPE_CHECKING:
     from renderer.producer import Producer
@@ -136,6 +136,7 @@ class StatusServer:
     def __init__(self, p: Producer) -> None:
         self.p = p
         self.registry = metrics_registry(p)
+        self.png = PngCache(p.book)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -165,10 +166,8 @@ class StatusServer:
         if target == "/status":
             doc = status_dict(p, p.clock())
             return 200, "application/json", (json.dumps(doc) + "\n").encode()
-        if target == "/image.png":
-            img = p.book.image_so_far() if not p.finished else p.final_image
-            data = await asyncio.get_running_loop().run_in_executor(None, png_bytes, img)
-            return 200, "image/png", data
+        if target == "/image.png":  # the final image is the image so far once every chunk is folded
+            return 200, "image/png", await self.png.png()
         if target == "/metrics":
             return 200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry)
         if target == "/":
