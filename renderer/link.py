@@ -108,8 +108,8 @@ class Link(asyncio.Protocol):
     def eof_received(self) -> bool:
         if self._buf:
             log.warning("%s (%s): connection closed mid-frame", self.address, self.name)
-        elif self.info is None:
-            log.warning("%s: connection closed before HELLO", self.address)
+        elif self.info is None:  # probes and scanners do this all the time: not worth a line each
+            log.debug("%s: connection closed before HELLO", self.address)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:

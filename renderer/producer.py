@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from renderer import checkpoint as ckpt
+from renderer import fd_budget
 from renderer import protocol as proto
 from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
@@ -43,7 +44,8 @@ class ProducerSettings:
     """A new connection must say HELLO within this time."""
     frame_timeout: float = 60.0
     """Once a frame header arrived, its payload must follow within this time."""
-    max_connections: int = 4096
+    max_connections: int | None = None
+    """Consumer connections held at once; None: derived from the fd limit (see fd_budget.py)."""
     max_outstanding: int = 2
     """Leases plus parked requests per consumer (one task in hand, one prefetched)."""
     max_gone: int = 256
@@ -90,6 +92,10 @@ class Producer:
         self._finishing = False
         self._finish_task: asyncio.Task | None = None
         self.listen_address: tuple[str, int] | None = None
+        self.max_connections = 1
+        self.max_status = 1
+        self._refused = 0  # connections turned away at the cap (logged in bursts, not one line each)
+        self._refused_said: float | None = None
         self.status_address: tuple[str, int] | None = None
         self._status: StatusServer | None = None
 
@@ -102,6 +108,11 @@ class Producer:
                 self.book.restore(snap.acc, snap.folded, snap.pending)
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
+        fds = fd_budget.current_budget()
+        self.max_connections = self.settings.max_connections or fds.tasks
+        self.max_status = fds.status
+        log.info("fd limit %d (%d open): up to %d consumer connections, %d status requests at once",
+                 fds.limit, fds.open_now, self.max_connections, self.max_status)
         servers = []
         if status is not None:
             self._status = StatusServer(self)
@@ -110,6 +121,8 @@ class Producer:
             servers.append(srv)
             log.info("status on http://%s:%d/status", *self.status_address)
         loop = asyncio.get_running_loop()
+        old_handler = loop.get_exception_handler()
+        loop.set_exception_handler(fd_budget.AcceptErrors(self.clock))
         st = self.settings
         srv = await loop.create_server(
             lambda: Link(self, next(self._owners), hello_timeout=st.hello_timeout, frame_timeout=st.frame_timeout),
@@ -148,6 +161,7 @@ class Producer:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
+            loop.set_exception_handler(old_handler)
         return self.exit_code
 
     def stop(self) -> None:
@@ -274,11 +288,21 @@ class Producer:
     def link_opened(self, link: Link) -> None:
         if self._closing:
             link.close()
-        elif len(self._links) >= self.settings.max_connections:
-            log.warning("%s: too many connections; refused", link.address)
-            link.close()
+        elif len(self._links) >= self.max_connections:
+            self._refuse(link)
         else:
             self._links.add(link)
+
+    def _refuse(self, link: Link) -> None:
+        """At the cap: say so in an ERROR frame (not a bare reset) and hang up; log once per burst."""
+        self._refused += 1
+        now = self.clock()
+        if self._refused_said is None or now - self._refused_said >= 10.0:
+            self._refused_said = now
+            log.warning("%s: at the cap of %d connections; refused (%d so far)", link.address,
+                        self.max_connections, self._refused)
+        link.send(proto.Error("producer is at its connection limit; try again later"))
+        link.close()
 
     def link_closed(self, link: Link) -> None:
         self._links.discard(link)

@@ -137,8 +137,13 @@ class StatusServer:
         self.p = p
         self.registry = metrics_registry(p)
         self.png = PngCache(p.book)
+        self.active = 0  # requests in progress; at p.max_status more are hung up on at once
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= self.p.max_status:  # each one holds an fd: the output needs its reserve
+            writer.close()
+            return
+        self.active += 1
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
             line = head.split(b"\r\n", 1)[0].decode("latin-1")
@@ -159,6 +164,7 @@ class StatusServer:
         except Exception:  # a status request must never take the producer down
             log.exception("status request failed")
         finally:
+            self.active -= 1
             writer.close()
 
     async def route(self, target: str) -> tuple[int, str, bytes]:
