@@ -30,7 +30,7 @@ from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import ConsumerInfo, RateMeter, StatusServer
-from renderer.tasks import TaskBook
+from renderer.tasks import TaskBook, lease_seconds
 
 log = logging.getLogger("renderer.producer")
 EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
@@ -39,7 +39,14 @@ EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsew
 @dataclass(frozen=True)
 class ProducerSettings:
     lease_seconds: float = 300.0
-    """A task not returned within this time goes back to the queue."""
+    """The longest lease: a task not returned within this time goes back to the queue. Once tasks
+    were timed, leases last ``lease_multiple`` x the p95 task time, at least ``lease_floor``."""
+    lease_floor: float = 10.0
+    lease_multiple: float = 4.0
+    idle_timeout: float = 60.0
+    """A consumer holding no lease and no parked request, silent this long, is dropped; at the
+    connection cap one idle for ``idle_evict`` seconds makes room for a newcomer."""
+    idle_evict: float = 2.0
     hello_timeout: float = 10.0
     """A new connection must say HELLO within this time."""
     frame_timeout: float = 60.0
@@ -94,6 +101,8 @@ class Producer:
         self.listen_address: tuple[str, int] | None = None
         self.max_connections = 1
         self.max_status = 1
+        self._task_times: deque[float] = deque(maxlen=256)  # seconds from lease to result, latest tasks
+        self.lease_now = self.settings.lease_seconds  # the lease length handed out now
         self._refused = 0  # connections turned away at the cap (logged in bursts, not one line each)
         self._refused_said: float | None = None
         self.status_address: tuple[str, int] | None = None
@@ -243,7 +252,8 @@ class Producer:
 
     async def _expirer(self) -> None:
         while True:
-            await asyncio.sleep(min(1.0, self.settings.lease_seconds / 4))
+            await asyncio.sleep(min(1.0, self.lease_now / 4))
+            self._drop_idle(self.settings.idle_timeout)
             late = self.book.expire(self.clock())
             for tid, owner in late:
                 conn = self.conns.get(owner)
@@ -260,7 +270,7 @@ class Producer:
         if self.finished:
             conn.send(proto.Done())
         else:
-            spec = self.book.lease(conn.owner, self.clock(), self.settings.lease_seconds)
+            spec = self.book.lease(conn.owner, self.clock(), self.lease_now)
             if spec is None:
                 return False
             conn.leases.add(spec.task_id)
@@ -288,10 +298,22 @@ class Producer:
     def link_opened(self, link: Link) -> None:
         if self._closing:
             link.close()
-        elif len(self._links) >= self.max_connections:
+        elif len(self._links) >= self.max_connections and not self._drop_idle(self.settings.idle_evict, 1):
             self._refuse(link)
         else:
             self._links.add(link)
+
+    def _drop_idle(self, after: float, limit: int | None = None) -> int:
+        """Hang up on consumers with no lease and no parked request that were silent for ``after``
+        seconds, longest-idle first (at most ``limit``); they hold a slot and do no work."""
+        now = self.clock()
+        idle = sorted((c for c in self.conns.values() if not c.leases and c.wanted == 0 and not c.closed
+                       and now - c.info.last_seen >= after), key=lambda c: c.info.last_seen)[:limit]
+        for conn in idle:
+            log.warning("consumer %s idle for %.0f s; dropped", conn.info.id, now - conn.info.last_seen)
+            conn.send(proto.Error("idle too long"))
+            conn.close()
+        return len(idle)
 
     def _refuse(self, link: Link) -> None:
         """At the cap: say so in an ERROR frame (not a bare reset) and hang up; log once per burst."""
@@ -367,6 +389,12 @@ class Producer:
             log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
             self._dispatch()
 
+    def _time_task(self, seconds: float) -> None:
+        self._task_times.append(seconds)
+        if len(self._task_times) % 8 == 0:  # sorting 256 floats per result would be most of a result's cost
+            st = self.settings
+            self.lease_now = lease_seconds(list(self._task_times), st.lease_floor, st.lease_seconds, st.lease_multiple)
+
     def _on_result(self, conn: Link, msg: proto.Result) -> None:
         tid = msg.task_id
         if tid >= self.book.total or tid not in self.book.history.get(conn.owner, ()):
@@ -376,6 +404,9 @@ class Producer:
             raise proto.ProtocolError(f"result for task {tid} has shape {msg.data.shape}")
         conn.leases.discard(tid)
         self._set_state(conn)
+        lease = self.book.leases.get(tid)
+        if lease is not None and lease.owner == conn.owner:
+            self._time_task(self.clock() - lease.since)
         if not self.book.complete(conn.owner, tid, msg.data):
             log.info("duplicate or late result for task %d from %s ignored", tid, conn.info.id)
             return
