@@ -31,6 +31,7 @@ from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import ConsumerInfo, RateMeter, StatusServer
 from renderer.tasks import TaskBook, lease_seconds
+from renderer.verify import Verifier
 
 log = logging.getLogger("renderer.producer")
 EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
@@ -67,12 +68,15 @@ class Producer:
     def __init__(self, scene: Scene, *, output: str | Path | None = None, raw: str | Path | None = None,
                  checkpoint: str | Path | None = None, token: bytes | None = None,
                  serve_after_done: bool = False, settings: ProducerSettings | None = None,
+                 verify: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.scene = scene
         self.book = TaskBook(scene)
         self.output, self.raw, self.checkpoint_path = output, raw, checkpoint
         self.output_name = str(output) if output is not None else (str(raw) if raw is not None else None)
         self.token = token
+        self.verifier = Verifier(verify) if verify > 0 else None
+        self.refused_names: set[str] = set()  # consumers caught returning wrong results
         self.serve_after_done = serve_after_done
         self.settings = settings or ProducerSettings()
         self.clock = clock
@@ -281,13 +285,18 @@ class Producer:
         return True
 
     def _dispatch(self) -> None:
-        """Serve parked requests, one per consumer in turn, while tasks last."""
-        while self._waiting:
-            conn = self._waiting[0]
-            if not conn.closed and conn.wanted > 0 and not self._serve_one(conn):
+        """Serve parked requests, one per consumer in turn, while tasks last.  A consumer that gets
+        nothing goes on waiting while the others are tried (with verification on, a task may be
+        queued only for consumers other than the one asking)."""
+        tries = len(self._waiting)
+        while self._waiting and tries > 0:
+            if not self.finished and not self.book.queued:
                 return
-            self._waiting.popleft()
-            if not conn.closed and conn.wanted > 0:
+            conn = self._waiting.popleft()
+            if conn.closed or conn.wanted <= 0:
+                continue
+            tries = len(self._waiting) + 1 if self._serve_one(conn) else tries - 1
+            if conn.wanted > 0:
                 self._waiting.append(conn)
 
     @staticmethod
@@ -346,6 +355,11 @@ class Producer:
             link.close()
             return
         name = hello.name or link.owner
+        if name in self.refused_names:
+            log.warning("%s: consumer %s was refused for wrong results; disconnecting", link.address, name)
+            link.send(proto.Error("refused: this consumer returned wrong results"))
+            link.close()
+            return
         cid, n = name, 1
         while cid in self.consumers and self.consumers[cid].state != "gone":
             n += 1
@@ -389,6 +403,24 @@ class Producer:
             log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
             self._dispatch()
 
+    def _condemn(self, owner: str, task_id: int) -> None:
+        """``owner`` returned a result for ``task_id`` that two others disagree with: refuse it,
+        and throw away everything it contributed."""
+        assert self.verifier is not None
+        self.verifier.forget(owner)
+        n = self.book.discard(owner)
+        conn = self.conns.get(owner)
+        name = conn.info.id if conn is not None else owner
+        log.warning("consumer %s returned a wrong result for task %d (two other consumers agree); refused, "
+                    "its work discarded: %d task(s) queued again", name, task_id, n)
+        if conn is not None:
+            self.refused_names.add(name)
+            conn.send(proto.Error("refused: your result differs from other consumers'"))
+            conn.close()
+            conn.info.state = "refused"
+        self._dirty.set()
+        self._dispatch()
+
     def _time_task(self, seconds: float) -> None:
         self._task_times.append(seconds)
         if len(self._task_times) % 8 == 0:  # sorting 256 floats per result would be most of a result's cost
@@ -407,6 +439,14 @@ class Producer:
         lease = self.book.leases.get(tid)
         if lease is not None and lease.owner == conn.owner:
             self._time_task(self.clock() - lease.since)
+        if self.verifier is not None and self.verifier.sampled(tid) and not self.book.is_done(tid):
+            verdict = self.verifier.result(tid, conn.owner, msg.data)
+            if not verdict.accepted:  # held until a different consumer agrees
+                self.book.again_elsewhere(conn.owner, tid, verdict.exclude)
+                self._dispatch()
+                return
+            for owner in verdict.guilty:
+                self._condemn(owner, tid)
         if not self.book.complete(conn.owner, tid, msg.data):
             log.info("duplicate or late result for task %d from %s ignored", tid, conn.info.id)
             return
