@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", type=Path, help="persist finished chunks here; resume from it")
     p.add_argument("--token-file", type=Path, help="file holding the shared token consumers must present")
     p.add_argument("--lease-seconds", type=float, default=300.0, help="lease length (default 300)")
+    p.add_argument("--verify", type=float, default=0.0, metavar="FRACTION",
+                   help="trace this share of tasks (0..1) on two different consumers and refuse a consumer "
+                        "whose results differ (needs 2+ consumers; 3 to settle a dispute)")
     p.add_argument("--serve-after-done", action="store_true",
                    help="keep serving status and DONE after the image is written (for Deployments)")
     _overrides(p)
@@ -168,12 +171,14 @@ def cmd_producer(args: argparse.Namespace) -> int:
         raise UsageError("nothing to write: give -o out.png and/or --raw out.npy")
     if not args.lease_seconds > 0:
         raise UsageError("--lease-seconds must be positive")
+    if not 0.0 <= args.verify <= 1.0:
+        raise UsageError("--verify must be a fraction between 0 and 1")
     token = _read_token(args.token_file)
     sc = _load_scene(args)
 
     async def main() -> int:
         prod = Producer(sc, output=args.output, raw=args.raw, checkpoint=args.checkpoint, token=token,
-                        serve_after_done=args.serve_after_done,
+                        serve_after_done=args.serve_after_done, verify=args.verify,
                         settings=ProducerSettings(lease_seconds=args.lease_seconds))
         code = await prod.run(args.listen, args.status)
         if prod.failure:

@@ -66,6 +66,7 @@ class Consumer:
         self._scene: Scene | None = None
         self._job_id: bytes | None = None
         self._buf = bytearray()
+        self._got_job = False
 
     def request_stop(self, *_: object) -> None:
         self.stopping = True
@@ -78,7 +79,7 @@ class Consumer:
         if self.threads > 1:
             numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
         self._warm_up()
-        attempt = 0
+        attempt = fails = 0
         last_ok = time.monotonic()
         while not self.stopping:
             try:
@@ -112,12 +113,16 @@ class Consumer:
                 return 2
             except (OSError, proto.ProtocolError, EOFError) as e:
                 log.warning("lost the producer (%s); reconnecting", e)
+                fails = 0 if self._got_job else fails + 1
+                if fails:  # turned away before any JOB (e.g. the producer is full): do not spin
+                    self._sleep(self.settings.backoffs[min(fails + 9, len(self.settings.backoffs) - 1)])
             last_ok = time.monotonic()
         log.info("stopped; %d tasks traced here", self.tasks_done)
         return 0
 
     def _session(self, sock: socket.socket) -> bool:
         """One connection's worth of work; True when the producer says the job is done."""
+        self._got_job = False
         self._send(sock, proto.encode(proto.Hello(self.token, self.name)))
         job = self._recv(sock)
         if isinstance(job, proto.Error):
@@ -126,6 +131,7 @@ class Consumer:
             raise proto.ProtocolError(f"producer error: {job.text}")
         if not isinstance(job, proto.Job):
             raise proto.ProtocolError(f"expected JOB, got {type(job).__name__}")
+        self._got_job = True
         scene = self._load(job)
         self._send(sock, proto.encode(proto.Request()))
         cur = self._recv(sock)

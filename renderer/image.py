@@ -18,8 +18,13 @@ def to_8bit(image: np.ndarray) -> np.ndarray:
 
 
 def png_bytes(image: np.ndarray) -> bytes:
+    return encode_png(to_8bit(image))
+
+
+def encode_png(pixels: np.ndarray) -> bytes:
+    """8-bit (H, W, 3) pixels -> PNG bytes."""
     buf = io.BytesIO()
-    Image.fromarray(to_8bit(image), mode="RGB").save(buf, format="PNG")
+    Image.fromarray(pixels, mode="RGB").save(buf, format="PNG")
     return buf.getvalue()
 
 

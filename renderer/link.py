@@ -88,7 +88,10 @@ class Link(asyncio.Protocol):
                     break
                 payload = bytes(self._buf[proto.HEADER_SIZE:end])
                 del self._buf[:end]
+                before_hello = self.info is None
                 self.handler.link_message(self, proto.decode(mtype, payload))
+                if before_hello and self.info is not None:
+                    self._disarm()  # the HELLO deadline is met, whatever else came in this read
             if self.closed:
                 return
             if self._transport is not None and self._transport.get_write_buffer_size() > self.max_unread:
@@ -108,8 +111,8 @@ class Link(asyncio.Protocol):
     def eof_received(self) -> bool:
         if self._buf:
             log.warning("%s (%s): connection closed mid-frame", self.address, self.name)
-        elif self.info is None:
-            log.warning("%s: connection closed before HELLO", self.address)
+        elif self.info is None:  # probes and scanners do this all the time: not worth a line each
+            log.debug("%s: connection closed before HELLO", self.address)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -24,12 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from renderer import checkpoint as ckpt
+from renderer import fd_budget
 from renderer import protocol as proto
 from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import ConsumerInfo, RateMeter, StatusServer
-from renderer.tasks import TaskBook
+from renderer.tasks import TaskBook, lease_seconds
+from renderer.verify import Verifier
 
 log = logging.getLogger("renderer.producer")
 EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
@@ -38,12 +40,20 @@ EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsew
 @dataclass(frozen=True)
 class ProducerSettings:
     lease_seconds: float = 300.0
-    """A task not returned within this time goes back to the queue."""
+    """The longest lease: a task not returned within this time goes back to the queue. Once tasks
+    were timed, leases last ``lease_multiple`` x the p95 task time, at least ``lease_floor``."""
+    lease_floor: float = 10.0
+    lease_multiple: float = 4.0
+    idle_timeout: float = 60.0
+    """A consumer holding no lease and no parked request, silent this long, is dropped; at the
+    connection cap one idle for ``idle_evict`` seconds makes room for a newcomer."""
+    idle_evict: float = 2.0
     hello_timeout: float = 10.0
     """A new connection must say HELLO within this time."""
     frame_timeout: float = 60.0
     """Once a frame header arrived, its payload must follow within this time."""
-    max_connections: int = 4096
+    max_connections: int | None = None
+    """Consumer connections held at once; None: derived from the fd limit (see fd_budget.py)."""
     max_outstanding: int = 2
     """Leases plus parked requests per consumer (one task in hand, one prefetched)."""
     max_gone: int = 256
@@ -58,12 +68,15 @@ class Producer:
     def __init__(self, scene: Scene, *, output: str | Path | None = None, raw: str | Path | None = None,
                  checkpoint: str | Path | None = None, token: bytes | None = None,
                  serve_after_done: bool = False, settings: ProducerSettings | None = None,
+                 verify: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.scene = scene
         self.book = TaskBook(scene)
         self.output, self.raw, self.checkpoint_path = output, raw, checkpoint
         self.output_name = str(output) if output is not None else (str(raw) if raw is not None else None)
         self.token = token
+        self.verifier = Verifier(verify) if verify > 0 else None
+        self.refused_names: set[str] = set()  # consumers caught returning wrong results
         self.serve_after_done = serve_after_done
         self.settings = settings or ProducerSettings()
         self.clock = clock
@@ -90,7 +103,14 @@ class Producer:
         self._finishing = False
         self._finish_task: asyncio.Task | None = None
         self.listen_address: tuple[str, int] | None = None
+        self.max_connections = 1
+        self.max_status = 1
+        self._task_times: deque[float] = deque(maxlen=256)  # seconds from lease to result, latest tasks
+        self.lease_now = self.settings.lease_seconds  # the lease length handed out now
+        self._refused = 0  # connections turned away at the cap (logged in bursts, not one line each)
+        self._refused_said: float | None = None
         self.status_address: tuple[str, int] | None = None
+        self._status: StatusServer | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     async def run(self, listen: tuple[str, int], status: tuple[str, int] | None = None) -> int:
@@ -101,13 +121,21 @@ class Producer:
                 self.book.restore(snap.acc, snap.folded, snap.pending)
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
+        fds = fd_budget.current_budget()
+        self.max_connections = self.settings.max_connections or fds.tasks
+        self.max_status = fds.status
+        log.info("fd limit %d (%d open): up to %d consumer connections, %d status requests at once",
+                 fds.limit, fds.open_now, self.max_connections, self.max_status)
         servers = []
         if status is not None:
-            srv = await StatusServer(self).start(*status)
+            self._status = StatusServer(self)
+            srv = await self._status.start(*status)
             self.status_address = srv.sockets[0].getsockname()[:2]
             servers.append(srv)
             log.info("status on http://%s:%d/status", *self.status_address)
         loop = asyncio.get_running_loop()
+        old_handler = loop.get_exception_handler()
+        loop.set_exception_handler(fd_budget.AcceptErrors(self.clock))
         st = self.settings
         srv = await loop.create_server(
             lambda: Link(self, next(self._owners), hello_timeout=st.hello_timeout, frame_timeout=st.frame_timeout),
@@ -146,6 +174,7 @@ class Producer:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
+            loop.set_exception_handler(old_handler)
         return self.exit_code
 
     def stop(self) -> None:
@@ -227,7 +256,8 @@ class Producer:
 
     async def _expirer(self) -> None:
         while True:
-            await asyncio.sleep(min(1.0, self.settings.lease_seconds / 4))
+            await asyncio.sleep(min(1.0, self.lease_now / 4))
+            self._drop_idle(self.settings.idle_timeout)
             late = self.book.expire(self.clock())
             for tid, owner in late:
                 conn = self.conns.get(owner)
@@ -244,7 +274,7 @@ class Producer:
         if self.finished:
             conn.send(proto.Done())
         else:
-            spec = self.book.lease(conn.owner, self.clock(), self.settings.lease_seconds)
+            spec = self.book.lease(conn.owner, self.clock(), self.lease_now)
             if spec is None:
                 return False
             conn.leases.add(spec.task_id)
@@ -255,13 +285,18 @@ class Producer:
         return True
 
     def _dispatch(self) -> None:
-        """Serve parked requests, one per consumer in turn, while tasks last."""
-        while self._waiting:
-            conn = self._waiting[0]
-            if not conn.closed and conn.wanted > 0 and not self._serve_one(conn):
+        """Serve parked requests, one per consumer in turn, while tasks last.  A consumer that gets
+        nothing goes on waiting while the others are tried (with verification on, a task may be
+        queued only for consumers other than the one asking)."""
+        tries = len(self._waiting)
+        while self._waiting and tries > 0:
+            if not self.finished and not self.book.queued:
                 return
-            self._waiting.popleft()
-            if not conn.closed and conn.wanted > 0:
+            conn = self._waiting.popleft()
+            if conn.closed or conn.wanted <= 0:
+                continue
+            tries = len(self._waiting) + 1 if self._serve_one(conn) else tries - 1
+            if conn.wanted > 0:
                 self._waiting.append(conn)
 
     @staticmethod
@@ -272,11 +307,33 @@ class Producer:
     def link_opened(self, link: Link) -> None:
         if self._closing:
             link.close()
-        elif len(self._links) >= self.settings.max_connections:
-            log.warning("%s: too many connections; refused", link.address)
-            link.close()
+        elif len(self._links) >= self.max_connections and not self._drop_idle(self.settings.idle_evict, 1):
+            self._refuse(link)
         else:
             self._links.add(link)
+
+    def _drop_idle(self, after: float, limit: int | None = None) -> int:
+        """Hang up on consumers with no lease and no parked request that were silent for ``after``
+        seconds, longest-idle first (at most ``limit``); they hold a slot and do no work."""
+        now = self.clock()
+        idle = sorted((c for c in self.conns.values() if not c.leases and c.wanted == 0 and not c.closed
+                       and now - c.info.last_seen >= after), key=lambda c: c.info.last_seen)[:limit]
+        for conn in idle:
+            log.warning("consumer %s idle for %.0f s; dropped", conn.info.id, now - conn.info.last_seen)
+            conn.send(proto.Error("idle too long"))
+            conn.close()
+        return len(idle)
+
+    def _refuse(self, link: Link) -> None:
+        """At the cap: say so in an ERROR frame (not a bare reset) and hang up; log once per burst."""
+        self._refused += 1
+        now = self.clock()
+        if self._refused_said is None or now - self._refused_said >= 10.0:
+            self._refused_said = now
+            log.warning("%s: at the cap of %d connections; refused (%d so far)", link.address,
+                        self.max_connections, self._refused)
+        link.send(proto.Error("producer is at its connection limit; try again later"))
+        link.close()
 
     def link_closed(self, link: Link) -> None:
         self._links.discard(link)
@@ -298,6 +355,11 @@ class Producer:
             link.close()
             return
         name = hello.name or link.owner
+        if name in self.refused_names:
+            log.warning("%s: consumer %s was refused for wrong results; disconnecting", link.address, name)
+            link.send(proto.Error("refused: this consumer returned wrong results"))
+            link.close()
+            return
         cid, n = name, 1
         while cid in self.consumers and self.consumers[cid].state != "gone":
             n += 1
@@ -341,6 +403,30 @@ class Producer:
             log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
             self._dispatch()
 
+    def _condemn(self, owner: str, task_id: int) -> None:
+        """``owner`` returned a result for ``task_id`` that two others disagree with: refuse it,
+        and throw away everything it contributed."""
+        assert self.verifier is not None
+        self.verifier.forget(owner)
+        n = self.book.discard(owner)
+        conn = self.conns.get(owner)
+        name = conn.info.id if conn is not None else owner
+        log.warning("consumer %s returned a wrong result for task %d (two other consumers agree); refused, "
+                    "its work discarded: %d task(s) queued again", name, task_id, n)
+        if conn is not None:
+            self.refused_names.add(name)
+            conn.send(proto.Error("refused: your result differs from other consumers'"))
+            conn.close()
+            conn.info.state = "refused"
+        self._dirty.set()
+        self._dispatch()
+
+    def _time_task(self, seconds: float) -> None:
+        self._task_times.append(seconds)
+        if len(self._task_times) % 8 == 0:  # sorting 256 floats per result would be most of a result's cost
+            st = self.settings
+            self.lease_now = lease_seconds(list(self._task_times), st.lease_floor, st.lease_seconds, st.lease_multiple)
+
     def _on_result(self, conn: Link, msg: proto.Result) -> None:
         tid = msg.task_id
         if tid >= self.book.total or tid not in self.book.history.get(conn.owner, ()):
@@ -350,6 +436,17 @@ class Producer:
             raise proto.ProtocolError(f"result for task {tid} has shape {msg.data.shape}")
         conn.leases.discard(tid)
         self._set_state(conn)
+        lease = self.book.leases.get(tid)
+        if lease is not None and lease.owner == conn.owner:
+            self._time_task(self.clock() - lease.since)
+        if self.verifier is not None and self.verifier.sampled(tid) and not self.book.is_done(tid):
+            verdict = self.verifier.result(tid, conn.owner, msg.data)
+            if not verdict.accepted:  # held until a different consumer agrees
+                self.book.again_elsewhere(conn.owner, tid, verdict.exclude)
+                self._dispatch()
+                return
+            for owner in verdict.guilty:
+                self._condemn(owner, tid)
         if not self.book.complete(conn.owner, tid, msg.data):
             log.info("duplicate or late result for task %d from %s ignored", tid, conn.info.id)
             return

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from renderer import bounded_yaml
 from renderer.bvh import build_bvh, single_leaf
 
 # Bounds that keep a job sane: a scene asking for more is rejected, not attempted.
@@ -32,10 +33,15 @@ MAX_COORD = 1.0e7
 MAX_TILE = 512
 MAX_SCENE_BYTES = 8 * 1024 * 1024
 MAX_SEED = 2**32 - 1
+MAX_TASKS = 1_000_000
+"""Tasks in one job: the producer's task table costs ~100 bytes a task (heap, queue set, leases)."""
+IMAGE_BYTES_PER_PIXEL = 8 * 3 * 2 + 3
+"""The producer's image buffers: float64 accumulator and final image, plus the 8-bit image."""
+MAX_IMAGE_BYTES = 1 << 30
+"""Bound on those buffers (4096x4096 is 816 MiB; 8192x8192 would be 3.2 GiB)."""
 
 MATERIAL_TYPES = {"lambertian": 0, "metal": 1, "dielectric": 2}
 BUNDLED = Path(__file__).parent / "scenes"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~4x faster
 
 
 class SceneError(ValueError):
@@ -129,7 +135,9 @@ def parse(text: str, source: str = "<scene>", **overrides: int | None) -> Scene:
     if len(text.encode()) > MAX_SCENE_BYTES:
         raise SceneError(source, "", f"scene is larger than {MAX_SCENE_BYTES} bytes")
     try:
-        doc = yaml.load(text, Loader=_LOADER)  # noqa: S506 -- a safe loader
+        doc = bounded_yaml.safe_load(text)
+    except bounded_yaml.TooDeep as e:
+        raise SceneError(source, f"line {e.line}", str(e).split(" (")[0]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
@@ -208,6 +216,7 @@ class _Validator:
         if width * height > MAX_PIXELS:
             raise self.fail("image", f"{width}x{height} is more than {MAX_PIXELS} pixels")
         chunk = min(chunk, spp)
+        self.job_size(width, height, spp, tile, chunk)
         camera = self.camera(top["camera"], width / height)
         background = self.background(top.get("background", {}))
         names, materials = self.materials(top["materials"])
@@ -220,6 +229,18 @@ class _Validator:
             sphere_material=np.ascontiguousarray(mat_index[order]),
             materials=materials, bvh_bounds=bounds, bvh_info=info,
         )
+
+    def job_size(self, width: int, height: int, spp: int, tile: int, chunk: int) -> None:
+        """Refuse a job too big in total, from its settings alone: before anything is allocated
+        (per-field limits let tile 1 x chunk 1 x spp 10^6 through to a MemoryError)."""
+        image_bytes = width * height * IMAGE_BYTES_PER_PIXEL
+        if image_bytes > MAX_IMAGE_BYTES:
+            raise self.fail("image", f"{width}x{height} needs {image_bytes / (1 << 30):.1f} GiB of image buffers "
+                                     f"({IMAGE_BYTES_PER_PIXEL} bytes/pixel), limit {MAX_IMAGE_BYTES >> 30} GiB")
+        tasks = -(-width // tile) * -(-height // tile) * -(-spp // chunk)
+        if tasks > MAX_TASKS:
+            raise self.fail("tasks", f"the job would have {tasks:,} tasks (tile {tile}, {chunk} samples per task), "
+                                     f"limit {MAX_TASKS:,}: use larger tiles or more samples per task")
 
     def camera(self, v: Any, aspect: float) -> np.ndarray:
         cam = self.mapping(

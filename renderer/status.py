@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from renderer.image import png_bytes
+from renderer.png_cache import PngCache
 
 if TYPE_CHECKING:
     from renderer.producer import Producer
@@ -136,8 +136,14 @@ class StatusServer:
     def __init__(self, p: Producer) -> None:
         self.p = p
         self.registry = metrics_registry(p)
+        self.png = PngCache(p.book)
+        self.active = 0  # requests in progress; at p.max_status more are hung up on at once
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= self.p.max_status:  # each one holds an fd: the output needs its reserve
+            writer.close()
+            return
+        self.active += 1
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
             line = head.split(b"\r\n", 1)[0].decode("latin-1")
@@ -158,6 +164,7 @@ class StatusServer:
         except Exception:  # a status request must never take the producer down
             log.exception("status request failed")
         finally:
+            self.active -= 1
             writer.close()
 
     async def route(self, target: str) -> tuple[int, str, bytes]:
@@ -165,10 +172,8 @@ class StatusServer:
         if target == "/status":
             doc = status_dict(p, p.clock())
             return 200, "application/json", (json.dumps(doc) + "\n").encode()
-        if target == "/image.png":
-            img = p.book.image_so_far() if not p.finished else p.final_image
-            data = await asyncio.get_running_loop().run_in_executor(None, png_bytes, img)
-            return 200, "image/png", data
+        if target == "/image.png":  # the final image is the image so far once every chunk is folded
+            return 200, "image/png", await self.png.png()
         if target == "/metrics":
             return 200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry)
         if target == "/":

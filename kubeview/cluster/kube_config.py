@@ -18,6 +18,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from kubeview.cluster.kube_discovery import IN_CLUSTER_ENV, kubeconfig_available, kubeconfig_paths
 from kubeview.cluster.source import SourceError
+from renderer import bounded_yaml
 
 __all__ = ["Connection", "connect", "kubeconfig_available", "kubeconfig_paths"]
 
@@ -46,7 +47,10 @@ def _read(paths: list[Path], explicit: bool) -> tuple[list[Path], dict]:
     merged: dict = {"contexts": [], "current-context": None}
     for p in existing:
         try:
-            data = yaml.safe_load(p.read_text()) or {}
+            data = bounded_yaml.safe_load(p.read_text(), loader=yaml.SafeLoader) or {}
+        except bounded_yaml.TooDeep as exc:
+            raise SourceError(f"The kubeconfig {p} is {exc}; a kubeconfig is a few levels deep, "
+                              "point --kubeconfig at a real one.") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f" at line {mark.line + 1}" if mark is not None else ""

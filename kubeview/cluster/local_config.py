@@ -13,6 +13,7 @@ import yaml
 
 from kubeview.cluster.source import SourceError
 from kubeview.model.quantity import QuantityError, parse
+from renderer import bounded_yaml
 
 DEFAULT_FILE = Path(__file__).parent / "clusters" / "default.yaml"
 MEMORY_EVICTION = 100 * 2**20  # kubelet's default --eviction-hard memory.available<100Mi
@@ -176,7 +177,9 @@ def parse_cluster(text: str, source: str = "<cluster>") -> ClusterConfig:
     """Validate cluster YAML text; `source` names it in error messages."""
     check = _Checker(source)
     try:
-        doc = yaml.safe_load(text)
+        doc = bounded_yaml.safe_load(text, loader=yaml.SafeLoader)
+    except bounded_yaml.TooDeep as exc:
+        raise check.fail(f"line {exc.line}", f"nested more than {exc.limit} levels deep") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "yaml"

@@ -182,6 +182,8 @@ def _follow_render(job, local: bool = True, start_timeout: float = 300.0) -> int
         except RenderError as exc:
             _err(str(exc))
             return exc.exit_code
+        for note in progress.notices:  # the producer died / came back: said, never hidden
+            _out(note)
         now = time.monotonic()
         started = started or (progress.status is not None and (progress.running > 0 or progress.status.samples_done > 0))
         if not started:

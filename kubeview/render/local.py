@@ -4,19 +4,26 @@ Both the headless `kubeview --render` and the TUI drive a `LocalRenderJob`: `sta
 scene and creates the workloads, `poll()` reads the producer's /status and the pods' state (one HTTP
 request, short timeout, safe to call from a worker thread), `scale()` changes the consumer count,
 `stop()` deletes everything it created. The pods are real processes run by the local cluster's
-kubelet, so a consumer that dies is restarted and its task is leased again by the producer.
+kubelet, so a consumer that dies is restarted and its task is leased again by the producer. The
+producer checkpoints into a private work directory, so a producer that dies is restarted from its
+checkpoint, and `poll()` says so (`producer_deaths.py`). Producer and consumers share a random token
+there: another local process cannot feed the render made-up results.
 """
 
 from __future__ import annotations
 
 import http.client
+import secrets
+import shutil
 import socket
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kubeview.cluster.local import LocalSource
 from kubeview.cluster.source import ActionError
 from kubeview.model.quantity import QuantityError, to_units
+from kubeview.render.producer_deaths import DeathWatch
 from kubeview.render.status import RenderStatus, StatusError, parse_status
 
 NAMESPACE = "render"
@@ -27,6 +34,8 @@ CONSUMER_GRACE = 10  # seconds between SIGTERM (hand back the task) and SIGKILL
 HOST = "127.0.0.1"
 EXIT_USAGE = 2  # the renderer's exit code for bad input (scene, address, token file)
 EXIT_OUTPUT = 3  # the producer's exit code when the image could not be written where asked (kept elsewhere)
+CHECKPOINT = "checkpoint.npz"  # in the job's work directory
+TOKEN = "token"  # ditto: the shared secret producer and consumers present
 
 
 class RenderError(Exception):
@@ -62,6 +71,8 @@ class RenderProgress:
     pending_reason: str | None  # the scheduler's message for a pending consumer
     producer_phase: str  # Pending | Running | Failed | Succeeded | Missing
     waiting: tuple[str, ...] = ()  # "pod: why it is not running yet", for each render pod not running
+    notices: tuple[str, ...] = ()  # what happened to the producer since the last poll (died, resumed at N%)
+    producer_deaths: int = 0
 
     @property
     def finished(self) -> bool:
@@ -93,9 +104,12 @@ def resolve_scene(arg: str, validate: bool = True) -> Path:
     return path.resolve()
 
 
-def producer_deployment(settings: RenderSettings, listen: int, status: int) -> dict:
+def producer_deployment(settings: RenderSettings, listen: int, status: int, workdir: Path | None = None) -> dict:
+    """`workdir` holds the checkpoint and the token file (see `LocalRenderJob.start`)."""
     argv = ["python", "-m", "renderer", "producer", str(settings.scene), "--listen", f"{HOST}:{listen}",
             "--status", f"{HOST}:{status}", "-o", str(settings.output), "--serve-after-done", *settings.job_args]
+    if workdir is not None:
+        argv += ["--checkpoint", str(workdir / CHECKPOINT), "--token-file", str(workdir / TOKEN)]
     if settings.raw is not None:
         argv += ["--raw", str(settings.raw)]
     labels = {"app": PRODUCER}
@@ -110,8 +124,9 @@ def producer_deployment(settings: RenderSettings, listen: int, status: int) -> d
                                          "resources": {"requests": {"cpu": PRODUCER_CPU}}}]}}}}
 
 
-def consumer_replicaset(settings: RenderSettings, listen: int) -> dict:
+def consumer_replicaset(settings: RenderSettings, listen: int, workdir: Path | None = None) -> dict:
     labels = {"app": CONSUMER}
+    token = ["--token-file", str(workdir / TOKEN)] if workdir is not None else []
     return {"kind": "ReplicaSet",
             "metadata": {"name": CONSUMER, "namespace": settings.namespace, "labels": labels},
             "spec": {"replicas": settings.replicas, "selector": {"matchLabels": labels},
@@ -123,7 +138,7 @@ def consumer_replicaset(settings: RenderSettings, listen: int) -> dict:
                          "containers": [{"name": CONSUMER, "image": "kubeview/renderer",
                                          "command": ["python", "-m", "renderer", "consumer"],
                                          # the producer's status then names each consumer by its pod
-                                         "args": ["--connect", f"{HOST}:{listen}", "--name", "$(POD_NAME)"],
+                                         "args": ["--connect", f"{HOST}:{listen}", "--name", "$(POD_NAME)", *token],
                                          "env": [{"name": "POD_NAME", "valueFrom": {
                                              "fieldRef": {"fieldPath": "metadata.name"}}}],
                                          "resources": {"requests": {"cpu": settings.cpu}}}]}}}}
@@ -140,6 +155,12 @@ def _running(pod: dict) -> bool:
 
 def _restarts(pod: dict) -> int:
     return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
+def _last_terminated(pod: dict) -> dict | None:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        return (cs.get("lastState") or {}).get("terminated") or (cs.get("state") or {}).get("terminated")
+    return None
 
 
 def _unschedulable(pod: dict) -> str | None:
@@ -160,6 +181,8 @@ class LocalRenderJob:
         self.started = False
         self._last_status: RenderStatus | None = None
         self._consumers_released = False
+        self.workdir: Path | None = None
+        self.deaths = DeathWatch()
 
     # --- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -178,10 +201,13 @@ class LocalRenderJob:
         self.status_port = free_port()
         while self.status_port == self.listen_port:
             self.status_port = free_port()
+        self.workdir = Path(tempfile.mkdtemp(prefix="kubeview-render-"))  # 0700: the token stays ours
+        (self.workdir / TOKEN).write_text(secrets.token_hex(32))
+        self.deaths = DeathWatch(checkpoint=str(self.workdir / CHECKPOINT))
         self.started = True  # from here on, stop() removes whatever exists
         try:
-            self.source.apply_workload(producer_deployment(s, self.listen_port, self.status_port))
-            self.source.apply_workload(consumer_replicaset(s, self.listen_port))
+            self.source.apply_workload(producer_deployment(s, self.listen_port, self.status_port, self.workdir))
+            self.source.apply_workload(consumer_replicaset(s, self.listen_port, self.workdir))
         except ActionError as exc:
             raise RenderError(str(exc)) from None
         pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
@@ -202,6 +228,8 @@ class LocalRenderJob:
         for kind, name in (("ReplicaSet", CONSUMER), ("Deployment", PRODUCER)):
             if self.source.get(kind, self.settings.namespace, name) is not None:
                 self.source.delete_workload(kind, self.settings.namespace, name)
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- following ----------------------------------------------------------------------------------
     def _get(self, path: str, timeout: float = 2.0) -> bytes | None:
@@ -222,16 +250,19 @@ class LocalRenderJob:
         producer = self.source.workload_pods("Deployment", ns, PRODUCER)
         consumers = self.source.workload_pods("ReplicaSet", ns, CONSUMER)
         phase = _phase(producer[0]) if producer else "Missing"
-        if producer:
-            self._check_producer(producer[0])
         body = self._get("/status")
-        status = self._last_status
+        status = fresh = None
         if body is not None:
             try:
-                status = parse_status(body)
+                status = fresh = parse_status(body)
             except StatusError as exc:
                 raise RenderError(str(exc)) from None
             self._last_status = status
+        status = status or self._last_status
+        notices: list[str] = []
+        if producer:
+            notices = self.deaths.observe(_restarts(producer[0]), _last_terminated(producer[0]), fresh)
+            self._check_producer(producer[0])
         if status is not None and status.finished and not self._consumers_released:
             # Done: consumers exit 0 on their own; scale to 0 so the ReplicaSet does not replace them.
             self._consumers_released = True
@@ -240,14 +271,17 @@ class LocalRenderJob:
         reasons = [r for r in map(_unschedulable, consumers) if r]
         return RenderProgress(status=status, running=running, pending=len(consumers) - running,
                               restarts=sum(_restarts(p) for p in consumers),
-                              pending_reason=reasons[0] if reasons else None, producer_phase=phase)
+                              pending_reason=reasons[0] if reasons else None, producer_phase=phase,
+                              notices=tuple(notices), producer_deaths=self.deaths.deaths)
 
     def _check_producer(self, pod: dict) -> None:
-        """Raise RenderError if the producer rejected its input (exit 2) or keeps crashing."""
+        """Raise RenderError if the producer rejected its input (exit 2), could not write the image
+        (exit 3), or died again and again without the render getting further."""
         codes = [t.get("exitCode") for cs in (pod.get("status") or {}).get("containerStatuses") or []
                  for t in ((cs.get("state") or {}).get("terminated"), (cs.get("lastState") or {}).get("terminated"))
                  if t]
-        if EXIT_USAGE not in codes and EXIT_OUTPUT not in codes and _restarts(pod) < 3:
+        give_up = self.deaths.give_up()
+        if EXIT_USAGE not in codes and EXIT_OUTPUT not in codes and give_up is None:
             return
         tail = self.source.log_tail(self.settings.namespace, pod["metadata"]["name"], 1)
         line = tail[-1].removeprefix("renderer: ") if tail else ""
@@ -255,7 +289,7 @@ class LocalRenderJob:
             raise RenderError(line or "the producer rejected the scene", exit_code=2)
         if EXIT_OUTPUT in codes:
             raise RenderError(line or f"the producer could not write {self.settings.output}")
-        raise RenderError("the producer keeps failing" + (f": {line}" if line else ""))
+        raise RenderError(f"{give_up}" + (f"; its last log line: {line}" if line else ""))
 
     def image_png(self) -> bytes | None:
         """The image so far (the final one when finished), or None if the producer does not answer."""

@@ -44,6 +44,7 @@ FIELD_MANAGER = "kubeview"
 RUN_AS = 10001  # the image's USER
 WARM_CACHE = "/opt/numba-cache"  # where the image build left numba's warmed cache
 CACHE_MOUNT = "/var/cache/numba"  # the pods' writable copy
+CHECKPOINT = "/out/checkpoint.npz"  # on the producer pod's emptyDir: kept across container restarts
 PLACEHOLDER_TOKEN = "replace-me-with-a-random-token"  # only in the checked-in manifests
 
 APP = "kubeview-render"
@@ -213,10 +214,13 @@ def token_secret(spec: RenderSpec) -> Obj:
 
 
 def producer_deployment(spec: RenderSpec) -> Obj:
-    """One producer (Recreate: two would split the consumers); ready once /status answers."""
+    """One producer (Recreate: two would split the consumers); ready once /status answers. It checkpoints
+    into the `out` emptyDir, which outlives the container: a producer restarted after an OOM kill or a
+    crash resumes from its finished chunks instead of 0%."""
     command = ["python", "-m", "renderer", "producer", "/scene/scene.yaml",
                "--listen", f"0.0.0.0:{TASKS_PORT}", "--status", f"0.0.0.0:{STATUS_PORT}",
-               "-o", "/out/render.png", "--token-file", "/token/token", "--serve-after-done", *spec.job_args]
+               "-o", "/out/render.png", "--checkpoint", CHECKPOINT, "--token-file", "/token/token",
+               "--serve-after-done", *spec.job_args]
     c = _container(PRODUCER, spec, command,
                    _resources({"cpu": "250m", "memory": "256Mi"}, {"cpu": "1", "memory": "512Mi"}),
                    [{"name": "scene", "mountPath": "/scene", "readOnly": True},

@@ -288,6 +288,10 @@ def test_kubeconfig_problems_are_one_sentence(tmp_path) -> None:
     with pytest.raises(SourceError, match=r"^The kubeconfig .*broken is not valid YAML at line \d+; fix it or "
                                           r"point --kubeconfig elsewhere\.$"):
         KubeSource(str(broken))
+    deep = tmp_path / "deep"  # issue 16 item 9: this was a RecursionError traceback
+    deep.write_text("clusters: " + "[" * 25_000 + "]" * 25_000)
+    with pytest.raises(SourceError, match=r"^The kubeconfig .*deep is nested more than 64 levels deep \(line 1\); "):
+        KubeSource(str(deep))
     api = KubeAPI()
     path = api.write_kubeconfig(tmp_path / "kc", server="http://127.0.0.1:9")
     with pytest.raises(SourceError) as err:

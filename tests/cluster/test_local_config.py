@@ -48,3 +48,10 @@ def test_bad_cluster_file_is_one_line(text: str, message: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ClusterFileError, match="cannot read"):
         load_cluster(tmp_path / "nope.yaml")
+
+
+def test_deeply_nested_cluster_file_is_one_line() -> None:
+    """Issue 16 item 9: 25,000 levels ended in a RecursionError traceback."""
+    with pytest.raises(ClusterFileError) as err:
+        parse_cluster("nodes: " + "[" * 25_000 + "]" * 25_000, "c.yaml")
+    assert str(err.value) == "c.yaml: line 1: nested more than 64 levels deep"

@@ -143,3 +143,44 @@ def test_sigterm_to_kubeview_leaves_no_process_behind(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_at", [0.3, 0.6])
+def test_killed_producer_resumes_from_its_checkpoint_and_says_so(tmp_path: Path, kill_at: float) -> None:
+    """Issue 16 item 15: a SIGKILLed producer restarted from 0% silently; now it resumes from the
+    checkpoint in the job's work directory, `poll()` says what happened, and the image is unchanged."""
+    scene = scene_with(tmp_path, spp=1024)
+    source = LocalSource(kubelet=KubeletSettings(poll_interval=0.02, backoff_initial=0.2))
+    job = LocalRenderJob(source, RenderSettings(scene=resolve_scene(str(scene)), output=tmp_path / "out.png",
+                                                raw=tmp_path / "out.npy", replicas=2))
+    notices: list[str] = []
+    killed_at = None
+    try:
+        job.start()
+        assert job.workdir is not None and job.workdir.stat().st_mode & 0o077 == 0  # the token stays ours
+        deadline = time.monotonic() + 180
+        while True:
+            progress = job.poll()
+            notices += progress.notices
+            assert time.monotonic() < deadline, f"render did not finish: {notices}"
+            if killed_at is None and progress.status is not None and progress.status.fraction >= kill_at:
+                assert not progress.finished
+                killed_at = progress.status.fraction
+                pid = next(p for k, p in source.pids().items() if k[1].startswith("producer-"))
+                os.kill(pid, signal.SIGKILL)
+            if progress.finished:
+                break
+            time.sleep(0.05)
+        assert progress.producer_deaths == 1
+    finally:
+        job.stop()
+        source.close()
+    assert len(notices) == 2, notices
+    assert notices[0].startswith("render: the producer died at ") and "(killed by SIGKILL, exit 137)" in notices[0]
+    back = notices[1]
+    assert back.startswith("render: the producer is back from its checkpoint "), back
+    resumed = float(back.split(" at ")[1].split("%")[0]) / 100
+    assert 0 < resumed <= killed_at + 0.01, (back, killed_at)  # kept work, did not start from 0
+    image, ref = np.load(tmp_path / "out.npy"), reference(scene, tmp_path / "ref.npy")
+    assert image.tobytes() == ref.tobytes()

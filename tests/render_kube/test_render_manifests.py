@@ -108,9 +108,14 @@ def test_consumer_resources_and_replicas(capsys: pytest.CaptureFixture[str]) -> 
     dep = by_kind(objs, "Deployment")
     (p,) = dep["spec"]["template"]["spec"]["containers"]
     assert p["command"] == ["python", "-m", "renderer", "producer", "/scene/scene.yaml", "--listen", "0.0.0.0:7000",
-                            "--status", "0.0.0.0:7001", "-o", "/out/render.png", "--token-file", "/token/token",
-                            "--serve-after-done"]
+                            "--status", "0.0.0.0:7001", "-o", "/out/render.png", "--checkpoint",
+                            "/out/checkpoint.npz", "--token-file", "/token/token", "--serve-after-done"]
     assert p["image"] == "reg.example/kv:1"
+    # issue 16 item 10: the checkpoint is on a volume that outlives the container (an OOM kill or a crash
+    # restarts the container in the same pod, which resumes from it instead of 0%)
+    out = next(m for m in p["volumeMounts"] if m["mountPath"] == "/out")
+    vol = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == out["name"])
+    assert "emptyDir" in vol and not out.get("readOnly")
 
 
 def test_pods_are_locked_down(capsys: pytest.CaptureFixture[str]) -> None:

@@ -106,6 +106,9 @@ def test_job_status_metrics_and_image(tmp_path: Path, scene: scene_mod.Scene, re
             assert set(c) == {"id", "address", "tasks_done", "samples_per_second", "state", "last_seen_seconds"}
             assert c["state"] == "gone" and c["address"].startswith("127.0.0.1:")
         assert sum(c["tasks_done"] for c in st["consumers"]) == 24
+        _, final_png = http(p.status_port, "/image.png")  # the cached encoding equals the written PNG
+        assert final_png == out.read_bytes() == http(p.status_port, "/image.png")[1]
+        assert p.call(lambda: p.producer._status.png.builds) == 2  # one per progress step seen, not per request
         ctype, metrics = http(p.status_port, "/metrics")
         text = metrics.decode()
         assert ctype.startswith("text/plain")

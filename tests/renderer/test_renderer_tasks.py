@@ -10,6 +10,8 @@ import pytest
 from renderer import checkpoint as ckpt
 from renderer import kernels
 from renderer import scene as scene_mod
+from renderer.image import to_8bit
+from renderer.png_cache import tile_row_8bit
 from renderer.tasks import TaskBook
 from tests.renderer.testkit import THREE
 
@@ -82,6 +84,10 @@ def test_image_so_far_shows_folded_tiles(scene: scene_mod.Scene, results: dict) 
     img = book.image_so_far()
     assert np.array_equal(img[:8, :8], (results[0] + results[6]) / 6)
     assert not img[:8, 8:].any()
+    # /image.png builds the 8-bit image tile by tile: the same bits as converting the float image
+    pixels = np.zeros((book.height, book.width, 3), dtype=np.uint8)
+    tile_row_8bit(book, pixels, list(range(book.n_tiles)))
+    assert np.array_equal(pixels, to_8bit(img))
 
 
 def test_checkpoint_round_trip(tmp_path: Path, scene: scene_mod.Scene, results: dict) -> None:

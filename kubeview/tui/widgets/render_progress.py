@@ -58,6 +58,9 @@ class RenderProgressView(Vertical):
                 title.append(f", {pending} pending", style="bold yellow")
         if restarts:
             title.append(f" · {restarts} restarts", style="yellow")
+        deaths = getattr(progress, "producer_deaths", 0)
+        if deaths:
+            title.append(f" · producer died {deaths}x", style="bold yellow")
         if reason and not status.finished:
             title.append(f"\n{reason}", style="yellow")
         self.query_one("#render-title", Static).update(title)
