@@ -37,9 +37,10 @@ def watch_events(name: str) -> list[dict]:
     return [json.loads(line) for line in watch_lines(name)]
 
 
-def index() -> list[dict]:
-    """index.json: every file with the method, path and HTTP status it was recorded from."""
-    return json.loads(_text("index.json"))
+def index(folder: str = "") -> list[dict]:
+    """index.json (of `folder`, e.g. "dra"): every file with the method, path and HTTP status it was
+    recorded from."""
+    return json.loads(_text(f"{folder}/index.json" if folder else "index.json"))
 
 
 def quantity_strings() -> set[str]:

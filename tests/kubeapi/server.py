@@ -246,6 +246,18 @@ current-context: kubeview-test
     def set_list_fixture(self, path: str, name: str) -> None:
         self.set_list(path, fixtures.raw(name))
 
+    def serve_recording(self, folder: str, *, lists: dict[str, str] | None = None) -> None:
+        """Serve a recording folder (`dra`, `gang`) as well: every GET 200 its index.json records
+        (discovery such as `/apis/resource.k8s.io/v1` included; the last recording of a path wins),
+        then `lists` ({path: file in the folder}) on top, e.g. the all-namespaces pod list a
+        recording only took in one namespace."""
+        for entry in fixtures.index(folder):
+            if entry["method"] == "GET" and entry["status"] == 200 and "?" not in entry["path"] \
+                    and entry["file"].endswith(".json"):
+                self.set_list(entry["path"], fixtures.raw(f"{folder}/{entry['file']}"))
+        for p, name in (lists or {}).items():
+            self.set_list(p, fixtures.raw(f"{folder}/{name}"))
+
     def script_watch(self, path: str, *scripts: WatchScript) -> None:
         """Queue responses for the next watch requests on `path`; after them, watches hang (quiet)."""
         with self._changed:
