@@ -1,7 +1,7 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
-One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets; see
-kube_watch.py for the loop), all emitting into the one `emit` callback, which must be thread-safe
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, and the DRA kinds
+where discovery serves `resource.k8s.io/v1`, see kube_dra.py; kube_watch.py has the loop), all emitting into the one `emit` callback, which must be thread-safe
 (a queue, or Textual's `post_message`). Actions: `scale` patches a workload's `scale` subresource.
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
@@ -18,6 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube_config import connect, kubeconfig_available
+from kubeview.cluster.kube_dra import DRA_API, served_dra_kinds
 from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
@@ -37,6 +38,7 @@ _API = {
                    "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
     "StatefulSet": ("statefulsets", client.AppsV1Api, "list_stateful_set_for_all_namespaces",
                     "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
+    **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -48,13 +50,14 @@ class KubeSource:
     is_local = False
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
-                 *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS) -> None:
+                 *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS, dra: bool = True) -> None:
         self.connection = connect(kubeconfig, context)
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
         self.namespace = namespace or None
         self.settings = settings or WatchSettings()
         self.kinds = kinds
+        self.dra = dra  # also watch the DRA kinds the server serves (decided when `run` starts)
         # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
         # pod; only the namespace's are listed for display (the model's `display_namespace`). When
         # the cluster-wide list is forbidden, pods are listed in the namespace only: node figures
@@ -73,6 +76,9 @@ class KubeSource:
         """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
+        if self.dra:
+            self.kinds = tuple(self.kinds) + tuple(k for k in served_dra_kinds(
+                self.api_client, self.settings.connect_timeout) if k not in self.kinds)
         link = Link(list(self.kinds), emit)
         self._emit = emit
         if self.namespace:

@@ -21,9 +21,11 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import gc_paused
+from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
 from kubeview.model.table import NodeTable
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
@@ -46,6 +48,7 @@ class ClusterModel:
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
+        self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
         self.version = 0
         self.synced: set[str] = set()  # kinds listed at least once
         self._table = NodeTable()
@@ -95,6 +98,8 @@ class ClusterModel:
         if kind == "Node":
             name = (obj.get("metadata") or {}).get("name", "")
             return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
+        if kind in DRA_KINDS:
+            return self.gpus.apply(kind, event.type, obj)
         if kind in WORKLOAD_KINDS:
             meta = obj.get("metadata") or {}
             key = (kind, meta.get("namespace", ""), meta.get("name", ""))
@@ -129,6 +134,8 @@ class ClusterModel:
             for obj in event.objects:
                 view = WorkloadView.from_api(kind, obj)
                 self.workloads[view.key] = view
+        elif kind in DRA_KINDS:
+            self.gpus.replace(kind, event.objects)
         else:
             return False
         return True
@@ -278,6 +285,8 @@ class ClusterModel:
         """Dense nodes x resources arrays (read-only; cached until the next change)."""
         if self._alloc is not None and self._alloc_version == self.version:
             return self._alloc
+        if not self.gpus.empty:
+            self._table.column(GPU)  # DRA-only clusters have no nvidia.com/gpu in any node's status
         # Between node changes only pods move: reuse the row order, the names and the views (lists the
         # Allocations share and never mutate), so a new allocation is a copy of four small matrices
         # (~0.1 ms at 5,000 nodes instead of 1.5 ms; the extender republishes one every 0.2 s).
@@ -287,6 +296,8 @@ class ClusterModel:
         rows, names, views = self._layout
         resources = self._table.ordered_columns()
         m = self._table.compact(rows, resources)
+        if not self.gpus.empty:
+            add_dra_gpus(m, names, resources, self.gpus)
         self._alloc = Allocation(
             nodes=names,
             resources=resources,

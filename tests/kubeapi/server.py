@@ -361,8 +361,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._scale_request(segments[4], segments[5], segments[6], req)
             return
         if self.command == "GET":
-            with api._lock:
-                data = api._lists.get(parts.path)
+            with api._lock:  # discovery is asked with a trailing slash (`/apis/resource.k8s.io/v1/`)
+                data = api._lists.get(parts.path) or api._lists.get(parts.path.rstrip("/"))
             if data is not None:
                 self._send(200, data)
                 return
