@@ -34,10 +34,10 @@ def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tup
         body = json.loads(resp.data)
     except ApiException as exc:
         if exc.status != 404:
-            log.warning("discovery of %s failed (%s): DRA GPUs not shown", GROUP_VERSION, exc.status)
+            log.info("discovery of %s failed (%s): DRA GPUs not shown", GROUP_VERSION, exc.status)
         return ()
     except Exception as exc:  # the network: the informers will say so
-        log.warning("discovery of %s failed: %s", GROUP_VERSION, exc)
+        log.info("discovery of %s failed: %s", GROUP_VERSION, exc)
         return ()
     served = {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
               if "/" not in (r.get("name") or "")}
