@@ -212,6 +212,18 @@ class GpuLedger:
             return None
         return next((d.device for d in ng.devices if d.device.key == key), None)
 
+    def pod_devices(self) -> dict[tuple[str, str], tuple[str | None, ...]]:
+        """Per pod (namespace, name) holding DRA GPUs through its claims: each GPU's UUID (None when
+        it publishes none, as a MIG slice that does not exist yet). For the idle-GPU join."""
+        out: dict[tuple[str, str], tuple[str | None, ...]] = {}
+        for ng in self.nodes().values():
+            for s in ng.devices:
+                if s.gpu and s.claim is not None:
+                    for pod in s.pods:
+                        key = (s.claim[0], pod)
+                        out[key] = out.get(key, ()) + (s.device.uuid,)
+        return out
+
     def unevaluated_classes(self) -> list[str]:
         """DeviceClasses with CEL kubeview cannot evaluate (their matches are assumed, and said so)."""
         return sorted(n for n, c in self.classes.items() if not c.evaluated)

@@ -229,7 +229,8 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             t["usage"] = sum(known) if known else None
         else:
             t["usage"] = None
-    idle = find_idle(model.pods.values(), usage.pods)
+    idle = find_idle(model.pods.values(), usage.pods, dra=model.gpus.pod_devices(),
+                     by_uuid=usage.gpus)
     conn = model.connection
     return {
         "schemaVersion": SCHEMA_VERSION,

@@ -11,9 +11,11 @@ from kubeapi import fixtures
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DeviceClassView, parse_cel
 from kubeview.model.events import Listed, WatchEvent
+from kubeview.model.gpu_idle import find_idle
 from kubeview.model.ksm import exposition
 from kubeview.model.schema_check import validate
 from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.model.usage import UsageUpdate
 
 KINDS = (("Node", "nodes.json"), ("Pod", "pods.json"), ("DeviceClass", "deviceclasses.json"),
          ("ResourceSlice", "resourceslices.json"), ("ResourceClaim", "resourceclaims.json"))
@@ -107,3 +109,18 @@ def test_cel_subset_and_what_is_not_evaluated() -> None:
         "selectors": [{"cel": {"expression": "device.capacity['x'].memory > 1"}}]}}))
     assert m.gpus.unevaluated_classes() == ["big"]
     assert build_snapshot(m, now=0.0)["dra"]["unevaluatedClasses"] == ["big"]
+
+
+def test_idle_gpus_join_dcgm_by_uuid_when_pod_labels_are_missing() -> None:
+    m = recorded()
+    uuid = {(d.device.node, d.device.name): d.device.uuid for ng in m.gpus.nodes().values() for d in ng.devices}
+    m.apply(UsageUpdate(source="prometheus", gpus={uuid[("dra-node-2", "gpu-0")]: 1.0,
+                                                    uuid[("dra-node-1", "gpu-0")]: 80.0}))
+    report = find_idle(m.pods.values(), m.usage.pods, dra=m.gpus.pod_devices(), by_uuid=m.usage.gpus)
+    assert report.pods[("dra", "ext-pod")].idle == 1  # no pod labels, found by its device's UUID
+    assert report.pods[("dra", "claim-pod")].idle == 0
+    assert report.pods[("dra", "shared-1")].idle is None  # its GPU has no series: unmeasured, not idle
+    assert report.pods[("dra", "big-ext-pod")].requested == 4 and report.pods[("dra", "big-ext-pod")].idle is None
+    assert report.pods[("dra", "mixed-ext-pod")].requested == 1  # the device-plugin pod, as before
+    doc = build_snapshot(m, now=0.0)
+    assert doc["cluster"]["usage"]["idleGpus"] == 1
