@@ -296,8 +296,7 @@ class ClusterModel:
         rows, names, views = self._layout
         resources = self._table.ordered_columns()
         m = self._table.compact(rows, resources)
-        if not self.gpus.empty:
-            add_dra_gpus(m, names, resources, self.gpus)
+        dra = None if self.gpus.empty else add_dra_gpus(m, names, resources, self.gpus)
         self._alloc = Allocation(
             nodes=names,
             resources=resources,
@@ -306,6 +305,8 @@ class ClusterModel:
             requested=m["requested"],
             limits=m["limits"],
             views=views,
+            dra_gpus=dra,
+            dra_mapped=self.gpus.mapped_resources(),
         )
         self._pod_counts = m["pod_count"]
         self._alloc_version = self.version

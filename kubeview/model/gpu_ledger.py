@@ -24,6 +24,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from kubeview.model.dra import (
     ClaimKey,
     ClaimView,
@@ -228,6 +230,10 @@ class GpuLedger:
         """DeviceClasses with CEL kubeview cannot evaluate (their matches are assumed, and said so)."""
         return sorted(n for n, c in self.classes.items() if not c.evaluated)
 
+    def mapped_resources(self) -> frozenset[str]:
+        """Extended resources some DeviceClass maps to DRA devices (spec.extendedResourceName)."""
+        return frozenset(c.extended_resource for c in self.classes.values() if c.extended_resource)
+
     def gpu_classes(self) -> list[DeviceClassView]:
         return [c for c in self.classes.values() if c.extended_resource == GPU]
 
@@ -327,18 +333,22 @@ def _size(device: Device, counters: dict[str, dict[str, int]]) -> float:
     return share
 
 
-def add_dra_gpus(matrices: dict, names: list[str], resources: list[str], ledger: GpuLedger) -> None:
+def add_dra_gpus(matrices: dict, names: list[str], resources: list[str], ledger: GpuLedger) -> np.ndarray | None:
     """Count the ledger's DRA GPUs in the `nvidia.com/gpu` column of the model's dense matrices
     (rows follow `names`, sorted): capacity and allocatable gain the devices, requested and limits
-    the allocated ones. Nodes the model does not know (a slice before its Node) are left out."""
+    the allocated ones. Nodes the model does not know (a slice before its Node) are left out.
+    Returns the DRA units per row (Allocation.dra_gpus)."""
     if GPU not in resources:
-        return
+        return None
     col = resources.index(GPU)
+    dra = np.zeros(len(names), dtype=np.int64)
     for node, ng in ledger.nodes().items():
         r = bisect_left(names, node)
         if r == len(names) or names[r] != node:
             continue
+        dra[r] = ng.gpu_total
         matrices["capacity"][r, col] += ng.gpu_total
         matrices["allocatable"][r, col] += ng.gpu_total
         matrices["requested"][r, col] += ng.gpu_allocated
         matrices["limits"][r, col] += ng.gpu_allocated
+    return dra

@@ -69,6 +69,7 @@ class PodView:
     # because the GPU ledger counts them as the claim's devices
     claim_names: tuple[str, ...] = ()
     mapped: frozenset[str] = frozenset()
+    pod_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name: claims whose selectors kubeview does not evaluate
 
     @classmethod
     def from_api(cls, obj: dict) -> PodView:
@@ -97,7 +98,9 @@ class PodView:
         requests, limits, containers, container_limits = pod_amounts(spec)
         claim_names: tuple[str, ...] = ()
         mapped: frozenset[str] = frozenset()
+        pod_claims: tuple[str, ...] = ()
         if "resourceClaims" in spec or "extendedResourceClaimStatus" in status:
+            pod_claims = tuple(c.get("name", "") for c in spec.get("resourceClaims") or ())
             ext, others = pod_claim_names(obj)
             claim_names = ((ext,) if ext else ()) + others
             mapped = mapped_resources(obj)
@@ -125,6 +128,7 @@ class PodView:
             meta.get("uid", ""),
             claim_names,
             mapped,
+            pod_claims,
         )
 
     @property

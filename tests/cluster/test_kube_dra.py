@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from kubeapi import KubeAPI, WatchScript, fixtures
+from kubeapi.dra_model import recorded_dra_model
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube import KubeSource, WatchSettings
@@ -109,10 +110,7 @@ def test_recorded_watch_streams_allocate_and_free_devices(kube_api: KubeAPI) -> 
     # the end of the streams is the recorded final lists
     model = ClusterModel()
     model.apply_all(events)
-    final = ClusterModel()
-    for kind, name in (("Node", "nodes.json"), ("Pod", "pods.json"), ("DeviceClass", "deviceclasses.json"),
-                       ("ResourceSlice", "resourceslices.json"), ("ResourceClaim", "resourceclaims.json")):
-        final.apply(Listed(kind, fixtures.load(f"dra/{name}")["items"]))
+    final = recorded_dra_model()
     assert gpu_requested(model) == gpu_requested(final)
     assert model.allocation().requested.tolist() == final.allocation().requested.tolist()
 

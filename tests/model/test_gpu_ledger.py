@@ -7,25 +7,18 @@ import copy
 import json
 
 from kubeapi import fixtures
+from kubeapi.dra_model import recorded_dra_model
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DeviceClassView, parse_cel
-from kubeview.model.events import Listed, WatchEvent
+from kubeview.model.events import WatchEvent
 from kubeview.model.gpu_idle import find_idle
 from kubeview.model.ksm import exposition
 from kubeview.model.schema_check import validate
 from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.model.usage import UsageUpdate
 
-KINDS = (("Node", "nodes.json"), ("Pod", "pods.json"), ("DeviceClass", "deviceclasses.json"),
-         ("ResourceSlice", "resourceslices.json"), ("ResourceClaim", "resourceclaims.json"))
-
-
-def recorded() -> ClusterModel:
-    m = ClusterModel()
-    for kind, name in KINDS:
-        m.apply(Listed(kind, fixtures.load(f"dra/{name}")["items"]))
-    return m
+recorded = recorded_dra_model
 
 
 def gpu(m: ClusterModel, node: str) -> tuple[int, int]:
