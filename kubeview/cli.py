@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    bench.add_argument("--dra", action="store_true",
+                       help="model: 1,000 GPU nodes publish 8 DRA GPUs each (ResourceSlices), 8,000 ResourceClaims")
     real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
     real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
                       help="run the scenarios against this cluster's API server and kube-scheduler")

@@ -26,6 +26,7 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.snapshot import snapshot_json
 
 NODES, GPU_NODES, PODS, EVENTS = 5000, 500, 150_000, 200_000
+DRA_NODES, CLAIMS = 1000, 8000  # --dra: GPU nodes publishing ResourceSlices, and ResourceClaims
 _CPU = ("100m", "250m", "500m", "1", "2")
 _MEM = ("128Mi", "256Mi", "512Mi", "1Gi", "2Gi")
 _TS = "2026-11-22T10:00:00Z"
@@ -226,10 +227,18 @@ def peak_rss_bytes() -> int:
 
 # -- the benchmark --------------------------------------------------------------------------------
 def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, events: int = EVENTS,
-            progress=None) -> tuple[list[Figure], dict]:
+            progress=None, claims: int = 0) -> tuple[list[Figure], dict]:
+    """`claims` > 0: the DRA case (bench/model_dra.py): the GPU nodes publish ResourceSlices instead."""
     say = progress or (lambda _msg: None)
     say(f"generating {nodes:,} nodes and {pods:,} pods as API dicts ...")
-    cluster = Cluster(nodes, gpu_nodes, pods)
+    dra_lists: list[tuple[str, list[dict]]] = []
+    if claims:
+        from kubeview.bench.model_dra import DraCluster, device_class
+        cluster = DraCluster(nodes, gpu_nodes, pods, claims)
+        dra_lists = [("DeviceClass", [device_class()]), ("ResourceSlice", cluster.slices()),
+                     ("ResourceClaim", cluster.claims())]
+    else:
+        cluster = Cluster(nodes, gpu_nodes, pods)
     node_list, pod_list, rs_list = cluster.nodes(), cluster.pods(), cluster.replicasets()
 
     say("building the model from the lists ...")
@@ -238,9 +247,11 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, ev
     model.apply(Listed("Node", node_list, "1"))
     model.apply(Listed("Pod", pod_list, "1"))
     model.apply(Listed("ReplicaSet", rs_list, "1"))
+    for kind, objects in dra_lists:
+        model.apply(Listed(kind, objects, "1"))
     model.allocation()
     build, build_cpu = time.perf_counter() - t0, time.process_time() - c0
-    del pod_list, node_list, rs_list  # the source drops its lists once they are applied
+    del pod_list, node_list, rs_list, dra_lists  # the source drops its lists once they are applied
     gc.collect()
 
     say(f"applying {events:,} watch events ...")
@@ -269,22 +280,26 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, ev
     ]
     info = {"nodes": nodes, "gpu_nodes": gpu_nodes, "pods": pods, "events": applied, "snapshot_bytes": len(text),
             "pods_in_model": len(model.pods), "pending": model.pending_count(),
-            "gpus_free": model.fragmentation().free_total}
+            "gpus_free": model.fragmentation().free_total, "claims": len(model.gpus.claims),
+            "dra_devices": sum(len(n.devices) for n in model.gpus.nodes().values())}
     return figures, info
 
 
 def run(args: argparse.Namespace) -> int:
     quick = getattr(args, "quick", False)
     as_json = getattr(args, "json", False)
+    dra = getattr(args, "dra", False)
     scale = 10 if quick else 1
-    sizes = dict(nodes=NODES // scale, gpu_nodes=GPU_NODES // scale, pods=PODS // scale, events=EVENTS // scale)
+    sizes = dict(nodes=NODES // scale, gpu_nodes=(DRA_NODES if dra else GPU_NODES) // scale, pods=PODS // scale,
+                 events=EVENTS // scale, claims=CLAIMS // scale if dra else 0)
     figures, info = measure(**sizes, progress=None if as_json else lambda m: print(m, file=sys.stderr))
     if as_json:
-        print(json.dumps({"benchmark": "model", "quick": quick, **info,
+        print(json.dumps({"benchmark": "model", "quick": quick, "dra": dra, **info,
                           "figures": [{**asdict(f), "ratio": round(f.ratio, 3), "pass": f.passed} for f in figures]},
                          indent=2))
         return 0
-    print(f"kubeview bench model: {info['nodes']:,} nodes ({info['gpu_nodes']:,} with 8 GPUs), "
+    kind = f"8 DRA GPUs; {info['claims']:,} claims" if dra else "8 GPUs"
+    print(f"kubeview bench model: {info['nodes']:,} nodes ({info['gpu_nodes']:,} with {kind}), "
           f"{info['pods']:,} pods, {info['events']:,} watch events{' (--quick: sizes / 10)' if quick else ''}")
     for f in figures:
         op = ">=" if f.higher_is_better else "<="

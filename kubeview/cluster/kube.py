@@ -1,10 +1,11 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
-One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, and core/v1
-events with `events=True`, as the TUI asks; see kube_watch.py for the loop), all emitting into the
-one `emit` callback, which must be thread-safe (a queue, or Textual's `post_message`). Events are
-optional: when they cannot be read (a 403), the view goes on without them and says so
-(`Scope.no_events`). Actions: `scale` patches a workload's `scale` subresource.
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, the DRA kinds
+where discovery serves `resource.k8s.io/v1` (see kube_dra.py), and core/v1 events with `events=True`,
+as the TUI asks; see kube_watch.py for the loop), all emitting into the one `emit` callback, which
+must be thread-safe (a queue, or Textual's `post_message`). Events are optional: when they cannot be
+read (a 403), the view goes on without them and says so (`Scope.no_events`). Actions: `scale`
+patches a workload's `scale` subresource.
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
 """
@@ -21,6 +22,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube_config import connect, kubeconfig_available
+from kubeview.cluster.kube_dra import DRA_API, served_dra_kinds
 from kubeview.cluster.kube_errors import describe_call_error
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
@@ -45,6 +47,7 @@ _API = {
     # core/v1, not events.k8s.io/v1: the same objects (tests/fixtures/k8s/events*.json), and what
     # kubectl describe reads; see docs/architecture.md
     "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
+    **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -57,7 +60,7 @@ class KubeSource:
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
                  *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS,
-                 events: bool = False) -> None:
+                 events: bool = False, dra: bool = True) -> None:
         self.connection = connect(kubeconfig, context)
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
@@ -66,6 +69,7 @@ class KubeSource:
         self.kinds = kinds  # what must sync before the view is whole (snapshot waits for these)
         self.events = events  # also list+watch Events (optional: never holds up or fails the view)
         self.no_events: str | None = None
+        self.dra = dra  # also watch the DRA kinds the server serves (decided when `run` starts)
         # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
         # pod; only the namespace's are listed for display (the model's `display_namespace`). When
         # the cluster-wide list is forbidden, pods are listed in the namespace only: node figures
@@ -84,6 +88,9 @@ class KubeSource:
         """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
+        if self.dra:
+            self.kinds = tuple(self.kinds) + tuple(k for k in served_dra_kinds(
+                self.api_client, self.settings.connect_timeout) if k not in self.kinds)
         watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
         link = Link(watched, emit)
         self._emit = emit

@@ -27,6 +27,18 @@ class ClusterFileError(SourceError):
 
 
 @dataclass(frozen=True, slots=True)
+class DraSpec:
+    """A node's DRA GPUs in the cluster YAML (`dra:`): `gpus` full GPUs, or each partitioned into `mig`
+    (profile -> count per GPU)."""
+
+    gpus: int
+    driver: str = "gpu.nvidia.com"
+    product: str = "NVIDIA H100 80GB HBM3"
+    memory: str = "80Gi"
+    mig: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeSpec:
     name: str
     capacity: dict[str, str]
@@ -34,6 +46,7 @@ class NodeSpec:
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[dict] = field(default_factory=list)
     control_plane: bool = False
+    dra: DraSpec | None = None  # GPUs published as a ResourceSlice instead of status.capacity (local_dra.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +162,28 @@ class _Checker:
             clean.append(t)
         return NodeSpec(name=name, capacity=capacity, allocatable=allocatable,
                         labels=self.strings(raw.get("labels"), f"{where}.labels"), taints=clean,
-                        control_plane=bool(raw.get("controlPlane", False)))
+                        control_plane=bool(raw.get("controlPlane", False)),
+                        dra=self.dra(raw.get("dra"), f"{where}.dra"))
+
+    def dra(self, value: object, where: str) -> DraSpec | None:
+        """`dra: {gpus: N, driver:, productName:, memory:, mig: {profile: count per GPU}}`."""
+        if value is None:
+            return None
+        raw = self.mapping(value, where)
+        unknown = set(raw) - {"gpus", "driver", "productName", "memory", "mig"}
+        if unknown:
+            raise self.fail(f"{where}.{sorted(unknown)[0]}", "unknown field (gpus, driver, productName, memory, mig)")
+        gpus = raw.get("gpus")
+        if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+            raise self.fail(f"{where}.gpus", "must be a positive integer")
+        mig = {}
+        for profile, count in self.mapping(raw.get("mig"), f"{where}.mig").items():
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise self.fail(f"{where}.mig.{profile}", "must be a positive integer (devices per GPU)")
+            mig[str(profile)] = count
+        memory = self.quantities({"memory": raw.get("memory", "80Gi")}, where)["memory"]
+        return DraSpec(gpus=gpus, driver=str(raw.get("driver") or "gpu.nvidia.com"),
+                       product=str(raw.get("productName") or "NVIDIA H100 80GB HBM3"), memory=memory, mig=mig)
 
     def workload(self, raw: object, i: int) -> SystemWorkload:
         where = f"system[{i}]"

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from kubeview.cluster import local_events as ev
+from kubeview.cluster import local_dra as dra
 from kubeview.cluster import local_objects as obj
 from kubeview.cluster.local_config import ClusterConfig
 from kubeview.cluster.local_controllers import (
@@ -28,6 +29,7 @@ from kubeview.cluster.local_controllers import (
 from kubeview.cluster.local_scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
@@ -73,7 +75,8 @@ class LocalCluster:
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
-        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS}
+        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS}
+        self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
         self._seq: dict[tuple[str, Key], int] = {}
         self._counter = itertools.count()
         self._rv = 0
@@ -113,6 +116,8 @@ class LocalCluster:
         self.events.append(event)
         if kind == "Pod":
             self._schedule_needed = True
+            if self._dra:
+                self._release_claims(o, type_)
         return o
 
     def create(self, kind: str, o: dict) -> dict:
@@ -175,7 +180,7 @@ class LocalCluster:
         StatefulSets are listed too, empty: the local cluster runs none, and a client waiting for every
         kind to sync must not wait for ever."""
         listed = [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
-                  for kind in LOCAL_KINDS]
+                  for kind in LOCAL_KINDS + (DRA_KINDS if self._dra else ())]
         return listed + [Listed("StatefulSet", [], self.resource_version)]
 
     # --- bootstrap ------------------------------------------------------------------------------
@@ -184,6 +189,11 @@ class LocalCluster:
         for i, spec in enumerate(config.nodes):
             self._node_index[spec.name] = i
             nodes.append(self.create("Node", obj.node_object(spec, i)))
+        if self._dra:
+            self.create("DeviceClass", dra.device_class())
+        for node, spec in zip(nodes, config.nodes, strict=True):
+            if spec.dra is not None:
+                self.create("ResourceSlice", dra.resource_slice(node, spec.dra, self.rng))
         for w in config.system:
             if w.kind == "Deployment":
                 self.create("Deployment", obj.system_deployment(w))
@@ -295,6 +305,7 @@ class LocalCluster:
             decision = decide(self.model.allocation(), pod, self.packing)
             meta = pod["metadata"]
             if decision.node is not None:
+                pod = self._allocate_claims(pod, decision.node)
                 placed = self.update("Pod", obj.bound(pod, decision.node))
                 self.record(ev.scheduler_event(placed, "Normal", "Scheduled", f"Successfully assigned "
                                                f"{meta['namespace']}/{meta['name']} to {decision.node}", "Binding"))
@@ -305,6 +316,33 @@ class LocalCluster:
                 self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", decision.message, "Scheduling"))
         self._schedule_needed = False  # our own writes above need no second pass
         return bound_any
+
+    # --- DRA: what kube-scheduler and the resourceclaim controller write ---------------------------
+    def _allocate_claims(self, pod: dict, node: str) -> dict:
+        """Before binding a pod whose nvidia.com/gpu a DRA node serves: create its extended-resource
+        claim, allocate it the first free devices and reserve it for the pod, then map the pod to it
+        (the recorded order: claim ADDED, claim allocated, pod status, binding)."""
+        count = dra.gpu_request(pod) if self._dra else 0
+        if count <= 0 or self.model.gpus.node(node) is None:
+            return pod
+        devices = dra.free_gpus(self.model.gpus, node)[:count]
+        if len(devices) < count:  # the filter saw them free: a bug, not a state to paper over
+            raise ActionError(f"{node} has {len(devices)} free DRA GPUs for a pod asking {count}")
+        claim = self.create("ResourceClaim", dra.extended_claim(pod, self.rng, count))
+        self.update("ResourceClaim", dra.allocated(claim, pod, node, devices))
+        return self.update("Pod", dra.mapped(pod, claim["metadata"]["name"]))
+
+    def _release_claims(self, pod: dict, type_: str) -> None:
+        """A pod deleted or finished: its extended-resource claims are deallocated, then deleted
+        (the recorded order; the device is free once `status.allocation` is gone)."""
+        if type_ != "DELETED" and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            return
+        uid = pod["metadata"].get("uid")
+        for claim in list(self._objects["ResourceClaim"].values()):
+            owners = claim["metadata"].get("ownerReferences") or []
+            if any(r.get("uid") == uid for r in owners):
+                self.update("ResourceClaim", dra.deallocated(claim))
+                self._write("ResourceClaim", "DELETED", copy.deepcopy(self._objects["ResourceClaim"][_key(claim)]))
 
     # --- kubelet ----------------------------------------------------------------------------------
     def _ips(self, pod: dict) -> tuple[str, str]:

@@ -164,5 +164,6 @@ def reading_from_results(results: Mapping[str, Result], qs: QuerySet, *, at: flo
         )
         for key in sorted(set(pod_cpu) | set(pod_mem) | set(pod_gpus))
     }
-    update = UsageUpdate(nodes=nodes, pods=pods, source=source, at=at, window=window, replace=True)
+    by_uuid = {g.uuid: g.util for g in gpus if g.uuid}  # DRA devices publish their UUID: joined by it
+    update = UsageUpdate(nodes=nodes, pods=pods, source=source, at=at, window=window, replace=True, gpus=by_uuid)
     return Reading(update=update, gpus=gpus)

@@ -77,10 +77,9 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=getattr(source, "title", ""))
-    kinds = tuple(getattr(source, "kinds", KINDS))
     deadline = time.monotonic() + timeout
-    try:
-        while not model.is_synced(kinds):
+    try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
+        while not model.is_synced(kinds := tuple(getattr(source, "kinds", KINDS))):
             if failure:
                 raise _as_source_error(failure[0])
             left = deadline - time.monotonic()

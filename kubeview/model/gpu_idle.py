@@ -2,8 +2,10 @@
 
 The model knows which pods hold GPUs (their `nvidia.com/gpu` requests, bound and not finished);
 DCGM knows how busy each GPU was over the window and, through the kubelet's pod-resources API,
-which pod holds it (`PodUsage.gpu_util`). A GPU below `IDLE_BELOW` percent is idle. A pod that
-holds GPUs but has no DCGM series is *unmeasured* (`idle is None`), never idle: no data is not 0%.
+which pod holds it (`PodUsage.gpu_util`). DCGM's pod labels are often missing, so DRA devices (which
+publish their `uuid`) are also joined by UUID (`Usage.gpus`): a pod's DRA GPUs come from the claims
+reserved for it (`dra`, see `GpuLedger.pod_devices`). A GPU below `IDLE_BELOW` percent is idle. A pod
+that holds GPUs but has no DCGM series is *unmeasured* (`idle is None`), never idle: no data is not 0%.
 """
 
 from __future__ import annotations
@@ -79,16 +81,25 @@ def idle_count(util: tuple[float, ...] | None, threshold: float = IDLE_BELOW) ->
 
 
 def find_idle(pods: Iterable[PodLike], usage: Mapping[tuple[str, str], PodUsage],
-              threshold: float = IDLE_BELOW, resource: str = GPU_RESOURCE) -> IdleReport:
-    """Join the model's GPU-holding pods with their measured GPU utilization (`Usage.pods`)."""
+              threshold: float = IDLE_BELOW, resource: str = GPU_RESOURCE, *,
+              dra: Mapping[tuple[str, str], tuple[str | None, ...]] | None = None,
+              by_uuid: Mapping[str, float | None] | None = None) -> IdleReport:
+    """Join the model's GPU-holding pods with their measured GPU utilization (`Usage.pods`); `dra`:
+    per pod, the UUIDs of the DRA GPUs its claims hold (None for a device without one, e.g. a MIG
+    slice), joined with `by_uuid` (`Usage.gpus`) when DCGM's series carry no pod labels."""
     out: dict[tuple[str, str], PodGpus] = {}
+    dra = dra or {}
     for pod in pods:
-        requested = pod.requests.get(resource, 0)
+        key = (pod.namespace, pod.name)
+        uuids = dra.get(key, ())
+        requested = pod.requests.get(resource, 0) + len(uuids)
         if requested <= 0 or not pod.counts_on_node:
             continue
-        key = (pod.namespace, pod.name)
         measured = usage.get(key)
         util = measured.gpu_util if measured is not None and measured.gpu_util else None
+        if util is None and uuids and by_uuid:
+            joined = [by_uuid.get(u) if u else None for u in uuids]
+            util = tuple(joined) if all(v is not None for v in joined) else None
         idle = idle_count(util, threshold)
         out[key] = PodGpus(pod.namespace, pod.name, pod.node, requested, util, idle)
     return IdleReport(pods=out, threshold=threshold)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.dra_snapshot import DEVICE_HELP, DEVICE_METRIC, device_series
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 _NATIVE_PREFIX = "kubernetes.io/"
@@ -23,6 +24,7 @@ HELP = {
     "kube_node_status_allocatable": "The allocatable for different resources of a node that are available for scheduling.",
     "kube_pod_container_resource_requests": "The number of requested request resource by a container.",
     "kube_pod_container_resource_limits": "The number of requested limit resource by a container.",
+    DEVICE_METRIC: DEVICE_HELP,  # kubeview's own: KSM has no per-device DRA series
 }
 
 
@@ -76,6 +78,7 @@ def series(model: ClusterModel) -> Iterator[tuple[str, tuple[tuple[str, str], ..
     pods = sorted(model.pods.items())
     yield from _container_series("kube_pod_container_resource_requests", pods, "requests")
     yield from _container_series("kube_pod_container_resource_limits", pods, "limits")
+    yield from device_series(model.gpus)
 
 
 def _container_series(metric: str, pods: list, field: str):

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.dra_snapshot import DRA_SCHEMA, dra_doc
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
@@ -22,7 +23,7 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: nvidia.com/gpu figures count DRA devices; a pod's claim-mapped requests moved to "dra"
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 
@@ -228,7 +229,8 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             t["usage"] = sum(known) if known else None
         else:
             t["usage"] = None
-    idle = find_idle(model.pods.values(), usage.pods)
+    idle = find_idle(model.pods.values(), usage.pods, dra=model.gpus.pod_devices(),
+                     by_uuid=usage.gpus)
     conn = model.connection
     return {
         "schemaVersion": SCHEMA_VERSION,
@@ -253,6 +255,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "pods": pod_docs,
         "workloads": workloads,
         "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
+        "dra": dra_doc(model.gpus),
     }
 
 
@@ -276,11 +279,12 @@ def _obj(props: dict, required: list[str] | None = None, description: str = "") 
 
 SNAPSHOT_SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://kubeview.dev/schemas/snapshot-v1.json",
+    "$id": "https://kubeview.dev/schemas/snapshot-v2.json",
     "title": "kubeview snapshot",
     "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
     "type": "object",
-    "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "fragmentation"],
+    "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "fragmentation",
+                 "dra"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -306,6 +310,7 @@ SNAPSHOT_SCHEMA: dict = {
         "pods": {"type": "array", "items": {"$ref": "#/$defs/pod"}},
         "workloads": {"type": "array", "items": {"$ref": "#/$defs/workload"}},
         "fragmentation": {"$ref": "#/$defs/fragmentation"},
+        "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
     },
     "$defs": {
         "figures": _obj({

@@ -51,6 +51,7 @@ class UsageUpdate:
     window: str = ""  # the rate window, e.g. "5m"
     replace: bool = True
     error: str | None = None
+    gpus: dict[str, float | None] = field(default_factory=dict)  # GPU UUID -> percent (DRA devices join by it)
 
 
 @dataclass(slots=True)
@@ -63,6 +64,7 @@ class Usage:
     at: float | None = None
     window: str | None = None
     error: str | None = None
+    gpus: dict[str, float | None] = field(default_factory=dict)  # GPU UUID -> percent over the window
 
     def merge(self, update: UsageUpdate) -> None:
         """Fold one update in (see `UsageUpdate.replace` and `.error`)."""
@@ -73,9 +75,11 @@ class Usage:
         if update.replace:
             self.nodes = dict(update.nodes)
             self.pods = dict(update.pods)
+            self.gpus = dict(update.gpus)
         else:
             self.nodes.update(update.nodes)
             self.pods.update(update.pods)
+            self.gpus.update(update.gpus)
         self.at = update.at or self.at
         self.window = update.window or self.window
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubeview.model.dra import mapped_resources, pod_claim_names
 from kubeview.model.quantity import resource_dict
 from kubeview.model.requests import pod_amounts
 
@@ -63,6 +64,12 @@ class PodView:
     resource_version: str = ""
     container_limits: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # per app container
     uid: str = ""  # metadata.uid: tells a re-created pod of the same name from the old one
+    # DRA (model/dra.py): the pod's ResourceClaims by name (the scheduler's extended-resource claim
+    # first), and the extended resources that claim satisfies: left out of `requests`/`limits`,
+    # because the GPU ledger counts them as the claim's devices
+    claim_names: tuple[str, ...] = ()
+    mapped: frozenset[str] = frozenset()
+    pod_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name: claims whose selectors kubeview does not evaluate
 
     @classmethod
     def from_api(cls, obj: dict) -> PodView:
@@ -89,6 +96,17 @@ class PodView:
             for cs in statuses:
                 restarts += cs.get("restartCount") or 0
         requests, limits, containers, container_limits = pod_amounts(spec)
+        claim_names: tuple[str, ...] = ()
+        mapped: frozenset[str] = frozenset()
+        pod_claims: tuple[str, ...] = ()
+        if "resourceClaims" in spec or "extendedResourceClaimStatus" in status:
+            pod_claims = tuple(c.get("name", "") for c in spec.get("resourceClaims") or ())
+            ext, others = pod_claim_names(obj)
+            claim_names = ((ext,) if ext else ()) + others
+            mapped = mapped_resources(obj)
+            if mapped:
+                requests = {k: v for k, v in requests.items() if k not in mapped}
+                limits = {k: v for k, v in limits.items() if k not in mapped}
         return cls(
             meta.get("namespace", ""),
             meta["name"],
@@ -108,6 +126,9 @@ class PodView:
             meta.get("resourceVersion", ""),
             container_limits,
             meta.get("uid", ""),
+            claim_names,
+            mapped,
+            pod_claims,
         )
 
     @property

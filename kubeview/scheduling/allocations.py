@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from kubeview.model.allocation import BASE_RESOURCES, Allocation
+from kubeview.model.allocation import BASE_RESOURCES, GPU, Allocation
 from kubeview.model.views import NodeView, PodView
 
 
@@ -97,7 +97,17 @@ class UsageOverlay:
             return shell
         requested = np.zeros_like(shell.requested)
         requested[np.ix_(rows, cols)] = base.requested[src]
-        return replace(shell, requested=requested)
+        if base.dra_gpus is None:
+            return replace(shell, requested=requested, dra_mapped=base.dra_mapped)
+        # a Node object says nothing of its DRA GPUs: they come from the model's ledger
+        gpu = shell.resources.index(GPU)
+        dra = np.zeros(len(shell.nodes), dtype=np.int64)
+        dra[rows] = base.dra_gpus[src]
+        capacity, allocatable = shell.capacity.copy(), shell.allocatable.copy()
+        capacity[:, gpu] += dra
+        allocatable[:, gpu] += dra
+        return replace(shell, capacity=capacity, allocatable=allocatable, requested=requested, dra_gpus=dra,
+                       dra_mapped=base.dra_mapped)
 
 
 def _overlay(views: list[NodeView], base: Allocation | None) -> tuple[Allocation, np.ndarray | None, np.ndarray | None, np.ndarray | None]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubeview.model.allocation import Allocation
+from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling import predicates
 from kubeview.scheduling.config import PackingConfig
@@ -23,6 +23,7 @@ from kubeview.scheduling.scoring import finish, policy_scores, score_columns
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED = "node(s) had untolerated taint(s)"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+CLAIMS = "cannot allocate all claims"  # kube-scheduler's DynamicResources reason (recorded, tests/fixtures/k8s/dra)
 _DEFAULT = PackingConfig()
 
 
@@ -50,6 +51,7 @@ class Placement:
     failed: np.ndarray  # bool (K, N): node n failed for reason k
     index: NodeIndex = field(repr=False)
     fit_scores: np.ndarray | None = field(default=None, repr=False)  # scores as if every node fit
+    notes: tuple[str, ...] = ()  # what the preview does not evaluate (a pod's ResourceClaims), said plainly
     _reasons: dict[str, list[str]] | None = field(default=None, repr=False)
 
     @property
@@ -157,6 +159,7 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
         failed[3 + j] &= earlier
     if missing:
         failed[3 + k:] = earlier
+    failed = _dra_reasons(alloc, fit_cols, failed, names)
     feasible = ~failed.any(axis=0)
 
     if score_cols:
@@ -168,4 +171,30 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     scores = fit_scores.copy()
     scores[~feasible] = 0
     return Placement(nodes=alloc.nodes, feasible=feasible, scores=scores, reason_names=names,
-                     failed=failed, index=index, fit_scores=fit_scores)
+                     failed=failed, index=index, fit_scores=fit_scores, notes=claim_notes(pod))
+
+
+def _dra_reasons(alloc: Allocation, fit_cols: list[int], failed: np.ndarray, names: list[str]) -> np.ndarray:
+    """A resource a DeviceClass maps to DRA (`extendedResourceName`) that does not fit on a node with
+    none of it in its status is kube-scheduler's `cannot allocate all claims` there; device-plugin
+    nodes keep `Insufficient <resource>` (both seen in tests/fixtures/k8s/dra/README.md)."""
+    mapped = [(j, c) for j, c in enumerate(fit_cols) if alloc.resources[c] in alloc.dra_mapped]
+    if not mapped:
+        return failed
+    names.append(CLAIMS)
+    failed = np.vstack([failed, np.zeros((1, failed.shape[1]), dtype=bool)])
+    for j, c in mapped:
+        dra = alloc.dra_gpus if alloc.dra_gpus is not None and alloc.resources[c] == GPU else 0
+        plugin = (alloc.allocatable[:, c] - dra) > 0
+        failed[-1] |= failed[3 + j] & ~plugin
+        failed[3 + j] &= plugin
+    return failed
+
+
+def claim_notes(pod: PodView) -> tuple[str, ...]:
+    """What a preview of `pod` leaves out: its ResourceClaims' device requests are CEL kubeview does
+    not evaluate, so only its other requests are placed (said, never guessed)."""
+    if not pod.pod_claims:
+        return ()
+    return (f"ResourceClaims not evaluated ({', '.join(pod.pod_claims)}): kubeview does not evaluate device "
+            "selectors (CEL), so this preview places the pod's other requests only",)

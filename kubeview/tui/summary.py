@@ -83,5 +83,6 @@ def idle_gpus(model: ClusterModel) -> int | None:
     """How many allocated GPUs sit idle (see `kubeview.model.gpu_idle`); None when no GPU was measured."""
     if not any(u.gpu_util for u in model.usage.pods.values()):
         return None  # no DCGM data: skip the walk over every pod
-    report = find_idle(model.pods.values(), model.usage.pods)
+    report = find_idle(model.pods.values(), model.usage.pods, dra=model.gpus.pod_devices(),
+                       by_uuid=model.usage.gpus)
     return None if len(report.pods) == report.unmeasured_pods else report.idle_gpus

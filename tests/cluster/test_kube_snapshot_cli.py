@@ -98,3 +98,16 @@ def test_namespace_scope_says_node_figures_are_partial_when_pods_are_forbidden(k
     assert kube_api.requests_to("/api/v1/namespaces/default/pods", watch=False)
     tables = kubeview(kube_api, "-n", "default")
     assert tables.returncode == 0 and "node figures partial" in tables.stdout
+
+
+@pytest.mark.slow
+def test_snapshot_json_of_a_dra_cluster_waits_for_the_dra_kinds(kube_api: KubeAPI) -> None:
+    kube_api.serve_recording("dra", lists={"/api/v1/pods": "pods.json"})
+    out = kubeview(kube_api, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    assert {"DeviceClass", "ResourceClaim", "ResourceSlice"} <= set(doc["cluster"]["synced"])
+    assert len(doc["dra"]["devices"]) == 14 and len(doc["dra"]["claims"]) == 6
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["dra-node-1"]["resources"]["nvidia.com/gpu"]["requested"] == 2

@@ -14,6 +14,7 @@ import time
 
 import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
+from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube import KubeSource, WatchSettings
 from kubeview.cluster.source import SourceError
@@ -34,17 +35,7 @@ def quiet_ends(api: KubeAPI, times: int) -> None:
 
 def run(api: KubeAPI, iterations: int, **kwargs) -> tuple[list, ClusterModel]:
     src = KubeSource(str(api.kubeconfig), settings=kwargs.pop("settings", FAST), **kwargs)
-    events: list = []
-    lock = threading.Lock()
-
-    def emit(e) -> None:
-        with lock:
-            events.append(e)
-
-    try:
-        src.run(emit, threading.Event(), _iterations=iterations)
-    finally:
-        src.close()
+    events = collect_events(src, iterations)
     model = ClusterModel()
     for e in events:
         model.apply(e)

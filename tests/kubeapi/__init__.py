@@ -29,6 +29,10 @@ Attributes and hooks (all on the object the fixture returns):
 - `respond(method, path, status, body, headers=None, times=1)`: one-off answers (errors, 429 with
   `{"Retry-After": "1"}`...); `respond_fixture(method, path, "status-403-....json")`;
 - `set_list(path, body)` / `set_list_fixture(path, name)`: change what a list returns;
+- `serve_recording("dra", lists={path: file})`: also serve a recording folder's GET 200s (the DRA one:
+  `resource.k8s.io/v1` discovery, deviceclasses, resourceslices, resourceclaims); without it
+  `/apis/resource.k8s.io/v1` is a 404, a cluster without DRA. Its watch streams are queued with
+  `script_watch(path, WatchScript.recorded("dra/watch-resourceclaims.jsonl"))`;
 - `script_watch(path, WatchScript(...), ...)`: the next watch responses on `path`;
   `WatchScript.recorded("watch-pods.jsonl", first=N, end="close"|"drop"|"hang", then=[...])`,
   `error_event(410, msg)` and `bookmark(rv)` build extra lines; `WatchScript(lines, gate=threading.Event())`

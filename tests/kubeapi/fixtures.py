@@ -59,9 +59,10 @@ def event_watch_lines() -> list[bytes]:
             for t, o in (("MODIFIED", again), ("ADDED", new), ("DELETED", gone))]
 
 
-def index() -> list[dict]:
-    """index.json: every file with the method, path and HTTP status it was recorded from."""
-    return json.loads(_text("index.json"))
+def index(folder: str = "") -> list[dict]:
+    """index.json (of `folder`, e.g. "dra"): every file with the method, path and HTTP status it was
+    recorded from."""
+    return json.loads(_text(f"{folder}/index.json" if folder else "index.json"))
 
 
 def quantity_strings() -> set[str]:

@@ -250,6 +250,18 @@ current-context: kubeview-test
     def set_list_fixture(self, path: str, name: str) -> None:
         self.set_list(path, fixtures.raw(name))
 
+    def serve_recording(self, folder: str, *, lists: dict[str, str] | None = None) -> None:
+        """Serve a recording folder (`dra`, `gang`) as well: every GET 200 its index.json records
+        (discovery such as `/apis/resource.k8s.io/v1` included; the last recording of a path wins),
+        then `lists` ({path: file in the folder}) on top, e.g. the all-namespaces pod list a
+        recording only took in one namespace."""
+        for entry in fixtures.index(folder):
+            if entry["method"] == "GET" and entry["status"] == 200 and "?" not in entry["path"] \
+                    and entry["file"].endswith(".json"):
+                self.set_list(entry["path"], fixtures.raw(f"{folder}/{entry['file']}"))
+        for p, name in (lists or {}).items():
+            self.set_list(p, fixtures.raw(f"{folder}/{name}"))
+
     def script_watch(self, path: str, *scripts: WatchScript) -> None:
         """Queue responses for the next watch requests on `path`; after them, watches hang (quiet)."""
         with self._changed:
@@ -353,8 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._scale_request(segments[4], segments[5], segments[6], req)
             return
         if self.command == "GET":
-            with api._lock:
-                data = api._lists.get(parts.path)
+            with api._lock:  # discovery is asked with a trailing slash (`/apis/resource.k8s.io/v1/`)
+                data = api._lists.get(parts.path) or api._lists.get(parts.path.rstrip("/"))
             if data is not None:
                 self._send(200, data)
                 return

@@ -24,7 +24,10 @@ def test_extender_rbac_reads_nodes_and_pods_and_only_creates_bindings() -> None:
     docs = _docs("00-namespace-rbac.yaml")
     role = _kind(docs, "ClusterRole", "kubeview-extender")
     assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
-                             {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]}]
+                             {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
+                             {"apiGroups": ["resource.k8s.io"],
+                              "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
+                              "verbs": ["get", "list", "watch"]}]
     binding = _kind(docs, "ClusterRoleBinding", "kubeview-extender")
     assert binding["roleRef"]["name"] == "kubeview-extender"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubeview-extender",

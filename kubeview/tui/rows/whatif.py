@@ -64,6 +64,8 @@ class WhatIf:
                 out.append(f" (score {int(p.scores[best])})")
             out.append("   ")
         out.append(self.live.message, style="dim")
+        for note in self.live.notes:
+            out.append(f"   {note}", style="yellow")
         return out
 
 

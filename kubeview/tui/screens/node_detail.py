@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widgets import Static
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
+from kubeview.tui.rows.devices import node_device_lines
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
@@ -40,6 +42,7 @@ class NodeDetailScreen(ClusterScreen):
 
     def compose_body(self) -> ComposeResult:
         yield AllocatedResources()
+        yield Static(id="node-devices")
         yield VirtualTable(pod_rows.COLUMNS, empty="no pods on this node")
 
     def main_widget(self) -> VirtualTable:
@@ -49,6 +52,10 @@ class NodeDetailScreen(ClusterScreen):
         with state.lock:
             figures = node_figures(state.model, self.node)
             pods = state.model.pods_on(self.node)
+            devices = node_device_lines(state.model, self.node)
+        panel = self.query_one("#node-devices", Static)
+        panel.display = bool(devices)
+        panel.update("\n".join(devices))
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
         table = self.main_widget()

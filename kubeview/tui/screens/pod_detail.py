@@ -21,6 +21,7 @@ from textual.widgets import Static
 from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
+from kubeview.tui.rows.devices import pod_claim_lines
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.cluster_header import ClusterHeader
@@ -62,8 +63,9 @@ class PodDetailScreen(ClusterScreen):
             pod = state.model.pods.get(self.key)
             events = state.model.pod_events(self.key)
             no_events = state.model.no_events
+            claims = pod_claim_lines(state.model, pod) if pod is not None else []
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
-        text = describe(pod, self.key, raw)
+        text = describe(pod, self.key, raw, claims)
         if pod is not None:
             text += "\n\n" + describe_events(events, time.time(), no_events)
         self.query_one("#pod-text", Static).update(text)
@@ -82,8 +84,9 @@ def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:
         return None
 
 
-def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None) -> str:
-    """The pod as markup, `kubectl describe` style, one fact a line; long lines wrap on screen."""
+def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: list[str] = ()) -> str:
+    """The pod as markup, `kubectl describe` style, one fact a line; long lines wrap on screen; `claims`:
+    the DRA lines (rows/devices.py: claim -> device -> UUID)."""
     if pod is None:
         return f"[b]{escape('/'.join(key))}[/b]\n\n[dim]this pod is gone[/dim]"
     phase = "Terminating" if pod.deleting else pod.phase
@@ -103,6 +106,7 @@ def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None)
         req = fmt.amount(res, pod.requests[res]) if res in pod.requests else "-"
         lim = fmt.amount(res, pod.limits[res]) if res in pod.limits else "-"
         lines.append(f"  {escape(_unit_name(res)):<12}{req:>8} {lim:>8}")
+    lines += list(claims)
     lines += ["", "[b]Conditions[/b]"]
     lines += [f"  {escape(c)}" for c in _conditions(pod, raw)]
     if pod.pending_reason:

@@ -1,0 +1,130 @@
+"""DRA GPUs on the local cluster: the objects a DRA driver publishes and kube-scheduler writes.
+
+Shaped like the recorded v1.36.2 objects (tests/fixtures/k8s/dra; README there has the sequence):
+the DeviceClass `gpu.nvidia.com` mapping `nvidia.com/gpu` (KEP-5004), one ResourceSlice per DRA node
+(NVIDIA's attribute names; MIG partitions as devices of `type: mig` with `profile` and `parentUUID`,
+statically partitioned, so no shared counters), and for a pod whose `nvidia.com/gpu` is served by
+DRA the claim kube-scheduler creates: `<pod>-extended-resources-<5>`, owned by the pod, annotated,
+one request `container-0-request-1` with `count: N`, allocated (results, nodeSelector) and reserved
+for the pod before the pod gets `extendedResourceClaimStatus` and is bound. Pure: dicts in, dicts out.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+
+from kubeview.cluster import local_objects as obj
+from kubeview.cluster.local_config import DraSpec
+from kubeview.model.dra import EXTENDED_CLAIM_ANNOTATION
+from kubeview.model.gpu_ledger import GPU, GpuLedger
+from kubeview.model.quantity import to_units
+
+DRIVER = "gpu.nvidia.com"
+API = "resource.k8s.io/v1"
+REQUEST_NAME = "container-0-request-1"  # the scheduler's name for container 0's first mapped resource
+_MIG_MEMORY = {"1g.10gb": "9856Mi", "1g.20gb": "19968Mi", "2g.20gb": "19968Mi", "3g.40gb": "40192Mi",
+               "4g.40gb": "40192Mi", "7g.80gb": "80Gi"}
+
+
+def device_class() -> dict:
+    """NVIDIA's class as recorded: the driver alone (so MIG slices match too), mapped to nvidia.com/gpu."""
+    return {"metadata": obj.metadata(DRIVER),
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}],
+                     "extendedResourceName": GPU}}
+
+
+def _uuid(node: str, device: str) -> str:
+    u = uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/{device}")
+    return f"GPU-{u}"
+
+
+def resource_slice(node: dict, spec: DraSpec, rng: random.Random) -> dict:
+    """The slice a kubelet plugin publishes for `node` (generateName `<node>-<driver>-`, owner the Node)."""
+    name = node["metadata"]["name"]
+    common = {"architecture": {"string": "Hopper"}, "brand": {"string": "Nvidia"},
+              "productName": {"string": spec.product}, "driverVersion": {"version": "580.95.5"}}
+    devices = []
+    for g in range(spec.gpus):
+        gpu_uuid = _uuid(name, f"gpu-{g}")
+        if not spec.mig:
+            devices.append({"name": f"gpu-{g}", "attributes": {**common, "type": {"string": "gpu"},
+                                                               "uuid": {"string": gpu_uuid}},
+                            "capacity": {"memory": {"value": spec.memory}}})
+            continue
+        for profile, count in sorted(spec.mig.items()):
+            tag = profile.replace(".", "")
+            for k in range(count):
+                devices.append({"name": f"gpu-{g}-mig-{tag}-{k}", "attributes": {
+                    **common, "type": {"string": "mig"}, "profile": {"string": profile},
+                    "parentUUID": {"string": gpu_uuid}},
+                    "capacity": {"memory": {"value": _MIG_MEMORY.get(profile, spec.memory)}}})
+    meta = obj.metadata(f"{name}-{spec.driver}-{obj.suffix(rng)}", generate_name=f"{name}-{spec.driver}-")
+    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"],
+                                "controller": True}]
+    return {"metadata": meta, "spec": {"driver": spec.driver, "pool": {"name": name, "generation": 1,
+                                                                       "resourceSliceCount": 1},
+                                       "nodeName": name, "devices": devices}}
+
+
+def gpu_request(pod: dict) -> int:
+    """The pod's nvidia.com/gpu (container 0's, where the scheduler's request name points)."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    total = 0
+    for c in containers:
+        value = ((c.get("resources") or {}).get("requests") or {}).get(GPU)
+        if value is not None:
+            total += to_units(GPU, value)
+    return total
+
+
+def free_gpus(ledger: GpuLedger, node: str) -> list[tuple[str, str, str]]:
+    """Free GPU-counted devices on `node` in the order the allocator tries them (by name)."""
+    ng = ledger.node(node)
+    if ng is None:
+        return []
+    return [s.device.key for s in ng.devices if s.gpu and s.state == "free"]
+
+
+def extended_claim(pod: dict, rng: random.Random, count: int) -> dict:
+    """The claim as kube-scheduler creates it (no status yet)."""
+    meta = pod["metadata"]
+    base = f"{meta['name']}-extended-resources-"
+    m = obj.metadata(base + obj.suffix(rng), meta["namespace"], generate_name=base)
+    m["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}
+    m["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
+                             "controller": True}]
+    m["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    return {"metadata": m, "spec": {"devices": {"requests": [{"name": REQUEST_NAME, "exactly": {
+        "deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": count}}]}}, "status": {}}
+
+
+def allocated(claim: dict, pod: dict, node: str, devices: list[tuple[str, str, str]]) -> dict:
+    """The claim with the scheduler's allocation (results, nodeSelector) and reservation for `pod`."""
+    out = copy.deepcopy(claim)
+    out["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": REQUEST_NAME, "driver": d, "pool": p, "device": n}
+                                    for d, p, n in devices]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
+            "allocationTimestamp": obj.timestamp()},
+        "reservedFor": [{"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}]}
+    return out
+
+
+def deallocated(claim: dict) -> dict:
+    out = copy.deepcopy(claim)
+    out["status"] = {}
+    return out
+
+
+def mapped(pod: dict, claim_name: str) -> dict:
+    """The pod with `status.extendedResourceClaimStatus` (its spec keeps the nvidia.com/gpu request)."""
+    out = copy.deepcopy(pod)
+    container = ((out.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+    out["status"]["extendedResourceClaimStatus"] = {
+        "requestMappings": [{"containerName": container, "resourceName": GPU, "requestName": REQUEST_NAME}],
+        "resourceClaimName": claim_name}
+    return out

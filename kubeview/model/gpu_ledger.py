@@ -1,0 +1,354 @@
+"""One GPU ledger for DRA devices: ResourceSlices give each node its devices, ResourceClaims say which
+are taken and by whom. Pure; the model folds it into the allocation matrix's `nvidia.com/gpu` column
+beside device-plugin GPUs (`status.allocatable`), so every view counts both.
+
+Rules (from the recorded v1.36.2 control plane, tests/fixtures/k8s/dra/README.md):
+- A pool is (driver, pool name); only its newest `generation` counts; a pool missing slices
+  (`resourceSliceCount`) is listed but hands out nothing, as kube-scheduler skips incomplete pools.
+- A device is taken when an allocated claim's `status.allocation.devices.results[]` names it, however
+  many pods share the claim (`reservedFor`): a shared claim is one device. The claim's node is in
+  `allocation.nodeSelector`; the device's node is its slice's.
+- A device counts in the GPU column when a DeviceClass mapping `nvidia.com/gpu`
+  (`spec.extendedResourceName`) selects it (with no such class: devices whose `type` attribute is
+  `gpu` or `mig`, NVIDIA's convention). A pod's `nvidia.com/gpu` the scheduler satisfied through a
+  claim is counted as that claim's device, not as a request (views.PodView drops mapped requests).
+- Partitionable devices (MIG, KEP-4815) consume shared counters: a free device whose counters are
+  used up by allocated siblings is "unavailable". Column units on such a pool are the allocated
+  devices plus the most free devices that still fit together (smallest first), which is how many a
+  driver-only class could still hand out to `nvidia.com/gpu: N`; the device list says which are MIG.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubeview.model.dra import (
+    ClaimKey,
+    ClaimView,
+    Device,
+    DeviceClassView,
+    DeviceKey,
+    SliceView,
+)
+
+GPU = "nvidia.com/gpu"
+GPU_TYPES = ("gpu", "mig")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceState:
+    device: Device
+    gpu: bool  # counts in the nvidia.com/gpu column
+    state: str  # "allocated" | "free" | "unavailable" (counters used by siblings, or pool incomplete)
+    claim: ClaimKey | None  # the allocated claim holding it
+    pods: tuple[str, ...]  # the claim's reservedFor pods (in the claim's namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGpus:
+    node: str
+    devices: tuple[DeviceState, ...]
+    gpu_total: int  # column units (see the module doc)
+    gpu_allocated: int
+
+    @property
+    def gpu_free(self) -> int:
+        return self.gpu_total - self.gpu_allocated
+
+
+class GpuLedger:
+    """DeviceClasses, ResourceSlices and ResourceClaims, with per-node device states kept lazily:
+    an event marks the nodes it touches; `node(name)` / `nodes()` recompute only those."""
+
+    def __init__(self) -> None:
+        self.classes: dict[str, DeviceClassView] = {}
+        self.slices: dict[str, SliceView] = {}
+        self.claims: dict[ClaimKey, ClaimView] = {}
+        self.version = 0
+        self._node_slices: dict[str, set[str]] = {}
+        self._pool_node: dict[tuple[str, str], str] = {}
+        self._holder: dict[DeviceKey, ClaimKey] = {}
+        self._by_pod: dict[tuple[str, str], set[ClaimKey]] = {}
+        self._cache: dict[str, NodeGpus] = {}
+        self._dirty: set[str] = set()
+        self._all_dirty = False
+
+    # -- events -----------------------------------------------------------------------------------
+    def apply(self, kind: str, event_type: str, obj: dict) -> bool:
+        """One watch event of a DRA kind; True if anything changed."""
+        meta = obj.get("metadata") or {}
+        deleted = event_type == "DELETED"
+        if kind == "DeviceClass":
+            name = meta.get("name", "")
+            changed = self._put_class(name, None if deleted else DeviceClassView.from_api(obj))
+        elif kind == "ResourceSlice":
+            name = meta.get("name", "")
+            old = self.slices.get(name)
+            if not deleted and old is not None and old.resource_version and \
+                    old.resource_version == meta.get("resourceVersion"):
+                return False
+            changed = self._put_slice(name, None if deleted else SliceView.from_api(obj))
+        elif kind == "ResourceClaim":
+            key = (meta.get("namespace", ""), meta.get("name", ""))
+            old_claim = self.claims.get(key)
+            if not deleted and old_claim is not None and old_claim.resource_version and \
+                    old_claim.resource_version == meta.get("resourceVersion"):
+                return False
+            changed = self._put_claim(key, None if deleted else ClaimView.from_api(obj))
+        else:
+            return False
+        if changed:
+            self.version += 1
+        return changed
+
+    def replace(self, kind: str, objects: Iterable[dict]) -> None:
+        """A (re)list of one kind: everything of that kind is replaced."""
+        if kind == "DeviceClass":
+            self.classes = {v.name: v for v in map(DeviceClassView.from_api, objects)}
+            self._all_dirty = True
+        elif kind == "ResourceSlice":
+            for name in list(self.slices):
+                self._put_slice(name, None)
+            for view in map(SliceView.from_api, objects):
+                self._put_slice(view.name, view)
+        elif kind == "ResourceClaim":
+            for key in list(self.claims):
+                self._put_claim(key, None)
+            for view in map(ClaimView.from_api, objects):
+                self._put_claim(view.key, view)
+        self.version += 1
+
+    def _put_class(self, name: str, view: DeviceClassView | None) -> bool:
+        if view is None:
+            if self.classes.pop(name, None) is None:
+                return False
+        else:
+            self.classes[name] = view
+        self._all_dirty = True
+        return True
+
+    def _put_slice(self, name: str, view: SliceView | None) -> bool:
+        old = self.slices.pop(name, None)
+        if old is None and view is None:
+            return False
+        for s in (old, view):
+            if s is not None and s.node:
+                self._dirty.add(s.node)
+        if old is not None and old.node:
+            names = self._node_slices.get(old.node)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._node_slices[old.node]
+        if view is not None:
+            self.slices[name] = view
+            if view.node:
+                self._node_slices.setdefault(view.node, set()).add(name)
+                self._pool_node[(view.driver, view.pool)] = view.node
+        return True
+
+    def _put_claim(self, key: ClaimKey, view: ClaimView | None) -> bool:
+        old = self.claims.pop(key, None)
+        if old is None and view is None:
+            return False
+        if old is not None:
+            self._mark(old)
+            for _, dev in old.results:
+                if self._holder.get(dev) == key:
+                    del self._holder[dev]
+            for pod, _ in old.reserved_for:
+                held = self._by_pod.get((key[0], pod))
+                if held is not None:
+                    held.discard(key)
+                    if not held:
+                        del self._by_pod[(key[0], pod)]
+        if view is not None:
+            self.claims[key] = view
+            self._mark(view)
+            for _, dev in view.results:
+                self._holder[dev] = key
+            for pod, _ in view.reserved_for:
+                self._by_pod.setdefault((key[0], pod), set()).add(key)
+        return True
+
+    def _mark(self, claim: ClaimView) -> None:
+        if claim.node:
+            self._dirty.add(claim.node)
+        for _, (driver, pool, _) in claim.results:
+            node = self._pool_node.get((driver, pool))
+            if node:
+                self._dirty.add(node)
+
+    # -- reads --------------------------------------------------------------------------------------
+    @property
+    def empty(self) -> bool:
+        return not self.slices and not self.claims
+
+    def node_names(self) -> list[str]:
+        """Nodes that publish devices, sorted."""
+        return sorted(self._node_slices)
+
+    def node(self, name: str) -> NodeGpus | None:
+        """The node's devices and GPU column units; None when it publishes no ResourceSlice."""
+        self._refresh()
+        return self._cache.get(name)
+
+    def nodes(self) -> dict[str, NodeGpus]:
+        self._refresh()
+        return self._cache
+
+    def claims_of_pod(self, namespace: str, pod: str, names: Iterable[str] = ()) -> list[ClaimView]:
+        """The claims reserved for the pod, and those it names (pending pods have no reservation yet)."""
+        keys = set(self._by_pod.get((namespace, pod)) or ())
+        keys.update((namespace, n) for n in names if n)
+        return sorted((self.claims[k] for k in keys if k in self.claims), key=lambda c: c.key)
+
+    def device(self, key: DeviceKey) -> Device | None:
+        node = self._pool_node.get(key[:2])
+        ng = self.node(node) if node else None
+        if ng is None:
+            return None
+        return next((d.device for d in ng.devices if d.device.key == key), None)
+
+    def pod_devices(self) -> dict[tuple[str, str], tuple[str | None, ...]]:
+        """Per pod (namespace, name) holding DRA GPUs through its claims: each GPU's UUID (None when
+        it publishes none, as a MIG slice that does not exist yet). For the idle-GPU join."""
+        out: dict[tuple[str, str], tuple[str | None, ...]] = {}
+        for ng in self.nodes().values():
+            for s in ng.devices:
+                if s.gpu and s.claim is not None:
+                    for pod in s.pods:
+                        key = (s.claim[0], pod)
+                        out[key] = out.get(key, ()) + (s.device.uuid,)
+        return out
+
+    def unevaluated_classes(self) -> list[str]:
+        """DeviceClasses with CEL kubeview cannot evaluate (their matches are assumed, and said so)."""
+        return sorted(n for n, c in self.classes.items() if not c.evaluated)
+
+    def mapped_resources(self) -> frozenset[str]:
+        """Extended resources some DeviceClass maps to DRA devices (spec.extendedResourceName)."""
+        return frozenset(c.extended_resource for c in self.classes.values() if c.extended_resource)
+
+    def gpu_classes(self) -> list[DeviceClassView]:
+        return [c for c in self.classes.values() if c.extended_resource == GPU]
+
+    def _refresh(self) -> None:
+        if self._all_dirty:
+            self._dirty = set(self._node_slices) | set(self._cache)
+            self._all_dirty = False
+        if not self._dirty:
+            return
+        gpu_classes = self.gpu_classes()
+        for node in self._dirty:
+            names = self._node_slices.get(node)
+            if not names:
+                self._cache.pop(node, None)
+                continue
+            self._cache[node] = self._compute(node, [self.slices[n] for n in names], gpu_classes)
+        self._dirty = set()
+
+    def _compute(self, node: str, slices: list[SliceView], gpu_classes: list[DeviceClassView]) -> NodeGpus:
+        pools: dict[tuple[str, str], list[SliceView]] = {}
+        for s in slices:
+            pools.setdefault((s.driver, s.pool), []).append(s)
+        states: list[DeviceState] = []
+        total = allocated = 0
+        for _, members in sorted(pools.items()):
+            newest = max(s.generation for s in members)
+            members = [s for s in members if s.generation == newest]
+            complete = len(members) >= max(s.slice_count for s in members)
+            counters: dict[str, dict[str, int]] = {}
+            for s in members:
+                counters.update({k: dict(v) for k, v in s.counters.items()})
+            devices = sorted((d for s in members for d in s.devices), key=lambda d: d.name)
+            is_gpu = {d.key: _is_gpu(d, gpu_classes) for d in devices}
+            held = {d.key: self._holder.get(d.key) for d in devices}
+            totals = {k: dict(v) for k, v in counters.items()}
+            for d in devices:  # allocated devices use their counters first
+                if held[d.key] is not None:
+                    _consume(counters, d)
+            free_fit: list[Device] = []
+            pool_states: dict[DeviceKey, str] = {}
+            for d in devices:
+                if held[d.key] is not None:
+                    pool_states[d.key] = "allocated"
+                elif complete and _fits(counters, d):
+                    pool_states[d.key] = "free"
+                    free_fit.append(d)
+                else:
+                    pool_states[d.key] = "unavailable"
+            # column units: allocated GPUs + the most free GPUs that fit together, smallest first
+            room = {k: dict(v) for k, v in counters.items()}
+            extra = 0
+            for d in sorted((d for d in free_fit if is_gpu[d.key]), key=lambda d: (_size(d, totals), d.name)):
+                if _fits(room, d):
+                    _consume(room, d)
+                    extra += 1
+            taken = sum(1 for d in devices if is_gpu[d.key] and held[d.key] is not None)
+            total += taken + extra
+            allocated += taken
+            for d in devices:
+                claim_key = held[d.key]
+                claim = self.claims.get(claim_key) if claim_key else None
+                pods = tuple(p for p, _ in claim.reserved_for) if claim else ()
+                states.append(DeviceState(d, is_gpu[d.key], pool_states[d.key], claim_key, pods))
+        return NodeGpus(node, tuple(states), total, allocated)
+
+
+def _is_gpu(device: Device, gpu_classes: list[DeviceClassView]) -> bool:
+    if gpu_classes:
+        return any(c.matches(device) for c in gpu_classes)
+    return device.type in GPU_TYPES
+
+
+def _fits(counters: dict[str, dict[str, int]], device: Device) -> bool:
+    for cset, need in device.consumes.items():
+        have = counters.get(cset)
+        if have is None:
+            continue  # a counter set nobody published: nothing to run out of
+        if any(have.get(c, 0) < amount for c, amount in need.items()):
+            return False
+    return True
+
+
+def _consume(counters: dict[str, dict[str, int]], device: Device) -> None:
+    for cset, need in device.consumes.items():
+        have = counters.get(cset)
+        if have is not None:
+            for c, amount in need.items():
+                have[c] = have.get(c, 0) - amount
+
+
+def _size(device: Device, counters: dict[str, dict[str, int]]) -> float:
+    """How much of its counter sets a device takes (0 for a device that consumes none)."""
+    share = 0.0
+    for cset, need in device.consumes.items():
+        have = counters.get(cset) or {}
+        share += sum(amount / have[c] for c, amount in need.items() if have.get(c))
+    return share
+
+
+def add_dra_gpus(matrices: dict, names: list[str], resources: list[str], ledger: GpuLedger) -> np.ndarray | None:
+    """Count the ledger's DRA GPUs in the `nvidia.com/gpu` column of the model's dense matrices
+    (rows follow `names`, sorted): capacity and allocatable gain the devices, requested and limits
+    the allocated ones. Nodes the model does not know (a slice before its Node) are left out.
+    Returns the DRA units per row (Allocation.dra_gpus)."""
+    if GPU not in resources:
+        return None
+    col = resources.index(GPU)
+    dra = np.zeros(len(names), dtype=np.int64)
+    for node, ng in ledger.nodes().items():
+        r = bisect_left(names, node)
+        if r == len(names) or names[r] != node:
+            continue
+        dra[r] = ng.gpu_total
+        matrices["capacity"][r, col] += ng.gpu_total
+        matrices["allocatable"][r, col] += ng.gpu_total
+        matrices["requested"][r, col] += ng.gpu_allocated
+        matrices["limits"][r, col] += ng.gpu_allocated
+    return dra
