@@ -16,8 +16,8 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from kubeview.cluster import local_events as ev
 from kubeview.cluster import local_dra as dra
+from kubeview.cluster import local_events as ev
 from kubeview.cluster import local_objects as obj
 from kubeview.cluster.local_config import ClusterConfig
 from kubeview.cluster.local_controllers import (

@@ -25,8 +25,8 @@ from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import gc_paused
-from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
+from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.table import NodeTable
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
