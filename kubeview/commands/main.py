@@ -85,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         from kubeview.cluster.select import open_source
 
+        headless = args.headless or not sys.stdout.isatty()
         try:
-            source = open_source(args)
+            # Events only feed the TUI's pod view; headless output never shows them
+            source = open_source(args, events=not headless)
         except SourceError as exc:
             _err(str(exc))
             return 1
@@ -95,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
             if isinstance(started, int):
                 return started
             job = started
-        headless = args.headless or not sys.stdout.isatty()
         if not headless:
             try:
                 from kubeview.tui.app import run_tui
