@@ -203,6 +203,10 @@ class LocalRenderJob:
             if self.source.get(kind, self.settings.namespace, name) is not None:
                 self.source.delete_workload(kind, self.settings.namespace, name)
 
+    def pods_left(self) -> int:
+        """Render pods still there (terminating ones too): the tuner waits for 0 between trials."""
+        return len(self.source.pods(self.settings.namespace))
+
     # --- following ----------------------------------------------------------------------------------
     def _get(self, path: str, timeout: float = 2.0) -> bytes | None:
         conn = http.client.HTTPConnection(HOST, self.status_port, timeout=timeout)

@@ -1,0 +1,159 @@
+"""One tuning trial: run the render job with a trial's parameters, time it, check it, clean up.
+
+The job is the one `kubeview --render` runs (`LocalRenderJob` on the embedded cluster, `KubeRenderJob`
+on a real one), made by the caller's `make_job`. The objective is the producer's own elapsed time
+when it finished. Every `STEPS`-th of the samples the elapsed time is reported to Optuna for pruning.
+A trial that fails (the job's error, a timeout, an image that is not the reference's bits, Ctrl-C)
+raises with its reason stored as the `reason` user attribute, so the study records it as failed.
+Whatever happens, the job is deleted and its pods waited for before the next trial starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from kubeview.render.local import RenderError, RenderProgress
+from kubeview.tune import records as rec
+from kubeview.tune.pruner import STEPS, best_at, clearly_slower
+from kubeview.tune.reference import Reference, ReferenceRenderError
+from kubeview.tune.space import TrialParams
+
+POLL_SECONDS = 0.1
+GONE_TIMEOUT = 120.0  # how long to wait for a trial's pods to go before the next one starts
+
+
+class TrialFailed(Exception):
+    """The trial could not produce a valid time; the message is its reason (also a user attribute)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A running trial as the progress display sees it."""
+
+    number: int
+    params: TrialParams
+    phase: str  # starting | rendering | checking | cleaning up
+    progress: RenderProgress | None = None
+    elapsed: float = 0.0
+
+
+@dataclass
+class TrialRunner:
+    """What every trial of a study shares. `make_job(params, output, raw)` returns a started-able job."""
+
+    make_job: Callable[[TrialParams, Path, Path | None], Any]
+    reference: Callable[[TrialParams], Reference]
+    workdir: Path
+    margin: float
+    trial_timeout: float
+    start_timeout: float
+    on_live: Callable[[Live], None] = lambda live: None
+    poll_seconds: float = POLL_SECONDS
+    raw: bool = True  # the job can write the float image (the local cluster); else the PNG is compared
+    peak: dict[str, int] = field(default_factory=dict)
+
+    def run(self, trial: optuna.Trial, params: TrialParams) -> float:
+        try:  # before the job starts: made once per task size, then read from the cache
+            ref = self.reference(params)
+        except ReferenceRenderError as exc:
+            self._fail(trial, str(exc))
+        out = self.workdir / f"trial-{trial.number}.png"
+        raw = self.workdir / f"trial-{trial.number}.npy" if self.raw else None
+        job = self.make_job(params, out, raw)
+        try:
+            try:
+                job.start()
+            except RenderError as exc:
+                self._fail(trial, f"the render did not start: {exc}")
+            wall = self._follow(trial, params, job)
+            self.on_live(Live(trial.number, params, "checking"))
+            mismatch = ref.matches(raw, out)
+            if mismatch is not None:
+                self._fail(trial, mismatch)
+            trial.set_user_attr(rec.ATTR_IMAGE, "identical")
+            return wall
+        except (TrialFailed, optuna.TrialPruned):
+            raise
+        except BaseException as exc:  # Ctrl-C, SIGTERM: the trial is recorded as failed, and why
+            trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({type(exc).__name__})")
+            raise
+        finally:
+            self.on_live(Live(trial.number, params, "cleaning up"))
+            job.stop()
+            _wait_gone(job)
+            for path in (out, raw):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+
+    def _fail(self, trial: optuna.Trial, reason: str) -> None:
+        trial.set_user_attr(rec.ATTR_REASON, reason)
+        raise TrialFailed(reason)
+
+    def _follow(self, trial: optuna.Trial, params: TrialParams, job: Any) -> float:
+        """Poll until the producer says finished; returns its elapsed seconds."""
+        began = time.monotonic()
+        reported = 0
+        running_peak, pending_then = 0, 0
+        study = trial.study
+        while True:
+            try:
+                progress = job.poll()
+            except RenderError as exc:
+                self._fail(trial, str(exc))
+            now = time.monotonic()
+            if progress.running >= running_peak:
+                running_peak, pending_then = progress.running, progress.pending
+                trial.set_user_attr(rec.ATTR_RUNNING, running_peak)
+                trial.set_user_attr(rec.ATTR_PENDING, pending_then)
+            status = progress.status
+            elapsed = status.elapsed_seconds if status is not None else now - began
+            self.on_live(Live(trial.number, params, "rendering" if status is not None else "starting",
+                              progress, elapsed))
+            if status is not None:
+                trial.set_user_attr(rec.ATTR_WALL, round(status.elapsed_seconds, 3))
+                trial.set_user_attr(rec.ATTR_FRACTION, round(status.fraction, 4))
+                trial.set_user_attr(rec.ATTR_REQUEUED, status.tasks.requeued)
+                if status.finished:
+                    return status.elapsed_seconds
+                reached = int(status.fraction * STEPS + 1e-9)
+                while reported < min(reached, STEPS - 1):
+                    reported += 1
+                    trial.report(elapsed, reported)
+                    if trial.should_prune():
+                        self._prune(trial, f"{elapsed:.1f} s at {100 * reported // STEPS}% "
+                                           f"is over {self.margin:g}x the best trial's time there")
+                nxt = reported + 1  # not there yet, but already further behind than the best was there
+                best = best_at(study, nxt)
+                if nxt < STEPS and clearly_slower(elapsed, best, self.margin):
+                    trial.report(elapsed, nxt)
+                    self._prune(trial, f"{elapsed:.1f} s before {100 * nxt // STEPS}% "
+                                       f"is over {self.margin:g}x the best trial's {best:.1f} s there")
+            elif now - began > self.start_timeout:
+                why = progress.pending_reason or progress.producer_phase
+                self._fail(trial, f"the producer did not answer within {self.start_timeout:g} s ({why})")
+            if now - began > self.trial_timeout:
+                self._fail(trial, f"timed out after {self.trial_timeout:g} s")
+            time.sleep(self.poll_seconds)
+
+    def _prune(self, trial: optuna.Trial, reason: str) -> None:
+        trial.set_user_attr(rec.ATTR_REASON, reason)
+        raise optuna.TrialPruned(reason)
+
+
+def _wait_gone(job: Any, timeout: float = GONE_TIMEOUT) -> None:
+    """Until the job's pods (and a namespace it created) are gone; a cluster that cannot be asked
+    is not waited on (the next trial's start then says what is wrong)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if job.pods_left() == 0:
+                return
+        except RenderError:
+            return
+        time.sleep(0.1)
