@@ -90,6 +90,13 @@ class Tuner:
                  on_trial: Callable[[FrozenTrial], None] = lambda t: None) -> None:
         self.study, self.settings, self.runner, self.on_trial = study, settings, runner, on_trial
         self.stop = threading.Event()
+        self.idle = threading.Event()  # set while no trial runs (the TUI's quit waits for it)
+        self.idle.set()
+
+    def cancel(self) -> None:
+        """Stop after the running trial, which is itself stopped (failed: interrupted) and cleaned up."""
+        self.stop.set()
+        self.runner.cancel.set()
 
     def remaining(self) -> int:
         return max(0, self.settings.trials - len(finished(self.study)))
@@ -113,9 +120,15 @@ class Tuner:
             if self.stop.is_set():
                 study.stop()
 
-        self.study.optimize(self.objective, n_trials=todo, timeout=self.settings.timeout, catch=(TrialFailed,),
-                            callbacks=[after, MaxTrialsCallback(self.settings.trials, states=states)],
-                            gc_after_trial=False, show_progress_bar=False)
+        self.idle.clear()
+        try:
+            if not self.stop.is_set():
+                self.study.optimize(self.objective, n_trials=todo, timeout=self.settings.timeout,
+                                    catch=(TrialFailed,),
+                                    callbacks=[after, MaxTrialsCallback(self.settings.trials, states=states)],
+                                    gc_after_trial=False, show_progress_bar=False)
+        finally:
+            self.idle.set()
 
     def records(self) -> list[rec.TrialRecord]:
         return [rec.TrialRecord.of(t) for t in self.study.get_trials(deepcopy=False)

@@ -10,6 +10,7 @@ Whatever happens, the job is deleted and its pods waited for before the next tri
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,10 @@ from kubeview.tune.space import TrialParams
 
 POLL_SECONDS = 0.1
 GONE_TIMEOUT = 120.0  # how long to wait for a trial's pods to go before the next one starts
+
+
+class Cancelled(Exception):
+    """The tuner was asked to stop (the TUI quit) while this trial ran."""
 
 
 class TrialFailed(Exception):
@@ -56,7 +61,7 @@ class TrialRunner:
     on_live: Callable[[Live], None] = lambda live: None
     poll_seconds: float = POLL_SECONDS
     raw: bool = True  # the job can write the float image (the local cluster); else the PNG is compared
-    peak: dict[str, int] = field(default_factory=dict)
+    cancel: threading.Event = field(default_factory=threading.Event)
 
     def run(self, trial: optuna.Trial, params: TrialParams) -> float:
         try:  # before the job starts: made once per task size, then read from the cache
@@ -80,8 +85,9 @@ class TrialRunner:
             return wall
         except (TrialFailed, optuna.TrialPruned):
             raise
-        except BaseException as exc:  # Ctrl-C, SIGTERM: the trial is recorded as failed, and why
-            trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({type(exc).__name__})")
+        except BaseException as exc:  # Ctrl-C, SIGTERM, quit: the trial is recorded as failed, and why
+            why = "kubeview quit" if isinstance(exc, Cancelled) else type(exc).__name__
+            trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({why})")
             raise
         finally:
             self.on_live(Live(trial.number, params, "cleaning up"))
@@ -102,6 +108,8 @@ class TrialRunner:
         running_peak, pending_then = 0, 0
         study = trial.study
         while True:
+            if self.cancel.is_set():
+                raise Cancelled("the tuner was stopped")
             try:
                 progress = job.poll()
             except RenderError as exc:
