@@ -64,14 +64,16 @@ class TrialRunner:
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def run(self, trial: optuna.Trial, params: TrialParams) -> float:
-        try:  # before the job starts: made once per task size, then read from the cache
-            ref = self.reference(params)
-        except ReferenceRenderError as exc:
-            self._fail(trial, str(exc))
         out = self.workdir / f"trial-{trial.number}.png"
         raw = self.workdir / f"trial-{trial.number}.npy" if self.raw else None
-        job = self.make_job(params, out, raw)
+        job = None
         try:
+            self.on_live(Live(trial.number, params, "starting"))
+            try:  # before the job starts: made once per task size, then read from the cache
+                ref = self.reference(params)
+            except ReferenceRenderError as exc:
+                self._fail(trial, str(exc))
+            job = self.make_job(params, out, raw)
             try:
                 job.start()
             except RenderError as exc:
@@ -90,9 +92,10 @@ class TrialRunner:
             trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({why})")
             raise
         finally:
-            self.on_live(Live(trial.number, params, "cleaning up"))
-            job.stop()
-            _wait_gone(job)
+            if job is not None:
+                self.on_live(Live(trial.number, params, "cleaning up"))
+                job.stop()
+                _wait_gone(job)
             for path in (out, raw):
                 if path is not None:
                     path.unlink(missing_ok=True)
