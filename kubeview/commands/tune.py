@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -54,91 +55,104 @@ def _inputs(args: argparse.Namespace, kube: bool) -> tuple[Any, Any, Any]:
 def run(args: argparse.Namespace) -> int:
     from kubeview.render.local import RenderError
     from kubeview.tune.space import RangeError
+    from kubeview.tune.study import StudyError, open_study
 
     kube = bool(getattr(args, "kubeconfig", None) or getattr(args, "context", None))
     if not kube:
         args.local = True
+    if kube and getattr(args, "cluster", None):
+        _err(f"--cluster {args.cluster} is the embedded cluster's; drop it or --kubeconfig/--context")
+        return 2
     try:
         scene, space, (first, job) = _inputs(args, kube)
     except (RenderError, RangeError) as exc:
         _err(str(exc))
         return 2
-    if kube and getattr(args, "cluster", None):
-        _err(f"--cluster {args.cluster} is the embedded cluster's; drop it or --kubeconfig/--context")
-        return 2
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    source: ClusterSource | None = None
-    try:
-        from kubeview.cluster.select import open_source, wants_kube
-
-        try:
-            if kube != wants_kube(args):
-                raise SourceError("no kubeconfig to use")
-            source = open_source(args)
-        except SourceError as exc:
-            _err(str(exc))
-            return 1
-        return _tune(args, source, scene, space, first, job)
-    finally:
-        if source is not None:
-            source.close()
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _tune(args: argparse.Namespace, source: ClusterSource, scene: Any, space: Any, first: Any, job: Any) -> int:
-    from kubeview.tune import records as rec
-    from kubeview.tune.reference import reference, state_dir
-    from kubeview.tune.study import StudyError, StudySettings, Tuner, finished, open_study
-    from kubeview.tune.trial import TrialRunner
-
-    target = "local" if source.is_local else getattr(source, "title", "") or "kube"
-    size = f"{job.width}x{job.height}"
-    name = args.study_name or f"{job.name}-{size}-spp{job.spp}-{'local' if source.is_local else 'kube'}"
-    storage = args.storage or default_storage()
-    if args.storage is None:
-        state_dir().mkdir(parents=True, exist_ok=True)
-    settings = StudySettings(storage=storage, name=name, trials=args.trials, timeout=args.timeout, seed=args.seed,
-                             margin=args.prune_margin, space=space, baseline=first,
-                             attrs={"scene": job.name, "scene_sha256": _digest(scene.path), "size": size, "spp": job.spp,
-                                    "cluster": target})
-    try:
+    settings = study_settings(args, scene, space, first, job, kube)
+    try:  # before any cluster starts: a bad URL or another scene's study costs nothing
         study = open_study(settings)
     except StudyError as exc:
         _err(str(exc))
         return 1
-    quiet = args.json  # stdout carries the document only; progress goes to stderr
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    source: ClusterSource | None = None
     workdir = Path(tempfile.mkdtemp(prefix="kubeview-tune-"))
+    try:
+        from kubeview.cluster.select import open_source, wants_kube
+
+        try:
+            if kube and not wants_kube(args):  # never the embedded cluster in place of the one asked for
+                raise SourceError(f"--kubeconfig {args.kubeconfig}: no such kubeconfig" if args.kubeconfig
+                                  else f"--context {args.context} needs a kubeconfig, and there is none")
+            source = open_source(args)
+        except SourceError as exc:
+            _err(str(exc))
+            return 1
+        tuner = build_tuner(args, source, scene, study, settings, workdir)
+        if not (args.headless or args.json or not sys.stdout.isatty()):
+            from kubeview.tui.app import run_tui
+
+            return run_tui(source, args, tuner=tuner)
+        return _headless(tuner, args.json)
+    finally:
+        if source is not None:
+            source.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def study_settings(args: argparse.Namespace, scene: Any, space: Any, first: Any, job: Any, kube: bool) -> Any:
+    from kubeview.tune.reference import state_dir
+    from kubeview.tune.study import StudySettings
+
+    size = f"{job.width}x{job.height}"
+    target = f"kube:{args.context}" if kube and getattr(args, "context", None) else "kube" if kube else "local"
+    storage = args.storage or default_storage()
+    if args.storage is None:
+        state_dir().mkdir(parents=True, exist_ok=True)
+    return StudySettings(storage=storage, name=args.study_name or f"{job.name}-{size}-spp{job.spp}-{target}",
+                         trials=args.trials, timeout=args.timeout, seed=args.seed, margin=args.prune_margin,
+                         space=space, baseline=first,
+                         attrs={"scene": job.name, "scene_sha256": _digest(scene.path), "size": size,
+                                "spp": job.spp, "cluster": target})
+
+
+def build_tuner(args: argparse.Namespace, source: ClusterSource, scene: Any, study: Any, settings: Any,
+                workdir: Path) -> Any:
+    """The Tuner running this study's trials on `source` (trial images go to `workdir`)."""
+    from kubeview.tune.reference import reference, state_dir
+    from kubeview.tune.study import Tuner
+    from kubeview.tune.trial import TrialRunner
+
     cache = state_dir() / "references"
     runner = TrialRunner(make_job=_job_factory(args, source, scene),
                          reference=lambda params: reference(scene, params.samples_per_task, cache), workdir=workdir,
                          margin=args.prune_margin, trial_timeout=args.trial_timeout,
                          start_timeout=args.start_timeout, raw=source.is_local)
-    tuner = Tuner(study, settings, runner)
-    headless = args.headless or args.json or not sys.stdout.isatty()
+    return Tuner(study, settings, runner)
+
+
+def _headless(tuner: Any, as_json: bool) -> int:
+    """A line per trial and the best at the end (to stderr with --json, whose document is stdout)."""
+    from optuna.trial import TrialState
+
+    from kubeview.tune import records as rec
+    from kubeview.tune.study import finished
+
+    s, study = tuner.settings, tuner.study
+    there = len(finished(study))
+    _out(f"tune: study {s.name} in {rec.redact(s.storage)}: {tuner.remaining()} trials to run"
+         f"{f' ({there} there already)' if there else ''}; {s.space.describe()}", as_json)
+    tuner.on_trial = lambda t: _out(rec.trial_line(rec.TrialRecord.of(t)), as_json)
     try:
-        if not headless:
-            from kubeview.tui.app import run_tui
-
-            return run_tui(source, args, tuner=tuner)
-        there = len(finished(study))
-        _out(f"tune: study {name} in {rec.redact(storage)}: {tuner.remaining()} trials to run"
-             f"{f' ({there} there already)' if there else ''}; {space.describe()}", quiet)
-        tuner.on_trial = lambda t: _out(rec.trial_line(rec.TrialRecord.of(t)), quiet)
-        try:
-            tuner.run()
-        finally:
-            records = tuner.records()
-            _out(rec.best_line(records), quiet)
-        if args.json:
-            from optuna.trial import TrialState
-
-            trials = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]
-            _out(json.dumps(rec.study_document(name, storage, study.user_attrs, trials), indent=2))
-        return 0 if rec.best_of(records) is not None else 1
+        tuner.run()
     finally:
-        import shutil
-
-        shutil.rmtree(workdir, ignore_errors=True)
+        records = tuner.records()
+        _out(rec.best_line(records), as_json)
+    if as_json:
+        trials = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]
+        _out(json.dumps(rec.study_document(s.name, s.storage, study.user_attrs, trials), indent=2))
+    return 0 if rec.best_of(records) is not None else 1
 
 
 def _digest(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 A trial reports, at step k (k = 1..STEPS), the producer's elapsed seconds when k/STEPS of the samples
 were done. It is pruned when it is `margin` times slower than the fastest complete trial was at the
-same step. Optuna's median and percentile pruners compare with typical trials; a tuner wants to stop
+same step (the best trial is the fastest complete one). Optuna's median and percentile pruners compare with typical trials; a tuner wants to stop
 spending minutes on a setting already known to lose, and nothing else.
 """
 
@@ -17,10 +17,12 @@ DEFAULT_MARGIN = 1.5
 
 
 def best_at(study: optuna.Study, step: int) -> float | None:
-    """The fastest complete trial's elapsed seconds at `step` (None before any trial completed)."""
-    values = [t.intermediate_values[step] for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-              if step in t.intermediate_values]
-    return min(values) if values else None
+    """The best complete trial's elapsed seconds at `step` (None before any trial completed)."""
+    done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)) if t.value is not None]
+    if not done:
+        return None
+    best = min(done, key=lambda t: (t.value, t.number))
+    return best.intermediate_values.get(step)
 
 
 def clearly_slower(elapsed: float, best: float | None, margin: float) -> bool:

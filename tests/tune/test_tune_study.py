@@ -56,6 +56,7 @@ def _wait_mid_trial(db: str, number: int, proc: subprocess.Popen, timeout: float
     raise AssertionError(f"trial {number} never ran")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_interrupted_study_resumes_and_adds_up(tmp_path: Path) -> None:
     state = tmp_path / "state"
