@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
@@ -46,13 +48,21 @@ async def _until(pilot, test, what: str, tries: int = 600) -> None:  # noqa: ANN
     raise AssertionError(f"never: {what}")
 
 
+def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """An async test run with asyncio (no pytest async plugin), as tests/tui does."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return wrapper
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa: ANN001
-    asyncio.run(_shows_the_study_live(*tuner_on_local))
-
-
-async def _shows_the_study_live(source: LocalSource, make) -> None:  # noqa: ANN001
+@run_async
+async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa: ANN001
+    source, make = tuner_on_local
     tuner = make(2)
     app = make_app(source, tuner=tuner)
     seen_running = []
@@ -84,11 +94,9 @@ async def _shows_the_study_live(source: LocalSource, make) -> None:  # noqa: ANN
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_quit_mid_trial_records_it_and_deletes_its_job(tuner_on_local) -> None:  # noqa: ANN001
-    asyncio.run(_quit_mid_trial(*tuner_on_local))
-
-
-async def _quit_mid_trial(source: LocalSource, make) -> None:  # noqa: ANN001
+@run_async
+async def test_quit_mid_trial_records_it_and_deletes_its_job(tuner_on_local) -> None:  # noqa: ANN001
+    source, make = tuner_on_local
     tuner = make(4)
     app = make_app(source, tuner=tuner)
     async with app.run_test(size=(140, 45)) as pilot:
