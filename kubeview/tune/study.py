@@ -29,6 +29,15 @@ HEARTBEAT_SECONDS = 10  # a RUNNING trial whose process died is marked FAIL afte
 HEARTBEAT_GRACE = 60
 
 
+class _Exit(KeyboardInterrupt):
+    """SystemExit (SIGTERM) carried through Optuna, which marks a trial failed only for an Exception or
+    a KeyboardInterrupt and would leave it RUNNING; raised again as SystemExit after."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 class StudyError(Exception):
     """The study cannot be opened or used; one sentence."""
 
@@ -107,7 +116,10 @@ class Tuner:
         except ValueError as exc:  # e.g. a range made log-scaled differently by another kubeview version
             trial.set_user_attr(rec.ATTR_REASON, f"cannot draw its parameters: {exc}")
             raise TrialFailed(str(exc)) from None
-        return self.runner.run(trial, params)
+        try:
+            return self.runner.run(trial, params)
+        except SystemExit as exc:
+            raise _Exit(exc.code) from None
 
     def run(self) -> None:
         todo = self.remaining()
@@ -127,6 +139,8 @@ class Tuner:
                                     catch=(TrialFailed,),
                                     callbacks=[after, MaxTrialsCallback(self.settings.trials, states=states)],
                                     gc_after_trial=False, show_progress_bar=False)
+        except _Exit as exc:
+            raise SystemExit(exc.code) from None
         finally:
             self.idle.set()
 

@@ -21,7 +21,7 @@ import optuna
 
 from kubeview.render.local import RenderError, RenderProgress
 from kubeview.tune import records as rec
-from kubeview.tune.pruner import STEPS, best_at, clearly_slower
+from kubeview.tune.pruner import STEPS, WARMUP_STEPS, overdue
 from kubeview.tune.reference import Reference, ReferenceRenderError
 from kubeview.tune.space import TrialParams
 
@@ -88,7 +88,7 @@ class TrialRunner:
         except (TrialFailed, optuna.TrialPruned):
             raise
         except BaseException as exc:  # Ctrl-C, SIGTERM, quit: the trial is recorded as failed, and why
-            why = "kubeview quit" if isinstance(exc, Cancelled) else type(exc).__name__
+            why = {Cancelled: "kubeview quit", SystemExit: "terminated"}.get(type(exc), type(exc).__name__)
             trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({why})")
             raise
         finally:
@@ -105,10 +105,23 @@ class TrialRunner:
         raise TrialFailed(reason)
 
     def _follow(self, trial: optuna.Trial, params: TrialParams, job: Any) -> float:
-        """Poll until the producer says finished; returns its elapsed seconds."""
+        """Poll until the producer says finished; returns its elapsed seconds. The user attributes are
+        written when they change (consumers) or once at the end (time, progress): a shared database
+        is not written ten times a second."""
+        last: list[Any] = [None]
+        try:
+            return self._poll_until_done(trial, params, job, last)
+        finally:
+            status = last[0]
+            if status is not None:
+                trial.set_user_attr(rec.ATTR_WALL, round(status.elapsed_seconds, 3))
+                trial.set_user_attr(rec.ATTR_FRACTION, round(status.fraction, 4))
+                trial.set_user_attr(rec.ATTR_REQUEUED, status.tasks.requeued)
+
+    def _poll_until_done(self, trial: optuna.Trial, params: TrialParams, job: Any, last: list[Any]) -> float:
         began = time.monotonic()
         reported = 0
-        running_peak, pending_then = 0, 0
+        running_peak = -1
         study = trial.study
         while True:
             if self.cancel.is_set():
@@ -118,18 +131,16 @@ class TrialRunner:
             except RenderError as exc:
                 self._fail(trial, str(exc))
             now = time.monotonic()
-            if progress.running >= running_peak:
-                running_peak, pending_then = progress.running, progress.pending
-                trial.set_user_attr(rec.ATTR_RUNNING, running_peak)
-                trial.set_user_attr(rec.ATTR_PENDING, pending_then)
+            if progress.running > running_peak:  # the most Running at once, and how many waited then
+                running_peak = progress.running
+                trial.set_user_attr(rec.ATTR_RUNNING, progress.running)
+                trial.set_user_attr(rec.ATTR_PENDING, progress.pending)
             status = progress.status
+            last[0] = status or last[0]
             elapsed = status.elapsed_seconds if status is not None else now - began
             self.on_live(Live(trial.number, params, "rendering" if status is not None else "starting",
                               progress, elapsed))
             if status is not None:
-                trial.set_user_attr(rec.ATTR_WALL, round(status.elapsed_seconds, 3))
-                trial.set_user_attr(rec.ATTR_FRACTION, round(status.fraction, 4))
-                trial.set_user_attr(rec.ATTR_REQUEUED, status.tasks.requeued)
                 if status.finished:
                     return status.elapsed_seconds
                 reached = int(status.fraction * STEPS + 1e-9)
@@ -139,12 +150,13 @@ class TrialRunner:
                     if trial.should_prune():
                         self._prune(trial, f"{elapsed:.1f} s at {100 * reported // STEPS}% "
                                            f"is over {self.margin:g}x the best trial's time there")
-                nxt = reported + 1  # not there yet, but already further behind than the best was there
-                best = best_at(study, nxt)
-                if nxt < STEPS and clearly_slower(elapsed, best, self.margin):
-                    trial.report(elapsed, nxt)
+                # not at the next step yet, but already further behind than the best was there
+                nxt = max(reported + 1, WARMUP_STEPS)
+                best = overdue(study, nxt, elapsed, self.margin)
+                if best is not None:
+                    where = "its whole time" if nxt >= STEPS else f"at {100 * nxt // STEPS}%"
                     self._prune(trial, f"{elapsed:.1f} s before {100 * nxt // STEPS}% "
-                                       f"is over {self.margin:g}x the best trial's {best:.1f} s there")
+                                       f"is over {self.margin:g}x the best trial's {best:.1f} s {where}")
             elif now - began > self.start_timeout:
                 why = progress.pending_reason or progress.producer_phase
                 self._fail(trial, f"the producer did not answer within {self.start_timeout:g} s ({why})")

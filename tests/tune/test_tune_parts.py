@@ -13,7 +13,7 @@ from optuna.trial import TrialState, create_trial
 
 from kubeview.cli import main
 from kubeview.tune import records as rec
-from kubeview.tune.pruner import SlowerThanBestPruner
+from kubeview.tune.pruner import SlowerThanBestPruner, overdue
 from kubeview.tune.reference import Reference
 from kubeview.tune.space import IntRange, RangeError, baseline, parse_range, parse_space
 
@@ -56,7 +56,7 @@ def test_bad_input_is_one_line(argv: list[str], says: str, capsys: pytest.Captur
 
 
 def _study(tmp_path: Path) -> optuna.Study:
-    return optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", pruner=SlowerThanBestPruner(1.5))
+    return optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", pruner=SlowerThanBestPruner(1.5, warmup=2))
 
 
 def test_pruner_stops_only_what_is_clearly_slower_than_the_best(tmp_path: Path) -> None:
@@ -66,18 +66,21 @@ def test_pruner_stops_only_what_is_clearly_slower_than_the_best(tmp_path: Path) 
     assert not early.should_prune()  # nothing complete yet: no bar
     study.tell(early, state=TrialState.FAIL)
     study.add_trial(create_trial(value=10.0, params=PARAMS, distributions=DISTS,
-                                 intermediate_values={1: 1.0, 2: 2.0}))
+                                 intermediate_values={2: 1.0, 3: 2.0}))
     study.add_trial(create_trial(value=20.0, params=PARAMS, distributions=DISTS,
-                                 intermediate_values={1: 0.5, 2: 4.0}))  # fast at first, slower overall
+                                 intermediate_values={2: 0.5, 3: 4.0}))  # fast at first, slower overall
     close = study.ask()
-    close.report(1.45, 1)
+    close.report(1.45, 2)
     assert not close.should_prune()  # 1.45x the best trial's 1.0 s (not the 0.5 s of a worse trial)
-    for value, step, pruned in ((1.55, 1, True), (2.9, 2, False), (3.1, 2, True)):
+    for value, step, pruned in ((9.0, 1, False), (1.55, 2, True), (2.9, 3, False), (3.1, 3, True)):
         t = study.ask()
         t.report(value, step)
         assert t.should_prune() is pruned, (value, step)
     with pytest.raises(ValueError):
         SlowerThanBestPruner(0.9)
+    assert overdue(study, 10, 15.1, 1.5) == 10.0  # past the best trial's whole time x 1.5
+    assert overdue(study, 10, 14.9, 1.5) is None
+    assert overdue(study, 2, 99.0, 1.5) is None  # before the default warm-up (30%): start-up noise
 
 
 def test_lines_and_document(tmp_path: Path) -> None:
