@@ -195,10 +195,11 @@ def _tune_parser(sub: argparse._SubParsersAction) -> None:
     tune = sub.add_parser(
         "tune", parents=[_connection_options(True, ("cluster",))],
         help="find the fastest replicas / cpu / task size for a render (Optuna)",
-        description="Search consumer replicas, their cpu request, samples per task and tile size for the "
-                    "fastest render of SCENE with an Optuna study, on the embedded local cluster (a real "
-                    "cluster only with --kubeconfig or --context). The study is stored (SQLite by default) "
-                    "and resumable: run the same command again to finish it.",
+        description="Search consumer replicas, their cpu request, samples per task and tile size for the\n"
+                    "fastest render of SCENE with an Optuna study, on the embedded local cluster (a real\n"
+                    "cluster only with --kubeconfig or --context). The study is stored (SQLite by default)\n"
+                    "and resumable: run the same command again to finish it. Without --headless the TUI\n"
+                    "opens on its Tune screen: the trials, the best so far, wall time plotted live.",
         epilog=TUNE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     tune.add_argument("scene", help=f"scene YAML path or bundled name ({_scene_names()})")
     s = tune.add_argument_group("study")

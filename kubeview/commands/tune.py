@@ -143,11 +143,20 @@ def _headless(tuner: Any, as_json: bool) -> int:
     there = len(finished(study))
     _out(f"tune: study {s.name} in {rec.redact(s.storage)}: {tuner.remaining()} trials to run"
          f"{f' ({there} there already)' if there else ''}; {s.space.describe()}", as_json)
-    tuner.on_trial = lambda t: _out(rec.trial_line(rec.TrialRecord.of(t)), as_json)
+    said = {t.number for t in finished(study)}  # trials of earlier runs are not repeated
+
+    def say(r: rec.TrialRecord) -> None:
+        said.add(r.number)
+        _out(rec.trial_line(r), as_json)
+
+    tuner.on_trial = lambda t: say(rec.TrialRecord.of(t))
     try:
         tuner.run()
-    finally:
+    finally:  # also on Ctrl-C / SIGTERM: the interrupted trial's line (it is in the study), then the best
         records = tuner.records()
+        for r in records:
+            if r.finished and r.number not in said:
+                say(r)
         _out(rec.best_line(records), as_json)
     if as_json:
         trials = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]

@@ -73,7 +73,8 @@ def test_interrupted_study_resumes_and_adds_up(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "kubeview: interrupted" in err and "Traceback" not in err
     first = [line for line in out.splitlines() if line.startswith("trial ")]
-    assert [line.split(":")[0] for line in first] == ["trial 0", "trial 1"]
+    assert [line.split(":")[0] for line in first] == ["trial 0", "trial 1", "trial 2"]
+    assert first[2].endswith("-> failed: interrupted (KeyboardInterrupt)")
     done = _finished(db)
     assert len(done) == 3  # two finished, the interrupted one kept
     interrupted = done[2]
