@@ -43,7 +43,7 @@ class Live:
 
     number: int
     params: TrialParams
-    phase: str  # starting | rendering | checking | cleaning up
+    phase: str  # reference render | starting | rendering | checking | cleaning up
     progress: RenderProgress | None = None
     elapsed: float = 0.0
 
@@ -68,7 +68,7 @@ class TrialRunner:
         raw = self.workdir / f"trial-{trial.number}.npy" if self.raw else None
         job = None
         try:
-            self.on_live(Live(trial.number, params, "starting"))
+            self.on_live(Live(trial.number, params, "reference render"))
             try:  # before the job starts: made once per task size, then read from the cache
                 ref = self.reference(params)
             except ReferenceRenderError as exc:

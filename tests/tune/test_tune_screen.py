@@ -81,7 +81,8 @@ async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa
         cells = [rows.cells(k) for k in rows.keys]
         assert [str(c[1]) for c in cells] == ["complete", "complete"]
         assert [c[-1] for c in cells] == ["image identical"] * 2
-        assert cells[1][2:6] == ["2", "1000m", "4", "16"]  # trial 0: the default job
+        assert cells[1][3:7] == ["2", "1000m", "4", "16"]  # trial 0: the default job
+        assert all(c[2].endswith("s") and float(c[2][:-1]) > 0 for c in cells)  # its wall time
         assert str(seen_running[-1][1]) == "running" and seen_running[-1][-1].startswith("rendering")
         summary = str(screen.query_one("#tune-summary").render())
         assert "trials 2/2" in summary and "best: trial" in summary

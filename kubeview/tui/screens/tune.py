@@ -27,16 +27,16 @@ from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 from kubeview.tune import records as rec
 
 LIVE_EVERY = 0.25  # seconds between live updates posted by the worker
-COLUMNS = [
-    Column("number", "#", 4, "right"),
+COLUMNS = [  # the wall time next to the state: what a glance is for, before the parameters
+    Column("number", "#", 3, "right"),
     Column("state", "STATE", 8),
+    Column("wall", "WALL", 7, "right"),
     Column("replicas", "REPLICAS", 8, "right"),
     Column("cpu", "CPU", 6, "right"),
-    Column("spt", "SAMPLES/TASK", 12, "right"),
+    Column("spt", "SPP/TASK", 8, "right"),
     Column("tile", "TILE", 4, "right"),
     Column("running", "RUNNING", 7, "right"),
     Column("pending", "PENDING", 7, "right"),
-    Column("wall", "WALL", 8, "right"),
     Column("note", "NOTE", 0),
 ]
 STATE_STYLE = {"COMPLETE": "green", "PRUNED": "yellow", "FAIL": "red", "RUNNING": "bold cyan"}
@@ -77,7 +77,6 @@ class TuneScreen(ClusterScreen):
         if self.tuner is None:
             self.query_one("#tune-summary", Static).update("No study is running. Start one with:  kubeview tune three-spheres")
             return
-        self.records = self.tuner.records()
         self._show()
         self.run_study()
 
@@ -96,6 +95,7 @@ class TuneScreen(ClusterScreen):
             self.post_message(TuneUpdated(records=tuner.records()))
 
         tuner.runner.on_live, tuner.on_trial = on_live, on_trial
+        self.post_message(TuneUpdated(records=tuner.records()))  # a resumed study's trials, at once
         try:
             tuner.run()
         except BaseException as exc:  # noqa: BLE001 - a cancelled trial, a lost database: one line, never a crash
@@ -190,9 +190,9 @@ def _cells(r: rec.TrialRecord) -> list:
     wall = r.value if r.value is not None else r.wall_seconds
     note = r.reason or ("image identical" if r.image == "identical" else "")
     return [str(r.number), Text(r.state.lower(), style=STATE_STYLE.get(r.state, "")),
-            _num(p.get("replicas")), f"{p['cpu_millis']}m" if "cpu_millis" in p else "-",
-            _num(p.get("samples_per_task")), _num(p.get("tile")), _num(r.running), _num(r.pending),
-            f"{wall:.2f}s" if wall is not None else "-", note]
+            f"{wall:.2f}s" if wall is not None else "-", _num(p.get("replicas")),
+            f"{p['cpu_millis']}m" if "cpu_millis" in p else "-", _num(p.get("samples_per_task")),
+            _num(p.get("tile")), _num(r.running), _num(r.pending), note]
 
 
 def _num(value: int | None) -> str:
