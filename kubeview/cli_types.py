@@ -59,6 +59,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def ratio_at_least_one(text: str) -> float:
+    """A finite number >= 1 (a "times slower" margin)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 1.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {text!r}")
+    return value
+
+
 def cpu_amount(text: str) -> str:
     """A positive cpu quantity (1000m, 0.5, 2), checked with the model's own parser."""
     from kubeview.model.quantity import QuantityError, to_units

@@ -14,6 +14,9 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
         with more samples (written beside the SVGs) so the render is caught half done.
 
+    kubeview tune three-spheres --trials 6 --replicas 1:4 --storage sqlite:///.screenshots-tune.db
+        tune: a short study on the local cluster, finished: its trials, the best, the plots (the
+        database is removed afterwards, so every run starts a fresh study).
 Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
 """
 
@@ -22,7 +25,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +46,9 @@ SIZE = (120, 40)
 DEMO = ["--demo"]
 RENDER = ["--demo", "--render", "{out}/three-spheres.yaml", "--replicas", "4", "--cpu", "400m",
           "-o", "{out}/three-spheres.png"]
+
+
+TUNE = ["tune", "three-spheres", "--trials", "6", "--replicas", "1:4", "--storage", "sqlite:///.screenshots-tune.db"]
 
 
 def write_scene(out: Path) -> None:
@@ -130,6 +138,37 @@ def run_render(out: Path) -> None:
         source.close()
 
 
+async def shoot_tune(app: KubeviewApp, out: Path) -> None:
+    """`kubeview tune ...`: the Tune screen once the study is done."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "done", False), 300, "the study to finish")
+        await pilot.pause(0.5)
+        app.save_screenshot("tune.svg", str(out))
+        await pilot.press("q")
+
+
+def run_tune(out: Path) -> None:
+    from kubeview.commands.tune import _inputs, build_tuner, study_settings
+    from kubeview.tune.study import open_study
+
+    args = command(TUNE, str(out))
+    args.local = True  # as commands/tune.py without --kubeconfig
+    db = REPO / ".screenshots-tune.db"
+    db.unlink(missing_ok=True)
+    scene, space, (first, job) = _inputs(args, False)
+    settings = study_settings(args, scene, space, first, job, False)
+    source = open_source(args)
+    work = Path(tempfile.mkdtemp(prefix="kubeview-screenshots-"))
+    try:
+        app = make_app(source, tuner=build_tuner(args, source, scene, open_study(settings), settings, work))
+        asyncio.run(shoot_tune(app, out))
+        app.finish_cleanup()
+    finally:
+        source.close()
+        db.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"),
@@ -140,6 +179,7 @@ def main() -> int:
     write_scene(out)
     run_demo(out)
     run_render(out)
+    run_tune(out)
     for svg in sorted(out.glob("*.svg")):
         print(svg)
     return 0

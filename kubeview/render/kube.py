@@ -233,6 +233,19 @@ class KubeRenderJob:
         self.applied = []
         return failures
 
+    def pods_left(self) -> int:
+        """Render pods still there (terminating ones too), plus the namespace while a namespace this
+        job created is still being deleted: the tuner waits for 0 between trials."""
+        left = len(self._list_pods())
+        if self.created_namespace:
+            try:
+                self._request("GET", f"/api/v1/namespaces/{self.namespace}", action=f"Reading namespace {self.namespace}")
+                left += 1
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise RenderError(str(exc)) from None
+        return left
+
     # -- following -----------------------------------------------------------------------------------
     def poll(self) -> RenderProgress:
         """The render now; raises RenderError when the producer cannot start or the image cannot be had."""

@@ -231,6 +231,10 @@ class LocalRenderJob:
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def pods_left(self) -> int:
+        """Render pods still there (terminating ones too): the tuner waits for 0 between trials."""
+        return len(self.source.pods(self.settings.namespace))
+
     # --- following ----------------------------------------------------------------------------------
     def _get(self, path: str, timeout: float = 2.0) -> bytes | None:
         conn = http.client.HTTPConnection(HOST, self.status_port, timeout=timeout)

@@ -31,16 +31,19 @@ from kubeview.tui.screens.nodes import NodesScreen, install_detail
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
 from kubeview.tui.screens.render import RenderScreen
+from kubeview.tui.screens.tune import TuneScreen
 from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.summary import EMPTY, Summary, summarize
 
-SCREENS = ("nodes", "pods", "workloads", "packing", "render")
+SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune")
+OPTIONAL = {"render": "render_job", "tune": "tuner"}  # screens built only when there is one to show
 REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
 LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
 LOCK_RETRY = 0.1
 GIL_SWITCH_SECONDS = 0.001
 USAGE_INTERVAL = 15.0  # seconds between Prometheus readings
+TUNE_STOP_WAIT = 180.0  # quitting waits this long at most for the running trial's pods to go
 KEY_PRIORITY_SECONDS = 0.06  # after a key press, background sorts pause this long (see `yield_to_ui`)
 YIELD_AT_MOST = 0.5  # ...but never longer than this per step (held-down keys must not stall a sort)
 
@@ -50,7 +53,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     TITLE = "kubeview"
     COMMANDS = App.COMMANDS | {KubeviewCommands}
     MODES = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen,
-             "packing": PackingScreen, "render": RenderScreen}
+             "packing": PackingScreen, "render": RenderScreen, "tune": TuneScreen}
     BINDINGS = [
         Binding("colon", "command_bar", ":screen", id="app.command", tooltip="Jump to a screen by name"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="Show every key"),
@@ -71,12 +74,15 @@ class KubeviewApp(ActionsMixin, App[int]):
     def __init__(self, source: ClusterSource, render_job: Any = None, *, start: str = "nodes",
                  extender: str | None = None, extender_token_file: str | None = None,
                  refresh_interval: float = REFRESH_INTERVAL, usage: Any = None,
-                 usage_interval: float = USAGE_INTERVAL) -> None:
+                 usage_interval: float = USAGE_INTERVAL, tuner: Any = None) -> None:
         super().__init__()
         self.source = source
         self.render_job = render_job
+        self.tuner = tuner  # a kubeview.tune.study.Tuner: `kubeview tune` opens on the Tune screen
         self.state = ClusterState(getattr(source, "title", ""))
-        self.start_screen = "render" if render_job is not None and start == "nodes" else start
+        if start == "nodes":
+            start = "tune" if tuner is not None else "render" if render_job is not None else start
+        self.start_screen = start
         self.extender_url, self.extender_token_file = extender, extender_token_file
         self.refresh_interval = refresh_interval
         self.usage, self.usage_interval = usage, usage_interval  # a PrometheusUsage, when --prometheus
@@ -124,7 +130,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         packing screen) while the user waits on a key; after this a switch costs one refresh.
         """
         start = self.current_mode
-        wanted = [m for m in SCREENS if m != start and (m != "render" or self.render_job is not None)]
+        wanted = [m for m in SCREENS if m != start and getattr(self, OPTIONAL.get(m, "source")) is not None]
         with self.batch_update():
             for mode in wanted:
                 self.switch_mode(mode)
@@ -171,6 +177,9 @@ class KubeviewApp(ActionsMixin, App[int]):
 
     def _clean_up(self) -> None:
         try:
+            if self.tuner is not None:  # its running trial stops and deletes its job; wait for that
+                self.tuner.cancel()
+                self.tuner.idle.wait(timeout=TUNE_STOP_WAIT)
             if self.render_job is not None:
                 self.cleanup_said = self.render_job.stop() or ""
         finally:
@@ -290,7 +299,7 @@ def make_app(source: ClusterSource, render_job: Any = None, **options: Any) -> K
     return KubeviewApp(source, render_job, **options)
 
 
-def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = None) -> int:
+def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = None, tuner: Any = None) -> int:
     """Run the TUI until the user quits; stops the source and the render job on the way out."""
     from kubeview.cluster.prometheus import PrometheusError, PrometheusUsage
 
@@ -301,7 +310,7 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
         source.close()
         return 2
     app = make_app(source, render_job, extender=getattr(args, "extender", None),
-                   extender_token_file=getattr(args, "extender_token_file", None), usage=usage)
+                   extender_token_file=getattr(args, "extender_token_file", None), usage=usage, tuner=tuner)
     try:
         code = app.run()
     finally:

@@ -38,3 +38,18 @@ class ActionDone(Message, bubble=False):
 
     text: str
     ok: bool = True
+
+
+@dataclass
+class TuneUpdated(Message, bubble=False):
+    """The tuner moved: `records` (every trial, when one finished) and/or `live` (the running trial)."""
+
+    records: list | None = None
+    live: object = None
+    error: str | None = None
+    done: bool = False
+
+    def can_replace(self, message: Message) -> bool:
+        # only a live update without news replaces another: finished trials and errors are all shown
+        return (isinstance(message, TuneUpdated) and message.records is None and message.error is None
+                and not message.done)

@@ -224,3 +224,25 @@ def test_pods_refused_by_a_quota_are_reported_from_their_workload(render_api: Re
     assert progress.pending_reason == f"ReplicaSet consumer: FailedCreate: {quota}"
     assert job.problems == [f"ReplicaSet consumer: FailedCreate: {quota}"]
     job.stop()
+
+
+def test_pods_left_counts_terminating_pods_and_a_namespace_being_deleted(
+        render_api: RenderKubeAPI, api_client: client.ApiClient, tmp_path: Path) -> None:
+    """What `kubeview tune` waits on between trials: every render pod gone, and the namespace the job
+    created (deleting a namespace takes a while; applying into a Terminating one is refused)."""
+    render_api.namespaces.discard(NS)
+    job = make_job(api_client, tmp_path)
+    job.start()
+    terminating = pod("consumer-7d9c-abcde", "consumer")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list(pod("producer-5f7c9-x2x4p", "producer"), terminating))
+    job.stop()
+    namespace = {"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": NS},
+                 "status": {"phase": "Terminating"}}
+    render_api.respond("GET", f"/api/v1/namespaces/{NS}", 200, namespace, times=2)
+    assert job.pods_left() == 3  # two pods (one terminating) and the namespace
+    render_api.set_list(f"/api/v1/namespaces/{NS}/pods", pod_list())
+    assert job.pods_left() == 1  # the namespace is still there
+    assert job.pods_left() == 0  # and now it is gone (404)
+    lists = render_api.requests_to(f"/api/v1/namespaces/{NS}/pods", method="GET")
+    assert all(r.query.get("labelSelector") == "app.kubernetes.io/name=kubeview-render" for r in lists)

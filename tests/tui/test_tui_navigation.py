@@ -15,6 +15,7 @@ from kubeview.tui.screens.nodes import NodesScreen
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
 from kubeview.tui.screens.render import RenderScreen
+from kubeview.tui.screens.tune import TuneScreen
 from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.widgets.allocated_resources import AllocatedResources
 from kubeview.tui.widgets.prompt_bar import PromptBar
@@ -22,7 +23,7 @@ from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZE = (120, 40)
 SCREENS = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen, "packing": PackingScreen,
-           "render": RenderScreen}
+           "render": RenderScreen, "tune": TuneScreen}
 
 
 def rows(app) -> list:  # noqa: ANN001
@@ -59,14 +60,14 @@ async def test_digits_and_unknown_names(small_cluster: SyntheticSource) -> None:
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        for key, screen in zip("23451", SCREENS.values(), strict=False):
+        for key, screen in zip("234561", SCREENS.values(), strict=False):
             await pilot.press(key)
             await pilot.pause()
             assert isinstance(app.screen, list(SCREENS.values())[int(key) - 1]), (key, screen)
         await pilot.press("colon", "x", "y", "z", "enter")
         await pilot.pause()
         assert isinstance(app.screen, NodesScreen)
-        assert app.banner == ("no screen 'xyz'; try one of nodes, pods, workloads, packing, render", "error")
+        assert app.banner == ("no screen 'xyz'; try one of nodes, pods, workloads, packing, render, tune", "error")
 
 
 @run_async
