@@ -60,3 +60,29 @@ def test_checker_catches_textual_planted_in_model(tmp_path: Path) -> None:
     (tmp_path / "kubeview" / "model" / "planted.py").write_text("import textual  # noqa: F401\n")
     _, bad = violations(tmp_path, "kubeview.model", ["textual", "kubernetes"])
     assert bad == ["textual"]
+
+
+def _commands_imports(root: Path) -> list[str]:
+    """Library modules that import kubeview.commands anywhere, function bodies included (the probe
+    above only sees module-level imports)."""
+    import ast
+
+    bad = []
+    for path in sorted((root / "kubeview").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("kubeview/commands/") or rel == "kubeview/cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n == "kubeview.commands" or n.startswith("kubeview.commands.") for n in names):
+                bad.append(f"{rel}:{node.lineno}")
+    return bad
+
+
+def test_library_modules_never_import_commands(tmp_path: Path) -> None:
+    assert _commands_imports(ROOT) == []
+    shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "kubeview" / "render" / "planted.py").write_text(
+        "def f():\n    from kubeview.commands import snapshot  # noqa: F401\n")
+    assert _commands_imports(tmp_path) == ["kubeview/render/planted.py:2"]

@@ -7,26 +7,10 @@ instead of in a producer pod. The Secret gets a fresh random token on every run.
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 
-from kubeview.render.manifests import RenderSpec, SpecError, all_objects, to_yaml
-
-
-def load_spec(scene_arg: str, *, token: str, namespace: str, replicas: int, cpu: str, gpu: int,
-              image: str, job_args: tuple[str, ...] = ()) -> RenderSpec:
-    """The validated RenderSpec for a scene path or bundled name; raises SceneError or SpecError."""
-    from renderer import scene as scenes
-
-    sc = scenes.load(scenes.resolve(scene_arg))
-    spec = RenderSpec(scene_text=sc.text, scene_name=sc.name, token=token, namespace=namespace,
-                      replicas=replicas, cpu=cpu, gpu=gpu, image=image, job_args=job_args)
-    spec.check()
-    return spec
-
-
-def new_token() -> str:
-    return secrets.token_hex(32)
+from kubeview.render.job_spec import load_spec, new_token
+from kubeview.render.manifests import SpecError, all_objects, to_yaml
 
 
 def run(args: argparse.Namespace) -> int:

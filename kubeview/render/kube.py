@@ -142,7 +142,7 @@ class KubeRenderJob:
     # -- lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
         """Apply the render's objects; on any failure, delete what was applied and raise RenderError."""
-        from kubeview.commands.render_manifests import load_spec, new_token
+        from kubeview.render.job_spec import load_spec, new_token
         from renderer.scene import SceneError
 
         s = self.settings

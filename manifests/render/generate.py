@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from kubeview.cli import build_parser
-from kubeview.commands.render_manifests import load_spec
+from kubeview.render.job_spec import load_spec
 from kubeview.render.manifests import (
     PLACEHOLDER_TOKEN,
     namespace_object,
