@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import kubeview
-from kubeview.cluster.local_config import load_cluster
+from kubeview.cluster.local_config import ClusterConfig, load_cluster
 from kubeview.cluster.local_kubelet import (
     ContainerSpec,
     Exited,
@@ -90,8 +90,8 @@ class LocalSource:
 
     def __init__(self, cluster_file: str | None = None, policy: PackingConfig | None = None, *,
                  kubelet: KubeletSettings | None = None, seed: int | None = None,
-                 metrics_listen: tuple[str, int] | None = None) -> None:
-        self.config = load_cluster(cluster_file)
+                 metrics_listen: tuple[str, int] | None = None, config: ClusterConfig | None = None) -> None:
+        self.config = config if config is not None else load_cluster(cluster_file)
         self._lock = threading.RLock()
         self._subscribers: list[queue.Queue[SourceEvent]] = []
         self._state = LocalCluster(self.config, policy, seed=seed)
@@ -164,6 +164,9 @@ class LocalSource:
 
     def apply_workload(self, manifest: dict) -> dict:
         return self._act(lambda s: s.apply_workload(manifest))
+
+    def create_claim_object(self, manifest: dict) -> dict:
+        return self._act(lambda s: s.create_claim_object(manifest))
 
     def delete_workload(self, kind: str, namespace: str, name: str) -> None:
         self._act(lambda s: s.delete_workload(kind, namespace, name))

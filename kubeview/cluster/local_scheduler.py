@@ -8,13 +8,15 @@ decisions, so each decision sees the pods placed before it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from kubeview.model.allocation import Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.evaluate import evaluate
+from kubeview.scheduling.evaluate import CLAIMS, evaluate, fail_where
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,15 @@ def queue_order(pods: Iterable[tuple[int, dict]]) -> list[dict]:
     return [p for _, p in pending]
 
 
-def decide(alloc: Allocation, pod: dict, config: PackingConfig) -> Decision:
+def decide(alloc: Allocation, pod: dict, config: PackingConfig,
+           claims_fit: Callable[[str], bool] | None = None) -> Decision:
+    """The best node for `pod`; `claims_fit(node)` is the DynamicResources filter for a pod with its own
+    ResourceClaims (asked only of nodes that pass the others; failing ones say `cannot allocate all claims`)."""
     placement = evaluate(alloc, PodView.from_api(pod), config)
+    if claims_fit is not None:
+        rows = np.flatnonzero(placement.feasible)
+        ok = np.ones(len(placement.nodes), dtype=bool)
+        ok[rows] = [claims_fit(placement.nodes[r]) for r in rows.tolist()]
+        placement = fail_where(placement, ok, CLAIMS)
     best = placement.best
     return Decision(best, "" if best else placement.message)

@@ -29,7 +29,7 @@ from kubeview.cluster.local_controllers import (
 from kubeview.cluster.local_scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import DRA_KINDS
+from kubeview.model.dra import DRA_KINDS, ClaimView
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
@@ -37,6 +37,7 @@ from kubeview.scheduling.config import PackingConfig
 LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event")
 MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
 SCALABLE = ("ReplicaSet", "Deployment")
+TEMPLATE = "ResourceClaimTemplate"  # stored and used by the resourceclaim controller; no client watches it
 Key = tuple[str, str]
 
 
@@ -75,7 +76,7 @@ class LocalCluster:
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
-        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS}
+        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE,)}
         self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
         self._seq: dict[tuple[str, Key], int] = {}
         self._counter = itertools.count()
@@ -111,6 +112,8 @@ class LocalCluster:
             self._seq.pop((kind, key), None)
         else:
             self._objects[kind][key] = o
+        if kind == TEMPLATE:  # read by the resourceclaim controller only: no client lists or watches it
+            return o
         event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
         self.model.apply(event)
         self.events.append(event)
@@ -243,6 +246,26 @@ class LocalCluster:
         self.reconcile()
         return made
 
+    def create_claim_object(self, manifest: dict) -> dict:
+        """Create a ResourceClaimTemplate or a standalone ResourceClaim (`kubectl create`)."""
+        kind = manifest.get("kind")
+        if kind not in (TEMPLATE, "ResourceClaim"):
+            raise ActionError(f"{kind or 'an object without a kind'} is not a ResourceClaim or ResourceClaimTemplate")
+        if not self._dra:
+            raise ActionError(f"the local cluster serves no resource.k8s.io/v1 (no node has dra:), so no {kind}")
+        meta = manifest.get("metadata") or {}
+        if not (meta.get("name") or "").strip():
+            raise ActionError(f"a {kind} needs metadata.name")
+        made = obj.metadata(meta["name"], meta.get("namespace") or "default", labels=meta.get("labels"))
+        spec = manifest.get("spec") or {}
+        if kind == "ResourceClaim":
+            body = {"metadata": made, "spec": dra.claim_spec(spec), "status": {}}
+        else:
+            body = {"metadata": made, "spec": {**spec, "spec": dra.claim_spec(spec.get("spec") or {})}}
+        created = self.create(kind, body)
+        self.reconcile()
+        return created
+
     def delete_workload(self, kind: str, namespace: str, name: str) -> None:
         if self.get(kind, namespace, name) is None:
             raise ActionError(f"{kind.lower()} {namespace}/{name} not found")
@@ -287,6 +310,8 @@ class LocalCluster:
         for _ in range(rounds):
             before = self._rv
             collect_garbage(self)
+            if self._dra:
+                self._make_template_claims()
             for dep in self.list("Deployment"):
                 reconcile_deployment(self, dep)
             for rs in self.list("ReplicaSet"):
@@ -302,7 +327,11 @@ class LocalCluster:
         bound_any = False
         seq = ((self.created_seq("Pod", *k), p) for k, p in self._objects["Pod"].items())
         for pod in queue_order(seq):
-            decision = decide(self.model.allocation(), pod, self.packing)
+            claims = self._pod_claims(pod) if self._dra else []
+            if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
+                continue
+            fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
+            decision = decide(self.model.allocation(), pod, self.packing, fit)
             meta = pod["metadata"]
             if decision.node is not None:
                 pod = self._allocate_claims(pod, decision.node)
@@ -318,10 +347,57 @@ class LocalCluster:
         return bound_any
 
     # --- DRA: what kube-scheduler and the resourceclaim controller write ---------------------------
+    def _make_template_claims(self) -> None:
+        """The resourceclaim controller: a claim per template entry of a live pod's `spec.resourceClaims`,
+        then the pod's `status.resourceClaimStatuses` (recorded order: claim ADDED, pod MODIFIED)."""
+        for pod in list(self._objects["Pod"].values()):
+            entries = [c for c in (pod.get("spec") or {}).get("resourceClaims") or [] if c.get("resourceClaimTemplateName")]
+            status = pod.get("status") or {}
+            done = {s.get("name") for s in status.get("resourceClaimStatuses") or []}
+            todo = [c for c in entries if c.get("name") not in done]
+            if not todo or (pod.get("metadata") or {}).get("deletionTimestamp") or \
+                    status.get("phase") in ("Succeeded", "Failed"):
+                continue
+            statuses = list(status.get("resourceClaimStatuses") or [])
+            ns = pod["metadata"]["namespace"]
+            for entry in todo:
+                template = self.get(TEMPLATE, ns, entry["resourceClaimTemplateName"])
+                if template is None:  # the controller retries until the template exists
+                    continue
+                claim = self.create("ResourceClaim", dra.template_claim(pod, entry["name"], template, self.rng))
+                statuses.append({"name": entry["name"], "resourceClaimName": claim["metadata"]["name"]})
+            if len(statuses) > len(status.get("resourceClaimStatuses") or []):
+                self.update("Pod", dra.with_claim_statuses(pod, statuses))
+
+    def _pod_claims(self, pod: dict) -> list[ClaimView] | None:
+        """The pod's own claims (by name or made from its templates); None while one does not exist."""
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        made = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
+        out = []
+        for entry in spec.get("resourceClaims") or []:
+            name = entry.get("resourceClaimName") or made.get(entry.get("name"))
+            claim = self.get("ResourceClaim", pod["metadata"]["namespace"], name) if name else None
+            if claim is None:
+                return None
+            out.append(ClaimView.from_api(claim))
+        return out
+
     def _allocate_claims(self, pod: dict, node: str) -> dict:
-        """Before binding a pod whose nvidia.com/gpu a DRA node serves: create its extended-resource
-        claim, allocate it the first free devices and reserve it for the pod, then map the pod to it
-        (the recorded order: claim ADDED, claim allocated, pod status, binding)."""
+        """Before binding: allocate the pod's own claims on `node` (or reserve a shared one already
+        allocated there), and for a pod whose nvidia.com/gpu a DRA node serves create its
+        extended-resource claim, allocate it the first free devices and reserve it for the pod, then
+        map the pod to it (the recorded order: claim ADDED, claim allocated, pod status, binding)."""
+        own = self._pod_claims(pod) if self._dra else None
+        if own:
+            picks = dra.allocate_on(self.model.gpus, node, own)
+            if picks is None:  # the filter said they fit: a bug, not a state to paper over
+                raise ActionError(f"{node} cannot allocate the claims of pod {pod['metadata']['name']}")
+            for view, results in zip(own, picks, strict=True):
+                claim = self.get("ResourceClaim", view.namespace, view.name)
+                if view.allocated:
+                    self.update("ResourceClaim", dra.reserved(claim, pod))
+                else:
+                    self.update("ResourceClaim", dra.allocated(claim, pod, node, results))
         count = dra.gpu_request(pod) if self._dra else 0
         if count <= 0 or self.model.gpus.node(node) is None:
             return pod
@@ -329,12 +405,13 @@ class LocalCluster:
         if len(devices) < count:  # the filter saw them free: a bug, not a state to paper over
             raise ActionError(f"{node} has {len(devices)} free DRA GPUs for a pod asking {count}")
         claim = self.create("ResourceClaim", dra.extended_claim(pod, self.rng, count))
-        self.update("ResourceClaim", dra.allocated(claim, pod, node, devices))
+        self.update("ResourceClaim", dra.allocated(claim, pod, node, [(dra.REQUEST_NAME, d) for d in devices]))
         return self.update("Pod", dra.mapped(pod, claim["metadata"]["name"]))
 
     def _release_claims(self, pod: dict, type_: str) -> None:
-        """A pod deleted or finished: its extended-resource claims are deallocated, then deleted
-        (the recorded order; the device is free once `status.allocation` is gone)."""
+        """A pod deleted or finished: the claims it owns (extended-resource and template claims) are
+        deallocated, then deleted (the recorded order; the device is free once `status.allocation` is
+        gone); a standalone claim drops it from `reservedFor` and is deallocated when nobody is left."""
         if type_ != "DELETED" and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             return
         uid = pod["metadata"].get("uid")
@@ -343,6 +420,8 @@ class LocalCluster:
             if any(r.get("uid") == uid for r in owners):
                 self.update("ResourceClaim", dra.deallocated(claim))
                 self._write("ResourceClaim", "DELETED", copy.deepcopy(self._objects["ResourceClaim"][_key(claim)]))
+            elif any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or []):
+                self.update("ResourceClaim", dra.unreserved(claim, uid))
 
     # --- kubelet ----------------------------------------------------------------------------------
     def _ips(self, pod: dict) -> tuple[str, str]:

@@ -191,6 +191,24 @@ def _dra_reasons(alloc: Allocation, fit_cols: list[int], failed: np.ndarray, nam
     return failed
 
 
+def fail_where(placement: Placement, ok: np.ndarray, reason: str) -> Placement:
+    """`placement` with the nodes that passed every filter but not `ok` (bool per node) failing for
+    `reason`: a later filter, reported only where the earlier ones passed, as kube-scheduler does."""
+    newly = placement.feasible & ~ok
+    names, failed = list(placement.reason_names), placement.failed
+    if reason not in names:
+        names.append(reason)
+        failed = np.vstack([failed, np.zeros((1, failed.shape[1]), dtype=bool)])
+    else:
+        failed = failed.copy()
+    failed[names.index(reason)] |= newly
+    feasible = placement.feasible & ok
+    scores = placement.scores.copy()
+    scores[~feasible] = 0
+    return Placement(nodes=placement.nodes, feasible=feasible, scores=scores, reason_names=names, failed=failed,
+                     index=placement.index, fit_scores=placement.fit_scores, notes=placement.notes)
+
+
 def claim_notes(pod: PodView) -> tuple[str, ...]:
     """What a preview of `pod` leaves out: its ResourceClaims' device requests are CEL kubeview does
     not evaluate, so only its other requests are placed (said, never guessed)."""
