@@ -3,7 +3,9 @@
 A fresh local cluster runs only system pods; the README's screenshots show GPU fragmentation, Pending
 pods and something to scale. `open_demo` builds that state from `demo.yaml` (real local pods, whose
 processes are sleepers) under the `spread` policy, with a fixed seed so that pod names repeat, and
-returns once every bound pod is Running, so the first list a client gets is already the demo.
+returns once every bound pod is Running, so the first list a client gets is already the demo. The
+cluster is the bundled one plus two DRA GPU nodes (`clusters/demo-dra.yaml`), so both kinds of GPU
+show side by side.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from pathlib import Path
 import yaml
 
 from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local_config import ClusterConfig, load_cluster
 from kubeview.cluster.source import SourceError
 from kubeview.scheduling.config import PackingConfig
 
 DEMO_FILE = Path(__file__).parent / "demo.yaml"
+DRA_NODES_FILE = Path(__file__).parent / "clusters" / "demo-dra.yaml"
+CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 DEMO_POLICY = "spread"  # puts 1-GPU pods on different nodes: the 2-GPU pod then fits nowhere
 DEMO_SEED = 15  # pod-name suffixes (the issue that asked for the demo)
 SETTLE_TIMEOUT = 20.0  # seconds for the demo's processes to start
@@ -28,13 +33,22 @@ def demo_manifests(path: Path = DEMO_FILE) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]
 
 
+def demo_cluster() -> ClusterConfig:
+    """The bundled cluster with the DRA nodes (and the DRA driver's DaemonSet) after its own."""
+    base, dra = load_cluster(), load_cluster(DRA_NODES_FILE)
+    return ClusterConfig(source=base.source, nodes=base.nodes + dra.nodes, system=base.system + dra.system)
+
+
 def open_demo(metrics_listen: tuple[str, int] | None = None, timeout: float = SETTLE_TIMEOUT) -> LocalSource:
     """A LocalSource on the bundled cluster with the demo applied and settled; SourceError if it does not."""
-    source = LocalSource(policy=PackingConfig(policy=DEMO_POLICY), seed=DEMO_SEED, metrics_listen=metrics_listen)
+    source = LocalSource(policy=PackingConfig(policy=DEMO_POLICY), seed=DEMO_SEED, metrics_listen=metrics_listen,
+                         config=demo_cluster())
     try:
         for manifest in demo_manifests():
             if manifest.get("kind") == "Pod":
                 source.create_pod(manifest)
+            elif manifest.get("kind") in CLAIM_KINDS:
+                source.create_claim_object(manifest)
             else:
                 source.apply_workload(manifest)
         wait_settled(source, timeout)

@@ -21,8 +21,9 @@ from kubeview.commands.snapshot import print_tables, sync
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 
-NO_GPU = "0/5 nodes are available: 1 Insufficient memory, 3 Insufficient cpu, 5 Insufficient nvidia.com/gpu."
-NO_CPU = "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu."
+NO_GPU = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, 3 Insufficient cpu, "
+          "5 cannot allocate all claims.")
+NO_CPU = "0/7 nodes are available: 3 Insufficient cpu, 4 node(s) had untolerated taint(s)."
 
 
 def args(**kw: object) -> argparse.Namespace:
@@ -45,12 +46,12 @@ def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterMode
     source, model = demo
     assert source.packing.policy == DEMO_POLICY == "spread"
     pending = {p.key[1] if p.key[0] == "training" else p.key[0]: p for p in model.pending()}
-    # the third training pod fits nowhere although 2 GPUs are free: one on each GPU node
+    # the third training pod fits nowhere although 4 GPUs are free: one on each GPU node, both kinds
     assert pending["train-c"].pending_reason == NO_GPU
     placed = {name: model.pods[("training", name)].node for name in ("train-a", "train-b")}
     assert sorted(placed.values()) == ["gpu-node-1", "gpu-node-2"]
     frag = model.fragmentation(GPU)
-    assert (frag.free_total, frag.largest_fit) == (2, 1)
+    assert (frag.free_total, frag.largest_fit) == (4, 1)
     # 24 consumers at 1000m: 21 Running on the three cpu nodes, 3 Pending for cpu
     consumers = [p for p in model.pods.values() if p.namespace == "batch"]
     assert len(consumers) == 24 and sum(p.phase == "Running" for p in consumers) == 21
@@ -65,6 +66,29 @@ def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterMode
     assert all(p.phase == "Running" for p in bound)
     demo_pods = [k for k in source.pids() if k[0] in ("training", "batch", "default")]
     assert len(demo_pods) == 2 + 21 + 2
+    assert sorted(k for k in source.pids() if k[0] == "inference") == [("inference", "embed"), ("inference", "llm-0")]
+
+
+def test_demo_shows_dra_gpus_beside_device_plugin_ones(demo: tuple[LocalSource, ClusterModel]) -> None:
+    """Two DRA nodes beside the device-plugin ones: a template-claim pod holds a full H100, a plain
+    `nvidia.com/gpu: 1` pod a MIG slice through the scheduler's claim; one ledger counts both kinds."""
+    source, model = demo
+    a = model.allocation()
+    col = a.column(GPU)
+    gpus = {n: (int(a.allocatable[i, col]), int(a.requested[i, col])) for i, n in enumerate(a.nodes)}
+    assert {n: g for n, g in gpus.items() if g[0]} == {"gpu-node-1": (2, 1), "gpu-node-2": (2, 1),
+                                                        "dra-node-1": (2, 1), "dra-mig-node-1": (2, 1)}
+    llm, embed = model.pods[("inference", "llm-0")], model.pods[("inference", "embed")]
+    assert (llm.node, llm.phase, embed.node, embed.phase) == ("dra-node-1", "Running", "dra-mig-node-1", "Running")
+    held = {(d.device.node, d.device.name): (d.claim, d.pods) for ng in model.gpus.nodes().values()
+            for d in ng.devices if d.state == "allocated"}
+    (llm_claim, llm_pods), = [v for k, v in held.items() if k[0] == "dra-node-1"]
+    assert llm_claim[1].startswith("llm-0-gpu-") and llm_pods == ("llm-0",)
+    ((node, device), (embed_claim, _)), = [(k, v) for k, v in held.items() if k[0] == "dra-mig-node-1"]
+    assert device.startswith("gpu-0-mig-3g40gb-") and embed_claim[1].startswith("embed-extended-resources-")
+    pod = source.get("Pod", "inference", "llm-0")
+    assert pod["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": llm_claim[1]}]
+    assert "nvidia.com/gpu" not in embed.requests  # served by the claim: counted once, as the device
 
 
 def test_snapshot_json_demo_is_the_same_state(demo: tuple[LocalSource, ClusterModel],
@@ -75,7 +99,8 @@ def test_snapshot_json_demo_is_the_same_state(demo: tuple[LocalSource, ClusterMo
     pending = {(p["namespace"], p["name"]): p["pendingReason"] for p in doc["pods"] if p["node"] is None}
     _, model = demo
     assert pending == {p.key: p.pending_reason for p in model.pending()}
-    assert doc["fragmentation"]["freeTotal"] == 2 and doc["fragmentation"]["largestFit"] == 1
+    assert doc["fragmentation"]["freeTotal"] == 4 and doc["fragmentation"]["largestFit"] == 1
+    assert sorted(c["name"].rsplit("-", 1)[0] for c in doc["dra"]["claims"]) == ["embed-extended-resources", "llm-0-gpu"]
 
 
 def test_demo_is_a_local_cluster_option(tmp_path: Path) -> None:
@@ -100,17 +125,17 @@ def test_snapshot_titles_stay_on_one_line(demo: tuple[LocalSource, ClusterModel]
     out = io.StringIO()
     print_tables(demo[1], Console(file=out, width=width, soft_wrap=False, highlight=False, color_system=None))
     lines = out.getvalue().splitlines()
-    assert "GPU fragmentation  2 free on 2 nodes, largest fit 1" in lines
+    assert "GPU fragmentation  4 free on 4 nodes, largest fit 1" in lines
     for title in ("Cluster totals", "Pending pods", "Workloads", "gpu-node-1  Ready  pods 4  largest GPU fit 1"):
         assert title in lines
     assert max(len(line) for line in lines) <= width
 
 
 def test_snapshot_table_says_a_size_no_node_has_never_fits(demo: tuple[LocalSource, ClusterModel]) -> None:
-    """2-GPU nodes: a 2-GPU pod is lost to fragmentation (1 free on each), a 4-GPU pod never fits."""
+    """2-GPU nodes: two 2-GPU pods are lost to fragmentation (1 free on each), a 4-GPU pod never fits."""
     out = io.StringIO()
     print_tables(demo[1], Console(file=out, width=120, soft_wrap=False, highlight=False, color_system=None))
     rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]]
             for line in out.getvalue().splitlines() if line.count("│") == 3}
-    assert rows["2"] == ["0", "1", "1"]
+    assert rows["2"] == ["0", "2", "2"]
     assert rows["4"] == ["0", "0", "never fits"]
