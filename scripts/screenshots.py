@@ -6,9 +6,10 @@ The README's screenshots are exactly what these show (sources and jobs built fro
 arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
 
     kubeview --demo
-        nodes, node-detail, pods, workloads, packing: the demo's GPU pods under `spread` (train-c
-        asks for 2 GPUs and stays Pending although 2 are free), 24 consumers at 1000m of which 3
-        are Pending for cpu, and the packing what-if for train-c under `pack`.
+        nodes, node-detail, pods, workloads, packing: the demo's GPU pods under `spread` on
+        device-plugin and DRA GPU nodes (train-c asks for 2 GPUs and stays Pending although 4 are
+        free, one per GPU node), 24 consumers at 1000m of which 3 are Pending for cpu, the DRA node
+        dra-node-1 with its devices and claims, and the packing what-if for train-c under `pack`.
     kubeview --demo --render screenshots/three-spheres.yaml --replicas 4 --cpu 400m -o screenshots/three-spheres.png
         render, render-finished: the same cluster, whose little cpu left takes 3 of the 4 consumers
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
@@ -83,7 +84,7 @@ async def shoot_demo(app: KubeviewApp, out: Path) -> None:
             await pilot.press(*keys)
             await pilot.pause(0.8)
             app.save_screenshot(f"{name}.svg", str(out))
-        await pilot.press("G", "enter")  # the last node: gpu-node-2, with train-b
+        await pilot.press("G", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
         await pilot.pause(0.8)
         app.save_screenshot("node-detail.svg", str(out))
         await pilot.press("escape", "4")
