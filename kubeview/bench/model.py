@@ -17,6 +17,7 @@ import json
 import os
 import random
 import resource
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -285,6 +286,14 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, ev
     return figures, info
 
 
+def plain_case(quick: bool) -> dict[str, float]:
+    """The plain (device-plugin) case's figures, measured in a child process just before the DRA case
+    (its own peak RSS; the same machine load)."""
+    argv = [sys.executable, "-m", "kubeview", "bench", "model", "--json"] + (["--quick"] if quick else [])
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return {f["name"]: f["value"] for f in json.loads(out)["figures"]}
+
+
 def run(args: argparse.Namespace) -> int:
     quick = getattr(args, "quick", False)
     as_json = getattr(args, "json", False)
@@ -292,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
     scale = 10 if quick else 1
     sizes = dict(nodes=NODES // scale, gpu_nodes=(DRA_NODES if dra else GPU_NODES) // scale, pods=PODS // scale,
                  events=EVENTS // scale, claims=CLAIMS // scale if dra else 0)
+    plain = plain_case(quick) if dra and not as_json else None  # same run, same load: a ratio, not two days
     figures, info = measure(**sizes, progress=None if as_json else lambda m: print(m, file=sys.stderr))
     if as_json:
         print(json.dumps({"benchmark": "model", "quick": quick, "dra": dra, **info,
@@ -308,6 +318,8 @@ def run(args: argparse.Namespace) -> int:
         cpu = "" if f.cpu is None else f"  (cpu time: {f.cpu:,.0f})" if f.cpu >= 1000 else f"  (cpu time: {f.cpu:.2f})"
         print(f"  {f.name:<22} {value:>10} {f.unit:<9} target {op} {target:>7} {f.unit:<9} "
               f"x{f.ratio:5.2f}  {'pass' if f.passed else 'FAIL'}{cpu}")
+        if plain is not None and f.name in plain:
+            print(f"  {'':<22} {'plain':>10} {plain[f.name]:,.2f} {f.unit}: DRA / plain = {f.value / plain[f.name]:.2f}")
     print(f"  snapshot document {info['snapshot_bytes'] / 2**20:.1f} MiB; {info['pending']:,} pending pods; "
           f"{info['gpus_free']:,} GPUs free; pass/fail on wall-clock time, load average {os.getloadavg()[0]:.1f}")
     return 0
