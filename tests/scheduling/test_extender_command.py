@@ -72,7 +72,8 @@ def test_extender_process_scores_from_the_watched_cluster(kube_api, tmp_path: Pa
         assert _call(port, "PUT", "/config", {"policy": "spread"}, {"Authorization": "Bearer tok"})[0] == 200
         # only nodes and pods are watched: the extender's RBAC grants nothing else
         paths = {r.path for r in kube_api.requests}
-        assert paths and all(p in ("/api/v1/nodes", "/api/v1/pods") for p in paths), paths
+        # nodes and pods, and the DRA group's discovery (this server does not serve it: nothing more)
+        assert paths and all(p in ("/api/v1/nodes", "/api/v1/pods", "/apis/resource.k8s.io/v1/") for p in paths), paths
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
         log = proc.stderr.read()
