@@ -188,6 +188,9 @@ def _dra_reasons(alloc: Allocation, fit_cols: list[int], failed: np.ndarray, nam
         plugin = (alloc.allocatable[:, c] - dra) > 0
         failed[-1] |= failed[3 + j] & ~plugin
         failed[3 + j] &= plugin
+    # DynamicResources runs after NodeResourcesFit: a node already failing another resource reports
+    # only that (kube-scheduler stops at a node's first failing filter)
+    failed[-1] &= ~failed[3:-1].any(axis=0)
     return failed
 
 

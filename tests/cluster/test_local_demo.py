@@ -21,8 +21,8 @@ from kubeview.commands.snapshot import print_tables, sync
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 
-NO_GPU = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, 3 Insufficient cpu, "
-          "5 cannot allocate all claims.")
+NO_GPU = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, "
+          "2 cannot allocate all claims, 3 Insufficient cpu.")
 NO_CPU = "0/7 nodes are available: 3 Insufficient cpu, 4 node(s) had untolerated taint(s)."
 
 

@@ -71,3 +71,16 @@ def test_a_pending_pod_with_a_resource_claim_is_previewed_honestly() -> None:
     placement = evaluate(m.allocation(), view, PackingConfig())
     assert view.pod_claims == ("gpu",) and "nvidia.com/gpu" not in view.requests
     assert len(placement.notes) == 1 and "not evaluated (gpu)" in placement.notes[0]
+
+
+def test_a_node_failing_cpu_first_reports_only_cpu() -> None:
+    """DynamicResources runs after NodeResourcesFit, and a node reports its first failing filter: the
+    huge-ext-pod asking more cpu than any node has reads `Insufficient cpu` everywhere, never also
+    `cannot allocate all claims` (kube-scheduler's plugin order, pkg/scheduler/apis/config/v1/default_plugins.go)."""
+    m = recorded()
+    obj = copy.deepcopy(pod("huge-ext-pod"))
+    obj["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1000"
+    placement = evaluate(m.allocation(), PodView.from_api(obj), PackingConfig())
+    # NodeResourcesFit reports every resource it checks: the device-plugin nodes say GPU too
+    assert placement.message == "0/8 nodes are available: 2 Insufficient nvidia.com/gpu, 8 Insufficient cpu."
+    assert all("cannot allocate all claims" not in r for r in placement.reasons.values()), placement.reasons
