@@ -11,15 +11,15 @@ changes a valid scene's samples; ``MAX_SPP * CLAMP * SCALE = 10^6 * 2^10 * 2^32 
 over a whole job overflows int64.  Rounding moves each sample by at most ``2^-33`` (~1.2e-10), so
 the image differs from the exact float mean by at most that, far below one 8-bit level (1/256).
 
-Pure: no I/O, no numba (the kernels import these constants; the producer and checkpoints read
-the bounds without compiling anything).
+Pure: no I/O, no numba (the kernels import these constants; the producer and checkpoints check
+results against the bounds without compiling anything).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from renderer.scene import MAX_SPP
+from renderer.protocol import MAX_SPP
 
 SCALE_BITS = 32
 SCALE = 1 << SCALE_BITS
