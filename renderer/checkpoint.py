@@ -95,7 +95,7 @@ def _within(acc: np.ndarray, book: TaskBook, done: np.ndarray) -> bool:
     job adds later can overflow, and a tile with no done task is all zeros)."""
     if acc.size and acc.min() < 0:
         return False
-    t = book.tiles[0][2]  # the tile size: tiles are t x t, cut short at the right and bottom edges
+    t = book.tile_size  # tiles are t x t, cut short at the right and bottom edges, row by row
     limit = (book.samples_per_tile(done) * MAX_SAMPLE).reshape(-1, -(-book.width // t))
     for row, y in enumerate(range(0, book.height, t)):  # per tile row: < 1 s at the job size limits
         if (acc[y:y + t].max(axis=(0, 2)) > np.repeat(limit[row], t)[:book.width]).any():

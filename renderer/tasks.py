@@ -52,7 +52,7 @@ class TaskBook:
 
     def __init__(self, scene: Scene) -> None:
         self.width, self.height, self.spp = scene.width, scene.height, scene.spp
-        t = scene.tile
+        self.tile_size = t = scene.tile
         self.tiles = [(x, y, min(t, scene.width - x), min(t, scene.height - y))
                       for y in range(0, scene.height, t) for x in range(0, scene.width, t)]
         self.chunks = chunk_ranges(scene.spp, scene.chunk)
