@@ -39,4 +39,6 @@ def to_image(sums: np.ndarray, samples: int) -> np.ndarray:
 
     One definition for every path (one-process render, producer, PNG of the image so far), so
     the same sums always give the same float bits."""
-    return sums.astype(np.float64) / float(samples * SCALE)  # the divisor is exact: < 2^53
+    out = sums.astype(np.float64)  # divided in place: one float image, as the memory bound counts
+    out /= float(samples * SCALE)  # the divisor is exact: < 2^53
+    return out
