@@ -53,9 +53,12 @@ def _npy_pixels(path: Path) -> bytes:
     return repr((a.dtype.str, a.shape)).encode() + np.ascontiguousarray(a).tobytes()
 
 
+REFERENCE_FORMAT = 2  # 2: fixed-point sums (a format-1 reference was float sums, cached per task size)
+
+
 def reference_key(scene: SceneChoice) -> str:
     text = scene.path.read_bytes()
-    settings = repr((scene.width, scene.height, scene.spp)).encode()
+    settings = repr((REFERENCE_FORMAT, scene.width, scene.height, scene.spp)).encode()
     return hashlib.sha256(text + b"\0" + settings).hexdigest()[:32]
 
 
