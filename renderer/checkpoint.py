@@ -1,10 +1,14 @@
-"""Producer checkpoints: finished chunk sums on disk, replaced atomically.
+"""Producer checkpoints: finished work on disk, replaced atomically.
 
-A checkpoint is an uncompressed ``.npz`` (zip members carry CRCs) holding the job
-fingerprint, the accumulator, the number of chunks folded per tile, and the results that
-arrived ahead of their turn.  It is written to a temporary file, fsynced and moved over
-the old one with ``os.replace``, so a crash leaves either the old or the new checkpoint,
-never a torn one.  Loading checks every array against the job before anything is used.
+A checkpoint is an uncompressed ``.npz`` (zip members carry CRCs) holding its format version,
+the job fingerprint, the int64 fixed-point accumulator (``renderer/fixed.py``) and which tasks
+it holds.  It is written to a temporary file, fsynced and moved over the old one with
+``os.replace``, so a crash leaves either the old or the new checkpoint, never a torn one.
+Loading checks every array against the job before anything is used.
+
+Format 2 (this one) keeps exact integer sums; format 1 (float64 sums folded in chunk order,
+with the results that arrived early kept aside) had no version member.  An older checkpoint is
+refused with one line rather than read as something it is not.
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from renderer.fixed import MAX_SAMPLE
 from renderer.image import write_atomic
 from renderer.tasks import TaskBook
+
+FORMAT = 2
+_MEMBERS = ("format", "fingerprint", "acc", "done")
 
 
 class CheckpointError(ValueError):
@@ -27,23 +35,20 @@ class CheckpointError(ValueError):
 @dataclass(frozen=True)
 class Snapshot:
     fingerprint: str
-    acc: np.ndarray
-    folded: np.ndarray
-    pending: dict[int, np.ndarray]
+    acc: np.ndarray  # (H, W, 3) int64 fixed-point sums
+    done: np.ndarray  # (tasks,) bool: the task's result is in acc
 
 
 def snapshot(book: TaskBook, fingerprint: str) -> Snapshot:
     """A consistent copy of the book's finished work (cheap; safe to write from a thread)."""
-    return Snapshot(fingerprint, book.acc.copy(), book.folded.copy(), dict(book.pending))
+    return Snapshot(fingerprint, book.acc.copy(), book.done_mask.copy())
 
 
 def encode(snap: Snapshot) -> bytes:
-    ids = np.array(sorted(snap.pending), dtype=np.int64)
-    flat = (np.concatenate([snap.pending[int(i)].ravel() for i in ids]) if len(ids)
-            else np.zeros(0, dtype=np.float64))
     buf = io.BytesIO()
-    np.savez(buf, fingerprint=np.frombuffer(snap.fingerprint.encode(), dtype=np.uint8),
-             acc=snap.acc, folded=snap.folded, pending_ids=ids, pending_data=flat)
+    np.savez(buf, format=np.array([FORMAT], dtype=np.int64),
+             fingerprint=np.frombuffer(snap.fingerprint.encode(), dtype=np.uint8),
+             acc=snap.acc, done=snap.done)
     return buf.getvalue()
 
 
@@ -62,33 +67,37 @@ def load(path: str | Path, book: TaskBook, fingerprint: str) -> Snapshot | None:
         raise CheckpointError(f"{p}: cannot read checkpoint: {e.strerror}") from None
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in ("fingerprint", "acc", "folded", "pending_ids", "pending_data")}
+            names = set(z.files)
+            if "format" not in names and {"acc", "folded", "pending_ids"} <= names:
+                raise CheckpointError(f"{p}: checkpoint format 1 (float sums) is from an older renderer and "
+                                      f"cannot be resumed by this one (format {FORMAT}): delete it to render again")
+            arrays = {k: z[k] for k in _MEMBERS}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        if isinstance(e, CheckpointError):
+            raise
         raise CheckpointError(f"{p}: not a renderer checkpoint ({e})") from None
+    fmt = arrays["format"]
+    if fmt.shape != (1,) or fmt.dtype.kind != "i" or int(fmt[0]) != FORMAT:
+        raise CheckpointError(f"{p}: checkpoint format {fmt.ravel()[:1].tolist()} is not {FORMAT} "
+                              "(a different renderer version): delete it to render again")
     if arrays["fingerprint"].tobytes() != fingerprint.encode():
         raise CheckpointError(f"{p}: checkpoint belongs to a different job (scene or settings changed)")
-    acc, folded, ids, flat = arrays["acc"], arrays["folded"], arrays["pending_ids"], arrays["pending_data"]
-    if acc.shape != book.acc.shape or acc.dtype != np.float64 or not np.isfinite(acc).all():
+    acc, done = arrays["acc"], arrays["done"]
+    if done.shape != (book.total,) or done.dtype != np.bool_:
+        raise CheckpointError(f"{p}: done tasks do not match the job")
+    if acc.shape != book.acc.shape or acc.dtype != np.int64 or not _within(acc, book, done):
         raise CheckpointError(f"{p}: accumulator does not match the job")
-    if folded.shape != (book.n_tiles,) or folded.dtype.kind != "i" or not (
-        (folded >= 0) & (folded <= book.n_chunks)
-    ).all():
-        raise CheckpointError(f"{p}: folded chunk counts do not match the job")
-    if ids.ndim != 1 or ids.dtype.kind != "i" or flat.ndim != 1 or flat.dtype != np.float64:
-        raise CheckpointError(f"{p}: pending results are malformed")
-    pending: dict[int, np.ndarray] = {}
-    offset = 0
-    for tid in ids.tolist():
-        if not 0 <= tid < book.total or tid in pending:
-            raise CheckpointError(f"{p}: pending task id {tid} is not in this job")
-        spec = book.spec(tid)
-        if spec.chunk < folded[spec.tile]:
-            raise CheckpointError(f"{p}: pending task {tid} was already folded")
-        n = spec.w * spec.h * 3
-        if offset + n > len(flat):
-            raise CheckpointError(f"{p}: pending results are truncated")
-        pending[tid] = flat[offset:offset + n].reshape(spec.h, spec.w, 3).copy()
-        offset += n
-    if offset != len(flat):
-        raise CheckpointError(f"{p}: pending results have trailing data")
-    return Snapshot(fingerprint, acc, folded.astype(np.int64), pending)
+    return Snapshot(fingerprint, acc, done)
+
+
+def _within(acc: np.ndarray, book: TaskBook, done: np.ndarray) -> bool:
+    """Every sum is >= 0 and at most what its tile's done samples can add up to (so nothing the
+    job adds later can overflow, and a tile with no done task is all zeros)."""
+    if acc.size and acc.min() < 0:
+        return False
+    t = book.tile_size  # tiles are t x t, cut short at the right and bottom edges, row by row
+    limit = (book.samples_per_tile(done) * MAX_SAMPLE).reshape(-1, -(-book.width // t))
+    for row, y in enumerate(range(0, book.height, t)):  # per tile row: < 1 s at the job size limits
+        if (acc[y:y + t].max(axis=(0, 2)) > np.repeat(limit[row], t)[:book.width]).any():
+            return False
+    return True

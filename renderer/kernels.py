@@ -5,10 +5,10 @@ counter-based hash: the stream of sample ``s`` of pixel ``p`` starts from
 ``pcg(pcg(pcg(seed) ^ p) ^ s)`` and advances with the PCG-RXS-M-XS 32-bit step, so a
 pixel's value never depends on which process, thread or task computed it.
 
-:func:`render_tile` writes, for every pixel of a tile, the float64 *sum* of samples
-``s0 .. s1-1`` added in sample order.  The image is the sum of such chunk sums over the
-job's fixed chunks, in chunk order, divided by the samples per pixel
-(:func:`accumulate_image` does exactly that, and so does the producer).
+:func:`render_tile` adds, for every pixel of a tile, the int64 fixed-point *sum* of samples
+``s0 .. s1-1`` (each sample's radiance quantized by :func:`quantize`, see ``renderer/fixed.py``).
+Integer sums are exact and associative, so the image ``sums / (SCALE * spp)`` is the same bits
+however the samples are cut into tasks, tiled, or added up (:func:`accumulate_image`, the producer).
 
 The tile function is written once and compiled twice (umap style): serially and with
 ``prange`` over pixels.  Both give the same bits because every pixel is independent and
@@ -19,6 +19,7 @@ the C library of the machine that computed them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import types
 from collections.abc import Callable
@@ -26,7 +27,8 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit, prange
 
-from renderer.scene import Scene, chunk_ranges
+from renderer.fixed import CLAMP, MAX_SAMPLE, SCALE, to_image
+from renderer.scene import Scene
 
 _OPTS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
@@ -204,23 +206,32 @@ def trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, stat
 
 
 @njit(**_OPTS)
-def pixel_samples(out: np.ndarray, tx: int, ty: int, x0: int, y0: int, s0: int, s1: int, chunk: int,
+def quantize(c: float) -> np.int64:
+    """One sample's radiance as fixed point: clamp to [0, CLAMP], round to a multiple of 1/SCALE.
+
+    ``c * SCALE`` is exact (SCALE is a power of two), so even an FMA-contracting GPU rounds the
+    same way; NaN (never produced by a valid scene) counts as 0."""
+    if not c > 0.0:
+        return np.int64(0)
+    if c >= CLAMP:
+        return np.int64(MAX_SAMPLE)
+    return np.int64(c * SCALE + 0.5)
+
+
+@njit(**_OPTS)
+def pixel_samples(out: np.ndarray, tx: int, ty: int, x0: int, y0: int, s0: int, s1: int,
                   width: int, height: int, max_depth: int, seed: int, cam: np.ndarray, spheres: np.ndarray,
                   smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray, info: np.ndarray, bg: np.ndarray,
                   stack: np.ndarray) -> None:
-    """Add samples s0..s1-1 of the tile pixel (tx, ty) to out[ty, tx] (the tile starts at x0, y0).
-
-    Samples are summed per chunk (chunk k is samples k*chunk .. (k+1)*chunk-1) and each chunk
-    sum is added to the pixel's value in ``out`` in chunk order: the same arithmetic as a
-    producer folding one-chunk task results into its accumulator.  The CPU tile loop below and
-    the CUDA kernel (kernels_cuda.py) both call this one function.
+    """Add samples s0..s1-1 of the tile pixel (tx, ty) to out[ty, tx] (int64 fixed point; the
+    tile starts at x0, y0).  The CPU tile loop below and the CUDA kernel (kernels_cuda.py) both
+    call this one function.
     """
     lens = cam[18]
     x = x0 + tx
     y = y0 + ty
     row = height - 1 - y  # the camera's v axis points up, image rows go down
     ar, ag, ab = out[ty, tx, 0], out[ty, tx, 1], out[ty, tx, 2]
-    sr, sg, sb = 0.0, 0.0, 0.0
     for s in range(s0, s1):
         state = sample_state(seed, y * width + x, s)
         state, ju = next_float(state)
@@ -239,20 +250,15 @@ def pixel_samples(out: np.ndarray, tx: int, ty: int, x0: int, y0: int, s0: int, 
         dz = cam[5] + u * cam[8] + v * cam[11] - oz
         cr, cg, cb, state = trace(ox, oy, oz, dx, dy, dz, state, max_depth,
                                   spheres, smat, mats, bounds, info, bg, stack)
-        sr += cr
-        sg += cg
-        sb += cb
-        if (s + 1) % chunk == 0 or s + 1 == s1:
-            ar += sr
-            ag += sg
-            ab += sb
-            sr, sg, sb = 0.0, 0.0, 0.0
+        ar += quantize(cr)
+        ag += quantize(cg)
+        ab += quantize(cb)
     out[ty, tx, 0] = ar
     out[ty, tx, 1] = ag
     out[ty, tx, 2] = ab
 
 
-def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1: int, chunk: int,
+def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
                  width: int, height: int, max_depth: int, seed: int, cam: np.ndarray, spheres: np.ndarray,
                  smat: np.ndarray, mats: np.ndarray, bounds: np.ndarray, info: np.ndarray,
                  bg: np.ndarray) -> None:
@@ -260,7 +266,7 @@ def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1:
     for p in prange(w * h):
         stack = np.empty(64, dtype=np.int64)  # > renderer.bvh.MAX_DEPTH
         ty = p // w
-        pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, chunk, width, height, max_depth, seed, cam,
+        pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, width, height, max_depth, seed, cam,
                       spheres, smat, mats, bounds, info, bg, stack)
 
 
@@ -293,10 +299,10 @@ def cache_is_cold(parallel: bool = False) -> bool | None:
 
 def add_samples(scene: Scene, out: np.ndarray, x0: int, y0: int, s0: int, s1: int,
                 *, parallel: bool = False) -> None:
-    """Fold samples s0..s1-1, chunk by chunk in order, into ``out`` (the tile's (h, w, 3) sums)."""
+    """Add samples s0..s1-1 into ``out``, the tile's (h, w, 3) int64 fixed-point sums."""
     h, w = out.shape[:2]
     tile_function(parallel)(
-        out, x0, y0, w, h, s0, s1, scene.chunk, scene.width, scene.height, scene.max_depth, scene.seed,
+        out, x0, y0, w, h, s0, s1, scene.width, scene.height, scene.max_depth, scene.seed,
         scene.camera, scene.spheres, scene.sphere_material, scene.materials,
         scene.bvh_bounds, scene.bvh_info, scene.background,
     )
@@ -304,27 +310,23 @@ def add_samples(scene: Scene, out: np.ndarray, x0: int, y0: int, s0: int, s1: in
 
 def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
                  *, parallel: bool = False) -> np.ndarray:
-    """Per-pixel float64 sums of samples s0..s1-1 over a tile: array (h, w, 3).
-
-    For one chunk (a task) this is the chunk sum; over several chunks it is their sums
-    added in chunk order."""
-    out = np.zeros((h, w, 3), dtype=np.float64)
+    """Per-pixel int64 fixed-point sums of samples s0..s1-1 over a tile: array (h, w, 3)."""
+    out = np.zeros((h, w, 3), dtype=np.int64)
     add_samples(scene, out, x0, y0, s0, s1, parallel=parallel)
     return out
 
 
 def accumulate_image(scene: Scene, *, parallel: bool = True, steps: int = 25,
                      progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """The reference image: chunk sums added in chunk order, / spp.  (H, W, 3) float64.
+    """The reference image: every sample's fixed-point sum / (SCALE * spp).  (H, W, 3) float64.
 
-    Computed in at most ``steps`` kernel calls (whole chunks each, for the progress bar); the
-    bits do not depend on ``steps`` or ``parallel``."""
-    acc = np.zeros((scene.height, scene.width, 3), dtype=np.float64)
-    chunks = chunk_ranges(scene.spp, scene.chunk)
-    per_step = -(-len(chunks) // max(1, steps))
-    for i in range(0, len(chunks), per_step):
-        s0, s1 = chunks[i][0], chunks[min(i + per_step, len(chunks)) - 1][1]
+    Computed in at most ``steps`` kernel calls (for the progress bar); the bits do not depend on
+    ``steps``, ``parallel``, the tile or the samples per task."""
+    acc = np.zeros((scene.height, scene.width, 3), dtype=np.int64)
+    n = max(1, min(steps, scene.spp))
+    edges = [scene.spp * i // n for i in range(n + 1)]
+    for s0, s1 in itertools.pairwise(edges):
         add_samples(scene, acc, 0, 0, s0, s1, parallel=parallel)
         if progress is not None:
             progress(s1 - s0)
-    return acc / scene.spp
+    return to_image(acc, scene.spp)

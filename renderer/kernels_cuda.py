@@ -7,10 +7,11 @@ clone gets a globals mapping in which the names of the other kernels point at th
 versions, so ``trace`` calls the device ``_closest_hit``, not the CPU dispatcher.
 
 Only the loop over pixels differs (``cuda.grid`` instead of ``prange``, a local array for the
-BVH stack); each pixel runs the shared ``kernels.pixel_samples``: samples summed per chunk,
-chunk sums added to ``out`` in chunk order.  Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the result is
-bit-identical to the CPU kernel; a real GPU may contract ``a * b + c`` into an FMA, which
-can change the last bits (the tests compare with the simulator).
+BVH stack); each pixel runs the shared ``kernels.pixel_samples``: every sample quantized to
+int64 fixed point and added to ``out``.  Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the
+result is bit-identical to the CPU kernel; a real GPU may contract ``a * b + c`` into an FMA inside
+``trace``, which can change a sample's last float bits and so, rarely, its rounding (the tests
+compare with the simulator).
 
 ``numba.cuda`` is imported lazily: ``renderer`` imports, and the CPU kernel runs, without
 a CUDA toolkit, a GPU, or the ``numba-cuda`` package.
@@ -32,7 +33,7 @@ STACK_SIZE = 64  # > renderer.bvh.MAX_DEPTH, as in the CPU kernel
 
 # the njit functions, in call order (callees first)
 _DEVICE_FUNCTIONS = ("pcg_hash", "sample_state", "next_float", "_in_unit_sphere", "_in_unit_disk",
-                     "_closest_hit", "trace", "pixel_samples")
+                     "_closest_hit", "trace", "quantize", "pixel_samples")
 
 _compiled: dict[str, Any] = {}
 
@@ -57,7 +58,7 @@ def _rebind(f: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionT
     return g
 
 
-def _tile_kernel(out, x0, y0, w, h, s0, s1, chunk, width, height, max_depth, seed, cam,  # noqa: ANN001
+def _tile_kernel(out, x0, y0, w, h, s0, s1, width, height, max_depth, seed, cam,  # noqa: ANN001
                  spheres, smat, mats, bounds, info, bg):
     """One thread per pixel of the tile: ``kernels._render_tile``'s prange loop, on the GPU."""
     p = cuda.grid(1)  # noqa: F821 -- bound by _build
@@ -65,7 +66,7 @@ def _tile_kernel(out, x0, y0, w, h, s0, s1, chunk, width, height, max_depth, see
         return
     stack = cuda.local.array(64, np.int64)  # noqa: F821 -- STACK_SIZE
     ty = p // w
-    pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, chunk, width, height, max_depth, seed, cam,  # noqa: F821
+    pixel_samples(out, p - ty * w, ty, x0, y0, s0, s1, width, height, max_depth, seed, cam,  # noqa: F821
                   spheres, smat, mats, bounds, info, bg, stack)
 
 
@@ -96,15 +97,15 @@ def add_samples(scene: Scene, out: np.ndarray, x0: int, y0: int, s0: int, s1: in
         scene.bvh_bounds, scene.bvh_info, scene.background)]
     blocks = -(-(w * h) // THREADS_PER_BLOCK)
     kernel[blocks, THREADS_PER_BLOCK](
-        d_out, x0, y0, w, h, s0, s1, scene.chunk, scene.width, scene.height, scene.max_depth, scene.seed,
+        d_out, x0, y0, w, h, s0, s1, scene.width, scene.height, scene.max_depth, scene.seed,
         *arrays)
     out[...] = d_out.copy_to_host()
 
 
 def render_chunk(scene: Scene, x0: int, y0: int, w: int, h: int, s0: int, s1: int,
                  **_: object) -> np.ndarray:
-    """:func:`renderer.kernels.render_chunk` on the CUDA target: (h, w, 3) float64 sums."""
-    out = np.zeros((h, w, 3), dtype=np.float64)
+    """:func:`renderer.kernels.render_chunk` on the CUDA target: (h, w, 3) int64 fixed-point sums."""
+    out = np.zeros((h, w, 3), dtype=np.int64)
     add_samples(scene, out, x0, y0, s0, s1)
     return out
 

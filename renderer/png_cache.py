@@ -22,12 +22,12 @@ if TYPE_CHECKING:
 
 
 def tile_row_8bit(book: TaskBook, out: np.ndarray, row: list[int]) -> None:
-    """Write the 8-bit image of the given tiles (each tile's folded sum / its folded samples,
-    black where none yet) into ``out``; the same bits as ``to_8bit(book.image_so_far())``."""
+    """Write the 8-bit image of the given tiles (each tile's sums / its samples so far, black
+    where none yet) into ``out``; the same bits as ``to_8bit(book.image_so_far())``."""
     for tile in row:
         x, y, w, h = book.tiles[tile]
-        n = int(book.folded[tile])
-        out[y:y + h, x:x + w] = to_8bit(book.acc[y:y + h, x:x + w] / book.chunks[n - 1][1]) if n else 0
+        part = book.tile_image(tile)
+        out[y:y + h, x:x + w] = 0 if part is None else to_8bit(part)
 
 
 class PngCache:

@@ -26,6 +26,7 @@ import numpy as np
 from renderer import checkpoint as ckpt
 from renderer import fd_budget
 from renderer import protocol as proto
+from renderer.fixed import MAX_SAMPLE
 from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
@@ -118,7 +119,7 @@ class Producer:
         if self.checkpoint_path is not None:
             snap = ckpt.load(self.checkpoint_path, self.book, self._fingerprint)
             if snap is not None:
-                self.book.restore(snap.acc, snap.folded, snap.pending)
+                self.book.restore(snap.acc, snap.done)
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
         fds = fd_budget.current_budget()
@@ -434,6 +435,8 @@ class Producer:
         spec = self.book.spec(tid)
         if msg.data.shape != (spec.h, spec.w, 3):
             raise proto.ProtocolError(f"result for task {tid} has shape {msg.data.shape}")
+        if int(msg.data.max()) > (spec.s1 - spec.s0) * MAX_SAMPLE:  # so no sum can overflow int64
+            raise proto.ProtocolError(f"result for task {tid} exceeds what {spec.s1 - spec.s0} samples can add up to")
         conn.leases.discard(tid)
         self._set_state(conn)
         lease = self.book.leases.get(tid)

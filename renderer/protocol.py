@@ -23,7 +23,7 @@ from enum import IntEnum
 import numpy as np
 
 MAGIC = b"KR"
-VERSION = 1
+VERSION = 2  # 2: RESULT carries int64 fixed-point sums (1: float64)
 HEADER = struct.Struct(">2sBBI")
 HEADER_SIZE = HEADER.size
 
@@ -125,7 +125,7 @@ class Done:
 @dataclass(frozen=True, eq=False)
 class Result:
     task_id: int
-    data: np.ndarray  # (h, w, 3) float64, finite, >= 0
+    data: np.ndarray  # (h, w, 3) int64 fixed-point sums (renderer/fixed.py), >= 0
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,9 @@ def encode(msg: Message) -> bytes:
     if isinstance(msg, Done):
         return _frame(MsgType.DONE, b"")
     if isinstance(msg, Result):
-        a = np.ascontiguousarray(msg.data, dtype="<f8")
+        if msg.data.dtype.kind != "i":
+            raise ProtocolError(f"result data must be int64 fixed-point sums, got {msg.data.dtype}")
+        a = np.ascontiguousarray(msg.data, dtype="<i8")
         if a.ndim != 3 or a.shape[2] != 3:
             raise ProtocolError(f"result data must be (h, w, 3), got {a.shape}")
         h, w = a.shape[:2]
@@ -248,9 +250,9 @@ def decode(mtype: MsgType, payload: bytes) -> Message:
         _check_range(h, 1, MAX_TILE_PIXELS, "result height")
         _check_range(w * h, 1, MAX_TILE_PIXELS, "result pixels")
         _exact(payload, _RESULT.size + w * h * 24, mtype)
-        data = np.frombuffer(payload, dtype="<f8", offset=_RESULT.size).reshape(h, w, 3)
-        if not (np.isfinite(data).all() and (data >= 0.0).all()):
-            raise ProtocolError("RESULT data must be finite and non-negative")
+        data = np.frombuffer(payload, dtype="<i8", offset=_RESULT.size).reshape(h, w, 3)
+        if not (data >= 0).all():
+            raise ProtocolError("RESULT data must be non-negative")
         return Result(task_id, data)
     if mtype is MsgType.RETURN:
         _exact(payload, _U32.size, mtype)

@@ -36,7 +36,7 @@ MAX_SEED = 2**32 - 1
 MAX_TASKS = 1_000_000
 """Tasks in one job: the producer's task table costs ~100 bytes a task (heap, queue set, leases)."""
 IMAGE_BYTES_PER_PIXEL = 8 * 3 * 2 + 3
-"""The producer's image buffers: float64 accumulator and final image, plus the 8-bit image."""
+"""The producer's image buffers: int64 accumulator, float64 final image, plus the 8-bit image."""
 MAX_IMAGE_BYTES = 1 << 30
 """Bound on those buffers (4096x4096 is 816 MiB; 8192x8192 would be 3.2 GiB)."""
 

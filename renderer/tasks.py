@@ -1,10 +1,11 @@
-"""The producer's book of tasks: leases, requeues, idempotent results, fixed-order reduction.
+"""The producer's book of tasks: leases, requeues, idempotent results, exact reduction.
 
 Pure bookkeeping (no I/O, time is passed in).  A job of ``T`` tiles and ``C`` sample
 chunks has ``T * C`` tasks; task ``id = chunk * T + tile``, so handing out the lowest id
-first refines the whole image chunk after chunk.  A tile's chunk sums are folded into the
-accumulator strictly in chunk order (a result that arrives early waits in ``pending``),
-so the accumulated image is the same bits whichever consumer finished what, and when.
+first refines the whole image chunk after chunk.  A result is int64 fixed-point sums
+(``renderer/fixed.py``) and is added to the accumulator as soon as it arrives: integer
+addition is exact and associative, so the image is the same bits whichever consumer
+finished what, and when, and however the job is tiled and chunked.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from renderer.fixed import to_image
 from renderer.protocol import Task
 from renderer.scene import Scene, chunk_ranges
 
@@ -46,20 +48,20 @@ def lease_seconds(durations: list[float], floor: float, ceiling: float, multiple
 
 
 class TaskBook:
-    """Which tasks are queued, leased, pending or folded; the accumulated image."""
+    """Which tasks are queued, leased or done; the accumulated fixed-point sums."""
 
     def __init__(self, scene: Scene) -> None:
         self.width, self.height, self.spp = scene.width, scene.height, scene.spp
-        t = scene.tile
+        self.tile_size = t = scene.tile
         self.tiles = [(x, y, min(t, scene.width - x), min(t, scene.height - y))
                       for y in range(0, scene.height, t) for x in range(0, scene.width, t)]
         self.chunks = chunk_ranges(scene.spp, scene.chunk)
         self.n_tiles, self.n_chunks = len(self.tiles), len(self.chunks)
         self.total = self.n_tiles * self.n_chunks
         self.samples_total = scene.width * scene.height * scene.spp
-        self.acc = np.zeros((scene.height, scene.width, 3), dtype=np.float64)
-        self.folded = np.zeros(self.n_tiles, dtype=np.int64)  # chunks folded, per tile
-        self.pending: dict[int, np.ndarray] = {}  # done, waiting for earlier chunks of its tile
+        self.acc = np.zeros((scene.height, scene.width, 3), dtype=np.int64)
+        self.done_mask = np.zeros(self.total, dtype=bool)  # task id -> its result is in acc
+        self.tile_samples = np.zeros(self.n_tiles, dtype=np.int64)  # samples per pixel in acc, per tile
         self.leases: dict[int, Lease] = {}
         self.history: dict[str, set[int]] = {}  # owner -> task ids ever leased to it
         self.done_by: dict[int, str] = {}  # task -> owner whose result was recorded (for discard)
@@ -78,8 +80,7 @@ class TaskBook:
         return TaskSpec(task_id, x, y, w, h, s0, s1, tile=tile, chunk=chunk)
 
     def is_done(self, task_id: int) -> bool:
-        chunk, tile = divmod(task_id, self.n_tiles)
-        return chunk < self.folded[tile] or task_id in self.pending
+        return bool(self.done_mask[task_id])
 
     @property
     def finished(self) -> bool:
@@ -126,7 +127,7 @@ class TaskBook:
 
     def discard(self, owner: str) -> int:
         """Throw away every result recorded from ``owner``: each tile it touched is emptied and all
-        that tile's done chunks are queued again (folded sums cannot be taken apart bit-exactly).
+        that tile's done chunks are queued again (the book keeps sums, not each result).
         Returns the number of tasks queued again."""
         tiles = {tid % self.n_tiles for tid, o in self.done_by.items() if o == owner}
         n = 0
@@ -134,7 +135,7 @@ class TaskBook:
             for chunk in range(self.n_chunks):
                 tid = chunk * self.n_tiles + tile
                 if self.is_done(tid):
-                    self.pending.pop(tid, None)
+                    self.done_mask[tid] = False
                     self.done_by.pop(tid, None)
                     self.done -= 1
                     self.samples_done -= self.spec(tid).samples
@@ -142,8 +143,8 @@ class TaskBook:
                     heapq.heappush(self._heap, tid)
                     n += 1
             x, y, w, h = self.tiles[tile]
-            self.acc[y:y + h, x:x + w] = 0.0
-            self.folded[tile] = 0
+            self.acc[y:y + h, x:x + w] = 0
+            self.tile_samples[tile] = 0
         return n
 
     def _requeue(self, tid: int) -> None:
@@ -177,56 +178,61 @@ class TaskBook:
 
     # -- results -----------------------------------------------------------------------
     def complete(self, owner: str, task_id: int, data: np.ndarray) -> bool:
-        """Record a result.  False (and nothing changes) if it is a duplicate or late one,
-        or if the task was never leased to ``owner``.  The caller checks ``data``'s shape."""
+        """Record a result (added to the sums at once).  False (and nothing changes) if it is a
+        duplicate or late one, or if the task was never leased to ``owner``.  The caller checks
+        ``data``: its shape, int64, and each value at most the task's samples x ``fixed.MAX_SAMPLE``."""
         if task_id >= self.total or task_id not in self.history.get(owner, ()):
             return False
         if self.is_done(task_id):
             return False
+        spec = self.spec(task_id)
         self.leases.pop(task_id, None)
         self._queued.discard(task_id)
-        self.pending[task_id] = data
+        self.acc[spec.y:spec.y + spec.h, spec.x:spec.x + spec.w] += data
+        self.done_mask[task_id] = True
+        self.tile_samples[spec.tile] += spec.s1 - spec.s0
         self.done_by[task_id] = owner
         self.exclude.pop(task_id, None)
         self.done += 1
-        self.samples_done += self.spec(task_id).samples
-        self._fold(task_id % self.n_tiles)
+        self.samples_done += spec.samples
         return True
 
-    def _fold(self, tile: int) -> None:
-        x, y, w, h = self.tiles[tile]
-        while True:
-            tid = int(self.folded[tile]) * self.n_tiles + tile
-            data = self.pending.pop(tid, None) if self.folded[tile] < self.n_chunks else None
-            if data is None:
-                return
-            self.acc[y:y + h, x:x + w] += data
-            self.folded[tile] += 1
-
-    def restore(self, acc: np.ndarray, folded: np.ndarray, pending: dict[int, np.ndarray]) -> None:
+    def restore(self, acc: np.ndarray, done_mask: np.ndarray) -> None:
         """Resume from a checkpoint (already validated against this job)."""
         self.acc[...] = acc
-        self.folded[:] = folded
-        for tid, data in sorted(pending.items()):
-            self.pending[tid] = data
-        done = [tid for tid in range(self.total) if self.is_done(tid)]
+        self.done_mask[:] = done_mask
+        done = np.flatnonzero(self.done_mask).tolist()
+        self.tile_samples[:] = self.samples_per_tile(self.done_mask)
         self._queued.difference_update(done)
         self._heap = sorted(self._queued)
         self.done = len(done)
         self.samples_done = sum(self.spec(tid).samples for tid in done)
 
+    def samples_per_tile(self, done_mask: np.ndarray) -> np.ndarray:
+        """Samples per pixel that the done tasks of ``done_mask`` add up to, per tile."""
+        per_chunk = np.array([s1 - s0 for s0, s1 in self.chunks], dtype=np.int64)
+        return (done_mask.reshape(self.n_chunks, self.n_tiles) * per_chunk[:, None]).sum(axis=0)
+
     # -- images ------------------------------------------------------------------------
+    def tile_image(self, tile: int) -> np.ndarray | None:
+        """One tile's sums so far / its samples so far (float64), or None if it has none yet."""
+        n = int(self.tile_samples[tile])
+        if not n:
+            return None
+        x, y, w, h = self.tiles[tile]
+        return to_image(self.acc[y:y + h, x:x + w], n)
+
     def image_so_far(self) -> np.ndarray:
-        """Each tile's folded sum divided by its folded samples (black where none yet)."""
-        img = np.zeros_like(self.acc)
+        """Each tile's sums / its samples so far (black where none yet)."""
+        img = np.zeros(self.acc.shape, dtype=np.float64)
         for tile, (x, y, w, h) in enumerate(self.tiles):
-            n = int(self.folded[tile])
-            if n:
-                img[y:y + h, x:x + w] = self.acc[y:y + h, x:x + w] / self.chunks[n - 1][1]
+            part = self.tile_image(tile)
+            if part is not None:
+                img[y:y + h, x:x + w] = part
         return img
 
     def final_image(self) -> np.ndarray:
-        """The finished image: sum of chunk sums in chunk order, / spp (as kernels.accumulate_image)."""
+        """The finished image: sums / (SCALE * spp), the bits of kernels.accumulate_image."""
         if not self.finished:
             raise RuntimeError("job not finished")
-        return self.acc / self.spp
+        return to_image(self.acc, self.spp)

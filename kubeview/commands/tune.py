@@ -126,7 +126,7 @@ def build_tuner(args: argparse.Namespace, source: ClusterSource, scene: Any, stu
 
     cache = state_dir() / "references"
     runner = TrialRunner(make_job=_job_factory(args, source, scene),
-                         reference=lambda params: reference(scene, params.samples_per_task, cache), workdir=workdir,
+                         reference=lambda: reference(scene, cache), workdir=workdir,
                          margin=args.prune_margin, trial_timeout=args.trial_timeout,
                          start_timeout=args.start_timeout, raw=source.is_local)
     return Tuner(study, settings, runner)

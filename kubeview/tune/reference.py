@@ -1,10 +1,9 @@
 """The reference image each trial is checked against: `python -m renderer render`, one process, cached.
 
-The tuner may change speed, never the image. Tile size only partitions pixels, so it cannot change a
-bit; samples per task fixes how each pixel's samples are grouped before they are summed (the
-renderer adds a task's chunk sum to the pixel in chunk order), so the reference is made per
-(scene, size, spp, samples per task) and kept under the state directory: computed once, reused by
-every later trial and study.
+The tuner may change speed, never the image. Neither tile size nor samples per task can change a
+bit: the renderer sums each pixel's samples as int64 fixed point (renderer/fixed.py), exact in any
+grouping and order. So there is one reference per (scene, size, spp), kept under the state
+directory: computed once, reused by every later trial and study whatever their task sizes.
 """
 
 from __future__ import annotations
@@ -54,15 +53,19 @@ def _npy_pixels(path: Path) -> bytes:
     return repr((a.dtype.str, a.shape)).encode() + np.ascontiguousarray(a).tobytes()
 
 
-def reference_key(scene: SceneChoice, samples_per_task: int) -> str:
+REFERENCE_FORMAT = 2  # 2: fixed-point sums (a format-1 reference was float sums, cached per task size)
+
+
+def reference_key(scene: SceneChoice) -> str:
     text = scene.path.read_bytes()
-    settings = repr((scene.width, scene.height, scene.spp, samples_per_task)).encode()
+    settings = repr((REFERENCE_FORMAT, scene.width, scene.height, scene.spp)).encode()
     return hashlib.sha256(text + b"\0" + settings).hexdigest()[:32]
 
 
-def reference(scene: SceneChoice, samples_per_task: int, cache: Path) -> Reference:
-    """The cached reference for this job (rendered now if missing); raises ReferenceRenderError."""
-    where = cache / reference_key(scene, samples_per_task)
+def reference(scene: SceneChoice, cache: Path) -> Reference:
+    """The cached reference for this scene, size and spp (rendered now if missing); raises
+    ReferenceRenderError."""
+    where = cache / reference_key(scene)
     ref = Reference(where / "reference.npy", where / "reference.png")
     if ref.raw.is_file() and ref.png.is_file():
         return ref
@@ -74,7 +77,7 @@ def reference(scene: SceneChoice, samples_per_task: int, cache: Path) -> Referen
     try:
         argv = [sys.executable, "-m", "renderer", "render", str(scene.path), "--no-progress",
                 "--raw", str(tmp / "reference.npy"), "-o", str(tmp / "reference.png"),
-                *scene.producer_args(), "--chunk", str(samples_per_task)]
+                *scene.producer_args()]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=RENDER_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:

@@ -53,7 +53,7 @@ class TrialRunner:
     """What every trial of a study shares. `make_job(params, output, raw)` returns a started-able job."""
 
     make_job: Callable[[TrialParams, Path, Path | None], Any]
-    reference: Callable[[TrialParams], Reference]
+    reference: Callable[[], Reference]  # the one reference of the study (task sizes cannot change it)
     workdir: Path
     margin: float
     trial_timeout: float
@@ -69,8 +69,8 @@ class TrialRunner:
         job = None
         try:
             self.on_live(Live(trial.number, params, "reference render"))
-            try:  # before the job starts: made once per task size, then read from the cache
-                ref = self.reference(params)
+            try:  # before the job starts: made once per scene, size and spp, then read from the cache
+                ref = self.reference()
             except ReferenceRenderError as exc:
                 self._fail(trial, str(exc))
             job = self.make_job(params, out, raw)

@@ -111,7 +111,7 @@ def test_producer_killed_and_restarted_from_checkpoint(procs: Procs, reference: 
     scene = scene_mod.load(THREE, spp=4096, chunk=128)
     book = TaskBook(scene)
     snap = ckpt.load(ck, book, scene.fingerprint())
-    book.restore(snap.acc, snap.folded, snap.pending)
+    book.restore(snap.acc, snap.done)
     assert 0 < book.done < book.total
     time.sleep(0.5)  # consumers notice and start retrying with backoff
     producer = start_producer(procs, port, status, "--checkpoint", str(ck), log="producer2.log")
@@ -154,7 +154,7 @@ class Fuzzer:
     def frames(self) -> list[bytes]:
         r = self.rng
         hello = proto.encode(proto.Hello(b"", f"fuzz{r.randrange(1000)}"))
-        result = proto.encode(proto.Result(r.randrange(192), np.ones((16, 16, 3))))
+        result = proto.encode(proto.Result(r.randrange(192), np.ones((16, 16, 3), dtype=np.int64)))
         header = proto.HEADER.pack
         choices = [
             [r.randbytes(r.randrange(1, 4000))],

@@ -1,13 +1,15 @@
 """Kernels: the RNG hash is the documented PCG, the serial and prange variants give the same
-bits, the BVH gives the same bits as brute force, and chunked sums reduce exactly."""
+bits, the BVH gives the same bits as brute force, and int64 fixed-point sums reduce exactly."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 
 from renderer import bvh, kernels
 from renderer import scene as scene_mod
+from renderer.fixed import CLAMP, MAX_SAMPLE, SCALE
 from tests.renderer.testkit import SPHERES, THREE
 
 M32 = 0xFFFFFFFF
@@ -50,9 +52,9 @@ def test_next_float_is_uniform_in_unit_interval() -> None:
 def test_serial_and_parallel_are_bit_identical(three: scene_mod.Scene) -> None:
     serial = kernels.render_chunk(three, 0, 0, three.width, three.height, 0, 6, parallel=False)
     parallel = kernels.render_chunk(three, 0, 0, three.width, three.height, 0, 6, parallel=True)
-    assert serial.dtype == np.float64 and serial.shape == (32, 48, 3)
+    assert serial.dtype == np.int64 and serial.shape == (32, 48, 3)
     assert np.array_equal(serial, parallel)
-    assert serial.min() >= 0.0 and np.isfinite(serial).all() and serial.max() > 0.0
+    assert serial.min() >= 0 and serial.max() > 0
 
 
 def test_a_pixel_does_not_depend_on_its_tile(three: scene_mod.Scene) -> None:
@@ -92,13 +94,30 @@ def test_bvh_structure() -> None:
                 assert (bounds[i, :3] <= bounds[child, :3]).all() and (bounds[i, 3:] >= bounds[child, 3:]).all()
 
 
-def test_image_is_chunk_sums_in_chunk_order(three: scene_mod.Scene) -> None:
+def test_image_is_the_fixed_point_sum_however_samples_are_grouped(three: scene_mod.Scene) -> None:
     s = scene_mod.load(THREE, spp=10, chunk=4)
-    assert kernels.chunk_ranges(10, 4) == [(0, 4), (4, 8), (8, 10)]
-    acc = np.zeros((s.height, s.width, 3))
-    for s0, s1 in kernels.chunk_ranges(10, 4):
+    assert scene_mod.chunk_ranges(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    acc = np.zeros((s.height, s.width, 3), dtype=np.int64)
+    for s0, s1 in reversed(scene_mod.chunk_ranges(10, 4)):  # any grouping, any order
         acc += kernels.render_chunk(s, 0, 0, s.width, s.height, s0, s1)
-    assert np.array_equal(kernels.accumulate_image(s, parallel=False), acc / 10)
-    for steps in (1, 2, 25):  # one kernel call over all chunks, or several: the same bits
-        assert np.array_equal(kernels.accumulate_image(s, parallel=True, steps=steps), acc / 10)
     assert np.array_equal(kernels.render_chunk(s, 0, 0, s.width, s.height, 0, 10), acc)
+    ref = acc.astype(np.float64) / (10 * SCALE)
+    assert np.array_equal(kernels.accumulate_image(s, parallel=False), ref)
+    for steps in (1, 3, 25):  # one kernel call over all samples, or several: the same bits
+        assert np.array_equal(kernels.accumulate_image(s, parallel=True, steps=steps), ref)
+
+
+def test_quantize_rounds_clamps_and_bounds() -> None:
+    assert kernels.quantize(0.0) == 0 and kernels.quantize(-1.0) == 0 and kernels.quantize(float("nan")) == 0
+    assert kernels.quantize(1.0) == SCALE and kernels.quantize(0.5 / SCALE) == 1  # half a step rounds up
+    assert kernels.quantize(0.49 / SCALE) == 0 and kernels.quantize(3.0 / SCALE) == 3
+    assert kernels.quantize(CLAMP) == kernels.quantize(1e9) == MAX_SAMPLE
+    # a valid scene's radiance is at most its brightest background channel, which is below the
+    # clamp (so the clamp never changes a valid scene's samples), and a whole job's sums fit int64
+    assert scene_mod.MAX_SPP * MAX_SAMPLE < 2**62
+    doc = yaml.safe_load(THREE.read_text())
+    doc["background"] = {"top": [1.0e3, 0.0, 0.0]}
+    scene_mod.parse(yaml.safe_dump(doc), "bright.yaml")
+    doc["background"] = {"top": [CLAMP, 0.0, 0.0]}
+    with pytest.raises(scene_mod.SceneError, match="background.top"):
+        scene_mod.parse(yaml.safe_dump(doc), "bright.yaml")

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from renderer import protocol as proto
 from renderer import scene as scene_mod
 from renderer.consumer import Consumer
+from renderer.fixed import MAX_SAMPLE
 from renderer.producer import ProducerSettings
 from tests.renderer.testkit import THREE, InProcessProducer, get_status, reference, wait_for
 
@@ -197,26 +199,32 @@ def _task(c: Client) -> proto.Task:
     return task
 
 
-def _nan_result(c: Client) -> None:
-    t = _task(c)
-    frame = bytearray(proto.encode(proto.Result(t.task_id, np.ones((t.h, t.w, 3)))))
-    frame[-8:] = np.array([np.nan]).tobytes()
-    c.send(bytes(frame))
+def _result_with_last(value: int) -> Callable[[Client], None]:
+    """A result whose last sum is ``value`` (the encoder itself refuses a negative one)."""
+    def send(c: Client) -> None:
+        t = _task(c)
+        frame = bytearray(proto.encode(proto.Result(t.task_id, np.ones((t.h, t.w, 3), dtype=np.int64))))
+        frame[-8:] = np.array([value], dtype="<i8").tobytes()
+        c.send(bytes(frame))
+    return send
 
 
 HELLO = proto.encode(proto.Hello(b"", "x"))
 HOSTILE = {
     "random-bytes": lambda c: c.send(bytes(range(256)) * 4),
     "http-request": lambda c: c.send(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n"),
-    "oversized-header": lambda c: c.send(proto.HEADER.pack(b"KR", 1, proto.MsgType.RESULT, 2**31)),
+    "oversized-header": lambda c: c.send(proto.HEADER.pack(b"KR", proto.VERSION, proto.MsgType.RESULT, 2**31)),
     "bad-version": lambda c: c.send(proto.HEADER.pack(b"KR", 9, proto.MsgType.HELLO, 0)),
-    "bad-type": lambda c: c.send(proto.HEADER.pack(b"KR", 1, 77, 0)),
+    "bad-type": lambda c: c.send(proto.HEADER.pack(b"KR", proto.VERSION, 77, 0)),
+    "old-float-protocol": lambda c: c.send(proto.HEADER.pack(b"KR", 1, proto.MsgType.HELLO, 4) + bytes(4)),
     "request-before-hello": lambda c: c.send(proto.Request()),
     "producer-type": lambda c: c.send(HELLO + proto.encode(proto.Done())),
     "second-hello": lambda c: c.send(HELLO + HELLO),
-    "result-never-leased": lambda c: c.send(HELLO + proto.encode(proto.Result(3, np.zeros((8, 8, 3))))),
-    "result-wrong-shape": lambda c: c.send(proto.Result((t := _task(c)).task_id, np.ones((t.h + 1, t.w, 3)))),
-    "result-nan": _nan_result,
+    "result-never-leased": lambda c: c.send(HELLO + proto.encode(proto.Result(3, np.zeros((8, 8, 3), dtype=np.int64)))),
+    "result-wrong-shape": lambda c: c.send(proto.Result((t := _task(c)).task_id, np.ones((t.h + 1, t.w, 3), dtype=np.int64))),
+    "result-negative": _result_with_last(-1),
+    "result-more-than-its-samples": _result_with_last(2 * MAX_SAMPLE + 1),  # a task here has 2 samples
+    "result-float-nan-bits": _result_with_last(int(np.array([np.nan]).view("<i8")[0])),
     "truncated-then-close": lambda c: (c.send(HELLO[:-2]), c.close()),
 }
 

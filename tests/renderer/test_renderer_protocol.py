@@ -11,7 +11,7 @@ import pytest
 from renderer import protocol as proto
 from renderer.protocol import MsgType, ProtocolError
 
-DATA = np.arange(2 * 3 * 3, dtype=np.float64).reshape(2, 3, 3) / 7.0
+DATA = np.arange(2 * 3 * 3, dtype=np.int64).reshape(2, 3, 3) * (1 << 40)
 
 MESSAGES = [
     proto.Hello(b"s3cret", "consumer-7"),
@@ -35,11 +35,13 @@ def test_round_trip(msg: proto.Message) -> None:
 
 def test_result_round_trip_keeps_every_bit() -> None:
     data = DATA.copy()
-    data[0, 0, 0] = np.nextafter(1.0, 2.0)
+    data[0, 0, 0] = 2**63 - 1
     frame = proto.encode(proto.Result(3, data))
     got, _ = proto.decode_frame(frame)
     assert isinstance(got, proto.Result) and got.task_id == 3
-    assert got.data.shape == (2, 3, 3) and np.array_equal(got.data, data)
+    assert got.data.dtype == np.int64 and got.data.shape == (2, 3, 3) and np.array_equal(got.data, data)
+    with pytest.raises(ProtocolError, match="int64 fixed-point"):  # float sums are never cast silently
+        proto.encode(proto.Result(3, DATA / 7.0))
 
 
 def test_incomplete_frames_wait_for_more() -> None:
@@ -57,7 +59,7 @@ def _header(kind: int, length: int, magic: bytes = b"KR", version: int = proto.V
 
 BAD_HEADERS = [
     (_header(MsgType.REQUEST, 0, magic=b"HT"), "magic"),
-    (_header(MsgType.REQUEST, 0, version=2), "version"),
+    (_header(MsgType.REQUEST, 0, version=1), "version"),  # 1: float64 results, before fixed point
     (_header(0, 0), "unknown message type"),
     (_header(200, 0), "unknown message type"),
     (_header(MsgType.RESULT, 2**32 - 1), "exceeds"),
@@ -96,9 +98,7 @@ BAD_FIELDS = [
     (_frame(MsgType.RESULT, struct.pack(">3I", 1, 2, 2) + bytes(8 * 11)), "must be"),
     (_frame(MsgType.RESULT, struct.pack(">3I", 1, 2, 2) + bytes(8 * 13)), "must be"),
     (_frame(MsgType.RESULT, struct.pack(">3I", 1, 0, 2)), "width"),
-    (_frame(MsgType.RESULT, struct.pack(">3I", 1, 1, 1) + struct.pack("<3d", 1, float("nan"), 0)), "finite"),
-    (_frame(MsgType.RESULT, struct.pack(">3I", 1, 1, 1) + struct.pack("<3d", 1, float("inf"), 0)), "finite"),
-    (_frame(MsgType.RESULT, struct.pack(">3I", 1, 1, 1) + struct.pack("<3d", 1, -1.0, 0)), "non-negative"),
+    (_frame(MsgType.RESULT, struct.pack(">3I", 1, 1, 1) + struct.pack("<3q", 1, -1, 0)), "non-negative"),
     (_frame(MsgType.RESULT, b"\x00\x01"), "truncated"),
     (_frame(MsgType.HELLO, b"\x00\x05abc"), "truncated"),
     (_frame(MsgType.HELLO, b"\x00\x00\x00\x02\xff\xfe"), "UTF-8"),

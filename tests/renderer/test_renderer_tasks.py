@@ -1,4 +1,4 @@
-"""The task book and checkpoints: nothing lost, nothing counted twice, fixed-order reduction."""
+"""The task book and checkpoints: nothing lost, nothing counted twice, exact order-free reduction."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from renderer import checkpoint as ckpt
 from renderer import kernels
 from renderer import scene as scene_mod
+from renderer.fixed import MAX_SAMPLE, SCALE
 from renderer.image import to_8bit
 from renderer.png_cache import tile_row_8bit
 from renderer.tasks import TaskBook
@@ -49,7 +50,7 @@ def test_any_completion_order_gives_the_reference_bits(scene: scene_mod.Scene, r
             assert book.lease("a", 0.0, 10.0) is not None
         for tid in order:
             assert book.complete("a", int(tid), results[int(tid)])
-        assert book.finished and not book.pending
+        assert book.finished and book.done_mask.all()
         assert np.array_equal(book.final_image(), ref)
 
 
@@ -74,16 +75,17 @@ def test_leases_requeue_and_duplicates(scene: scene_mod.Scene, results: dict) ->
     assert book.give_back("d", 1) and not book.give_back("d", 1) and book.queued == book.total - 2
 
 
-def test_image_so_far_shows_folded_tiles(scene: scene_mod.Scene, results: dict) -> None:
+def test_image_so_far_shows_each_tiles_done_samples(scene: scene_mod.Scene, results: dict) -> None:
     book = TaskBook(scene)
     for _ in range(8):
         book.lease("a", 0.0, 1.0)
-    for tid in (0, 7, 6):  # tile 0 chunk 0, tile 1 chunk 1 (waits), tile 0 chunk 1
+    for tid in (0, 7, 6):  # tile 0 chunk 0, tile 1 chunk 1 (before its chunk 0), tile 0 chunk 1
         book.complete("a", tid, results[tid])
-    assert set(book.pending) == {7} and list(book.folded[:2]) == [2, 0]
+    assert list(book.tile_samples[:3]) == [6, 3, 0]
     img = book.image_so_far()
-    assert np.array_equal(img[:8, :8], (results[0] + results[6]) / 6)
-    assert not img[:8, 8:].any()
+    assert np.array_equal(img[:8, :8], (results[0] + results[6]) / (6 * SCALE))
+    assert np.array_equal(img[:8, 8:16], results[7] / (3 * SCALE))  # tile 1: its chunk 1 alone
+    assert not img[:8, 16:].any()
     # /image.png builds the 8-bit image tile by tile: the same bits as converting the float image
     pixels = np.zeros((book.height, book.width, 3), dtype=np.uint8)
     tile_row_8bit(book, pixels, list(range(book.n_tiles)))
@@ -102,8 +104,9 @@ def test_checkpoint_round_trip(tmp_path: Path, scene: scene_mod.Scene, results: 
     ckpt.save(path, ckpt.snapshot(book, fp))
     fresh = TaskBook(scene)
     snap = ckpt.load(path, fresh, fp)
-    fresh.restore(snap.acc, snap.folded, snap.pending)
-    assert fresh.done == 4 and fresh.samples_done == book.samples_done and set(fresh.pending) == {9}
+    fresh.restore(snap.acc, snap.done)
+    assert fresh.done == 4 and fresh.samples_done == book.samples_done
+    assert np.array_equal(fresh.acc, book.acc) and np.array_equal(fresh.tile_samples, book.tile_samples)
     assert fresh.lease("b", 0.0, 1.0).task_id == 2
     for tid in range(fresh.total):  # finish from the checkpoint, in some other order
         if not fresh.is_done(tid):
@@ -125,3 +128,43 @@ def test_bad_checkpoints_are_refused(tmp_path: Path, scene: scene_mod.Scene) -> 
         path.write_bytes(damaged)
         with pytest.raises(ckpt.CheckpointError):
             ckpt.load(path, book, scene.fingerprint())
+
+
+def _npz(path: Path, **arrays: np.ndarray) -> None:
+    with path.open("wb") as f:
+        np.savez(f, **arrays)
+
+
+def test_old_and_inconsistent_checkpoints_are_refused(tmp_path: Path, scene: scene_mod.Scene,
+                                                       results: dict) -> None:
+    book = TaskBook(scene)
+    fp = np.frombuffer(scene.fingerprint().encode(), dtype=np.uint8)
+    path = tmp_path / "c"
+    # format 1 (no version member, float64 sums folded in chunk order): refused in one line, never read
+    _npz(path, fingerprint=fp, acc=np.zeros(book.acc.shape), folded=np.zeros(book.n_tiles, dtype=np.int64),
+         pending_ids=np.zeros(0, dtype=np.int64), pending_data=np.zeros(0))
+    with pytest.raises(ckpt.CheckpointError, match=r"^[^\n]*format 1 \(float sums\).*delete it") as e:
+        ckpt.load(path, book, scene.fingerprint())
+    assert "\n" not in str(e.value)
+    done = np.zeros(book.total, dtype=bool)
+    fmt = np.array([ckpt.FORMAT], dtype=np.int64)
+    for bad, why in (
+        (dict(format=np.array([3]), acc=book.acc, done=done), "format \\[3\\] is not 2"),
+        (dict(format=fmt, acc=book.acc.astype(np.float64), done=done), "accumulator"),
+        (dict(format=fmt, acc=book.acc - 1, done=done), "accumulator"),  # negative sums
+        (dict(format=fmt, acc=book.acc + 1, done=done), "accumulator"),  # sums in tiles with no done task
+        (dict(format=fmt, acc=book.acc, done=done[:-1]), "done tasks"),
+    ):
+        _npz(path, fingerprint=fp, **bad)
+        with pytest.raises(ckpt.CheckpointError, match=why):
+            ckpt.load(path, book, scene.fingerprint())
+    # one done chunk of 3 samples in tile 0: sums up to 3 x MAX_SAMPLE there pass, one more does not
+    done[0] = True
+    acc = book.acc.copy()
+    acc[:8, :8] = 3 * MAX_SAMPLE
+    _npz(path, fingerprint=fp, format=fmt, acc=acc, done=done)
+    assert ckpt.load(path, book, scene.fingerprint()) is not None
+    acc[7, 7, 2] += 1
+    _npz(path, fingerprint=fp, format=fmt, acc=acc, done=done)
+    with pytest.raises(ckpt.CheckpointError, match="accumulator"):
+        ckpt.load(path, book, scene.fingerprint())

@@ -20,7 +20,7 @@ from tests.renderer.testkit import THREE, InProcessProducer, get_status, referen
 
 def test_verifier_needs_two_agreeing_consumers() -> None:
     v = Verifier(1.0)
-    good, bad = np.ones((2, 2, 3)), np.full((2, 2, 3), 2.0)
+    good, bad = np.ones((2, 2, 3), dtype=np.int64), np.full((2, 2, 3), 2, dtype=np.int64)
     assert v.result(5, "a", good) == (v_ := v.result(5, "a", good)) and not v_.accepted  # one opinion each
     d = v.result(5, "b", bad)
     assert not d.accepted and d.exclude == {"a", "b"} and v.disputes == 1
@@ -36,10 +36,10 @@ def test_discard_empties_the_tiles_a_consumer_touched() -> None:
         book.lease("b", 0.0, 10.0)
     for owner, tid in (("a", 0), ("b", 6), ("b", 1)):  # tile 0 chunks 0 and 1, tile 1 chunk 0
         spec = book.spec(tid)
-        assert book.complete(owner, tid, np.ones((spec.h, spec.w, 3)))
-    assert book.done == 3 and book.folded[0] == 2
+        assert book.complete(owner, tid, np.ones((spec.h, spec.w, 3), dtype=np.int64))
+    assert book.done == 3 and book.tile_samples[0] == 4
     assert book.discard("b") == 3  # tile 0 (a's chunk 0 too) and tile 1
-    assert book.done == 0 and not book.acc.any() and not book.folded.any()
+    assert book.done == 0 and not book.acc.any() and not book.tile_samples.any() and not book.done_mask.any()
     assert book.queued == book.total - 4  # tasks 2..5 are still leased to b
 
 
@@ -52,7 +52,7 @@ def poisoner(port: int, stop: threading.Event, got: list[proto.Message]) -> None
             c.send(proto.Request())
             msg = c.recv(10)
             if isinstance(msg, proto.Task):
-                c.send(proto.Result(msg.task_id, np.full((msg.h, msg.w, 3), 0.5)))
+                c.send(proto.Result(msg.task_id, np.full((msg.h, msg.w, 3), 1 << 31, dtype=np.int64)))
             elif isinstance(msg, proto.Wait):
                 time.sleep(msg.milliseconds / 1000)
             else:
