@@ -30,7 +30,7 @@ from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
 
-LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment")
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Job")
 SCALABLE = ("ReplicaSet", "Deployment")
 Key = tuple[str, str]
 
