@@ -1,8 +1,9 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
-One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets; see
-kube_watch.py for the loop), all emitting into the one `emit` callback, which must be thread-safe
-(a queue, or Textual's `post_message`). Actions: `scale` patches a workload's `scale` subresource.
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs;
+see kube_watch.py for the loop), all emitting into the one `emit` callback, which must be thread-safe
+(a queue, or Textual's `post_message`). Actions: `scale` patches a workload's `scale` subresource;
+`set_parallelism` and `suspend_job` merge-patch a Job's `spec` (kube_jobs.py).
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
 """
@@ -19,13 +20,14 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube_config import connect, kubeconfig_available
 from kubeview.cluster.kube_errors import describe_call_error
+from kubeview.cluster.kube_jobs import patch_job
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.events import Scope, SourceEvent
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
-KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
 
 # kind -> (plural, API class, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped
 _API = {
@@ -37,6 +39,7 @@ _API = {
                    "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
     "StatefulSet": ("statefulsets", client.AppsV1Api, "list_stateful_set_for_all_namespaces",
                     "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
+    "Job": ("jobs", client.BatchV1Api, "list_job_for_all_namespaces", "list_namespaced_job", None),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -128,6 +131,14 @@ class KubeSource:
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise ActionError(describe_call_error(exc, self.server, action)) from None
         return f"{canonical} {namespace}/{name} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
+
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        """Merge-patch the Job's `spec.parallelism`, as `kubectl patch --type=merge` (jobs/README.md, patch/)."""
+        return patch_job(self, namespace, name, parallelism=parallelism)
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        """Merge-patch the Job's `spec.suspend`: the controller deletes its running pods, or starts anew."""
+        return patch_job(self, namespace, name, suspend=suspend)
 
     def close(self) -> None:
         self._closed.set()

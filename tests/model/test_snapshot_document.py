@@ -87,7 +87,7 @@ def test_the_checker_catches_what_breaks_the_contract() -> None:
     broken = copy.deepcopy(doc)
     del broken["nodes"][0]["podCount"]
     broken["pods"][0]["requests"]["cpu"] = "100m"
-    broken["schemaVersion"] = 2
+    broken["schemaVersion"] = SCHEMA_VERSION + 1
     errors = validate(broken, SNAPSHOT_SCHEMA)
     assert any("podCount" in e for e in errors)
     assert any("requests.cpu: expected integer" in e for e in errors)
