@@ -179,7 +179,8 @@ def reconcile_deployment(api: Api, dep: dict) -> bool:
 
 
 def collect_garbage(api: Api) -> bool:
-    """Delete ReplicaSets and Pods whose controlling owner no longer exists (background cascade)."""
+    """Delete ReplicaSets and Pods (of ReplicaSets, Jobs, Nodes) whose controlling owner no longer exists
+    (background cascade)."""
     uids = {_meta(o)["uid"] for kind in ("Deployment", "ReplicaSet", "Node") for o in api.list(kind)}
     changed = False
     for rs in api.list("ReplicaSet"):
@@ -187,7 +188,7 @@ def collect_garbage(api: Api) -> bool:
         if owner is not None and owner not in uids:
             api.delete("ReplicaSet", _meta(rs).get("namespace", ""), _meta(rs)["name"])
             changed = True
-    uids = {_meta(o)["uid"] for kind in ("ReplicaSet", "Node") for o in api.list(kind)}
+    uids = {_meta(o)["uid"] for kind in ("ReplicaSet", "Node", "Job") for o in api.list(kind)}
     uids |= api.daemon_uids
     for pod in api.list("Pod"):
         owner = controller_uid(pod)

@@ -37,11 +37,13 @@ class JobStore:
         return self.jobs.pop(key, None) is not None
 
     def relist_jobs(self, objects: list[dict]) -> None:
-        self.jobs = {}
+        """Replace every Job; the history of a Job that went goes with it (pods watched before their
+        Job is listed, as the kinds' informers race, keep theirs)."""
+        old, self.jobs = self.jobs, {}
         for obj in objects:
             view = JobView.from_api(obj)
             self.jobs[view.key] = view
-        self._gone = {k: v for k, v in self._gone.items() if k in self.jobs}
+        self._gone = {k: v for k, v in self._gone.items() if k in self.jobs or k not in old}
 
     # -- pods ----------------------------------------------------------------------------------
     def put_pod(self, obj: dict) -> bool:

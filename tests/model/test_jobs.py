@@ -120,3 +120,17 @@ def test_suspend_shows_as_suspended_and_non_job_pods_are_not_kept() -> None:
     assert m.jobs.jobs[("batch", "tunable")].state == "Suspended"
     m.apply(Listed("Pod", fixtures.load("pods-list.json")["items"]))
     assert m.jobs.pods_of("batch", "tunable") == []
+
+
+def test_disrupted_pods_watched_before_their_job_is_listed_are_kept() -> None:
+    m = ClusterModel()
+    m.apply(Listed("Pod", []))
+    for e in fixtures.watch_events("jobs/indexed/watch-pods.jsonl"):
+        if e["type"] in ("ADDED", "MODIFIED", "DELETED"):
+            m.apply(WatchEvent("Pod", e["type"], e["object"]))
+    m.apply(Listed("Job", [fixtures.load("jobs/indexed/job-11-finished.json")]))
+    names = {p.name for p in m.jobs.history_of("batch", "items-by-day")}
+    assert "items-by-day-3-cgr2z" in names  # preempted and deleted before the Jobs list came
+    m.apply(Listed("Job", []))  # the Job went: its history goes
+    m.apply(Listed("Job", [fixtures.load("jobs/indexed/job-11-finished.json")]))
+    assert "items-by-day-3-cgr2z" not in {p.name for p in m.jobs.history_of("batch", "items-by-day")}
