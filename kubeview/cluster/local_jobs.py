@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass, field
 
 from kubeview.cluster import local_objects as obj
-from kubeview.cluster.local_controllers import Api, controller_uid, is_active, is_ready
+from kubeview.cluster.local_controllers import Api, is_active, is_ready
 from kubeview.model.jobs import (
     FAILURE_COUNT,
     IGNORED_FAILURE_COUNT,
@@ -237,7 +237,8 @@ def reconcile_job(api: Api, job: dict, ledger: JobLedger) -> bool:
     meta, spec = _meta(job), job["spec"]
     uid = meta["uid"]
     rv = _meta(job).get("resourceVersion")
-    pods = [p for p in api.list("Pod") if controller_uid(p) == uid]
+    # counted pods are finished for good: only the others can be active, terminating or newly done
+    pods = [p for p in api.owned(uid) if _meta(p)["uid"] not in ledger.counted]
     count_finished_pods(job, pods, ledger)
     indexed = spec.get("completionMode") == "Indexed"
     active = [p for p in pods if is_active(p)]
@@ -248,7 +249,7 @@ def reconcile_job(api: Api, job: dict, ledger: JobLedger) -> bool:
         _remove(api, ledger, active)
     else:
         active = _scale(api, job, ledger, active, indexed)
-    pods = [p for p in api.list("Pod") if controller_uid(p) == uid]
+    pods = [p for p in api.owned(uid) if _meta(p)["uid"] not in ledger.counted]
     active = [p for p in pods if is_active(p)]
     _write_status(api, job, ledger, pods, active, outcome, suspended)
     fresh = api.get("Job", meta.get("namespace", ""), meta["name"])
@@ -287,9 +288,8 @@ def _scale(api: Api, job: dict, ledger: JobLedger, active: list[dict], indexed: 
     if indexed:
         busy = {_index(p) for p in active}
         if spec.get("podReplacementPolicy") == "Failed":  # a terminating pod's index waits for it
-            busy |= {_index(p) for p in api.list("Pod") if controller_uid(p) == _meta(job)["uid"]
-                     and _meta(p).get("deletionTimestamp") and (p.get("status") or {}).get("phase")
-                     not in ("Succeeded", "Failed")}
+            busy |= {_index(p) for p in api.owned(_meta(job)["uid"]) if _meta(p).get("deletionTimestamp")
+                     and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")}
         free = [i for i in range(int(completions)) if i not in busy and i not in ledger.completed
                 and i not in ledger.failed_indexes]
         for i in free[:missing]:

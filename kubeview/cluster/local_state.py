@@ -19,6 +19,7 @@ from kubeview.cluster import local_objects as obj
 from kubeview.cluster.local_config import ClusterConfig
 from kubeview.cluster.local_controllers import (
     collect_garbage,
+    controller_uid,
     is_active,
     reconcile_deployment,
     reconcile_replicaset,
@@ -77,6 +78,7 @@ class LocalCluster:
         self._seq: dict[tuple[str, Key], int] = {}
         self._counter = itertools.count()
         self._rv = 0
+        self._owned: dict[str, dict[Key, dict]] = {}  # controller uid -> its pods (controllers' lookups)
         self._processes: set[Key] = set()  # pods the supervisor was asked to run and has not stopped
         self._pod_ips: dict[str, int] = {}
         self._node_index: dict[str, int] = {}
@@ -99,6 +101,12 @@ class LocalCluster:
     def created_seq(self, kind: str, namespace: str, name: str) -> int:
         return self._seq.get((kind, (namespace, name)), 0)
 
+    def owned(self, uid: str) -> list[dict]:
+        return list((self._owned.get(uid) or {}).values())
+
+    def pod_owners(self) -> list[str]:
+        return list(self._owned)
+
     def _write(self, kind: str, type_: str, o: dict) -> dict:
         self._rv += 1
         o["metadata"]["resourceVersion"] = str(self._rv)
@@ -108,6 +116,15 @@ class LocalCluster:
             self._seq.pop((kind, key), None)
         else:
             self._objects[kind][key] = o
+        owner = controller_uid(o) if kind == "Pod" else None
+        if owner is not None:
+            pods = self._owned.setdefault(owner, {})
+            if type_ == "DELETED":
+                pods.pop(key, None)
+                if not pods:
+                    del self._owned[owner]
+            else:
+                pods[key] = o
         event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
         self.model.apply(event)
         self.events.append(event)
@@ -333,7 +350,10 @@ class LocalCluster:
             return False
         self._schedule_needed = False
         bound_any = False
-        seq = ((self.created_seq("Pod", *k), p) for k, p in self._objects["Pod"].items())
+        # only unbound, unfinished pods can be scheduled: the model keeps them (finished Job pods
+        # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
+        pods = self._objects["Pod"]
+        seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
         for pod in queue_order(seq):
             decision = decide(self.model.allocation(), pod, self.packing)
             if decision.node is not None:

@@ -82,6 +82,19 @@ class ActionsMixin:
         else:
             self.post_message(ActionDone(text))
 
+    @work(thread=True, group="actions", exit_on_error=False, name="preempting a node")
+    def preempt(self: KubeviewApp, node: str) -> None:
+        """The embedded cluster's `preempt_node` in a thread; one line back."""
+        source: Any = self.source
+        try:
+            text = source.preempt_node(node)
+        except ActionError as exc:
+            self.post_message(ActionDone(str(exc), ok=False))
+        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
+            self.post_message(ActionDone(f"preempting node {node} failed: {exc}", ok=False))
+        else:
+            self.post_message(ActionDone(text))
+
     @work(thread=True, group="actions", exit_on_error=False, name="applying packing")
     def apply_packing(self: KubeviewApp, config: PackingConfig) -> None:
         """Make `config` live: on the embedded scheduler, else on the extender."""
