@@ -95,3 +95,60 @@ async def test_parallelism_and_suspend_send_the_recorded_patches(kube_api: KubeA
         await pilot.press("n")
         await pilot.pause()
         assert len(patches(kube_api)) == 3
+
+
+@run_async
+async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_job_indexes(tmp_path) -> None:  # noqa: ANN001
+    from kubeview.cluster.local import LocalSource
+    from kubeview.tui.app import make_app
+    from kubeview.tui.screens.node_detail import NodeDetailScreen
+
+    source = LocalSource(seed=4)
+    source.apply_workload({"kind": "Job", "metadata": {"name": "items", "namespace": "batch"}, "spec": {
+        "completionMode": "Indexed", "completions": 8, "parallelism": 4, "backoffLimitPerIndex": 1,
+        "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{
+            "name": "w", "image": "busybox", "command": ["sh", "-c", "sleep 1"],
+            "resources": {"requests": {"cpu": "100m"}}}]}}}})
+    pods = source.pods("batch")
+    node = pods[0]["spec"]["nodeName"]
+    app = make_app(source)
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_for(pilot, lambda: app.state.model.is_synced(("Node", "Pod", "Job")), what="the lists")
+            app.push_screen(install_and_show(app, node))
+            await pilot.pause()
+            assert isinstance(app.screen, NodeDetailScreen)
+            await pilot.press("P")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.is_active, what="the question")
+            await pilot.pause(0.2)  # the dialog's keys are bound once it has mounted
+            await pilot.press("n")
+            await pilot.pause()
+            await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen), what="the dialog to close")
+            await pilot.pause(0.2)
+            assert source.get("Node", "", node) is not None  # declined: nothing happened
+            await pilot.press("P")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question again")
+            await pilot.pause(0.2)
+            await pilot.press("y")
+            await wait_for(pilot, lambda: app.banner[1] == "ok" and "preempted" in app.banner[0], what="preempt")
+            assert source.get("Node", "", node) is None
+            await wait_for(pilot, lambda: (app.state.model.jobs.jobs[("batch", "items")].state == "Complete"),
+                           what="the Job to complete")
+            from kubeview.model.job_progress import disrupted_pods
+
+            with app.state.lock:
+                view = app.state.model.jobs.jobs[("batch", "items")]
+                gone = disrupted_pods(view, app.state.model.jobs.history_of("batch", "items"))
+            assert gone and {d.outcome for d in gone} == {"succeeded later"} and view.failed == 0
+            assert {d.disruption.reason for d in gone} == {"TerminationByKubelet"}
+    finally:
+        source.close()
+
+
+def install_and_show(app, node: str):  # noqa: ANN001, ANN201
+    from kubeview.tui.screens.nodes import install_detail
+
+    screen = install_detail(app)
+    screen.show(node)
+    return screen

@@ -27,6 +27,9 @@ STRIP_STYLE = {IndexState.SUCCEEDED: ("█", "green"), IndexState.FAILED: ("█"
                IndexState.NOT_STARTED: ("·", "dim")}
 STATE_STYLE = {"Complete": "green", "Failed": "bold red", "Suspended": "yellow", "Running": ""}
 STRIP_WIDTH = 100  # cells per line of the strip in the panel
+STRIP_LINES = 6  # more indexes than fit share cells
+# a shared cell shows the state that most needs a look: any failure, else anything still to do
+_WORST = (IndexState.FAILED, IndexState.PENDING, IndexState.RUNNING, IndexState.NOT_STARTED, IndexState.SUCCEEDED)
 
 
 class WorkloadItems(Mapping[Key, Row]):
@@ -95,13 +98,22 @@ def cells(j: JobView) -> list[Text | str]:
     ]
 
 
-def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH) -> Text:
-    """The index strip, one coloured cell per index, `width` per line (index 0 at the top left)."""
+def cell_size(n: int, width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> int:
+    """Indexes per cell so that `n` fit in `lines` lines (1 for up to width x lines)."""
+    return max(1, -(-n // (width * lines)))
+
+
+def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> Text:
+    """The index strip, `width` cells per line (index 0 at the top left); a cell is one index, or for
+    big Jobs `cell_size` consecutive indexes showing the one that most needs a look."""
+    k = cell_size(len(strip), width, lines)
     out = Text()
-    for i, s in enumerate(strip):
-        if i and i % width == 0:
+    for c, start in enumerate(range(0, len(strip), k)):
+        if c and c % width == 0:
             out.append("\n")
-        char, style = STRIP_STYLE[s]
+        group = set(strip[start:start + k])
+        state = next(s for s in _WORST if s in group)
+        char, style = STRIP_STYLE[state]
         out.append(char, style=style)
     return out
 
@@ -130,6 +142,9 @@ def panel(store: JobStore, key: Key) -> Text:
             char, style = STRIP_STYLE[state]
             out.append(char, style=style)
             out.append(f" {state.value} {counts[state]}  ")
+        k = cell_size(len(strip))
+        if k > 1:
+            out.append(f"(a cell is {k} indexes)", style="dim")
         out.append("\n")
         out.append_text(strip_cells(strip))
     gone = disrupted_pods(job, pods)
