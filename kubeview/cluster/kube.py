@@ -160,12 +160,12 @@ class KubeSource:
             def call(**kwargs: object) -> object:
                 return method(ns, **kwargs)
 
-            in_namespace = KindSpec(kind, plural, call, ns)
+            in_namespace = KindSpec(kind, plural, call, ns, optional=kind == "Job")
             if kind != "Pod":
                 return in_namespace
             # pods: cluster-wide first (node figures need every pod), the namespace on a 403
             return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
-        return KindSpec(kind, plural, getattr(api, all_ns))
+        return KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
 
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""

@@ -136,3 +136,20 @@ def test_refusals_are_one_line(kube_api: KubeAPI) -> None:
     finally:
         src.close()
     assert "\n" not in str(missing.value) and "not found" in str(missing.value)
+
+
+def test_jobs_forbidden_by_an_older_clusterrole_show_as_none_and_the_rest_runs(kube_api: KubeAPI) -> None:
+    kube_api.respond_fixture("GET", "/apis/batch/v1/jobs", "status-403-forbidden-serviceaccount.json")
+    kube_api.script_watch("/api/v1/pods", WatchScript([], end="close"))
+    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS)
+    events: list = []
+    try:
+        src.run(events.append, threading.Event(), _iterations=1)
+    finally:
+        src.close()
+    model = ClusterModel()
+    for e in events:
+        model.apply(e)
+    assert model.is_synced(KINDS) and model.jobs.jobs == {} and len(model.pods) > 0
+    assert [e.state for e in events if hasattr(e, "state")][-1] == "live"
+    assert not kube_api.requests_to("/apis/batch/v1/jobs", watch=True)  # no watch after the refusal
