@@ -180,3 +180,20 @@ def test_suspend_resume_and_parallelism(cluster: Watched) -> None:
         bad = job("bad", "true", completions=1, parallelism=1)
         bad["spec"]["template"]["spec"]["restartPolicy"] = "Always"
         src.apply_workload(bad)
+
+
+def test_kubeview_preempt_runs_the_demo_job_across_a_preempted_node(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from kubeview import cli
+
+    assert cli.main(["preempt", "gpu-node-1", "--items", "60", "--after", "0.3", "--json"]) == 0
+    text = capsys.readouterr().out
+    progress, document = text[:text.index("\n{")], text[text.index("\n{"):]
+    assert "succeeded: node gpu-node-1 preempted:" in progress  # one line per second, and the preemption
+    out = json.loads(document)
+    assert (out["state"], out["items"], out["succeededOnce"], out["missing"], out["twice"]) == (
+        "Complete", 60, 60, "", "")
+    assert out["disrupted"] and {d["reason"] for d in out["disrupted"]} == {"TerminationByKubelet"}
+    assert {d["node"] for d in out["disrupted"]} == {"gpu-node-1"}
+    assert {d["outcome"] for d in out["disrupted"]} == {"succeeded later"}
