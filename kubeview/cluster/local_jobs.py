@@ -320,12 +320,11 @@ def _write_status(api: Api, job: dict, ledger: JobLedger, pods: list[dict], acti
     status["terminating"] = sum(1 for p in pods if _meta(p).get("deletionTimestamp")
                                 and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
     status["uncountedTerminatedPods"] = {}
-    if indexed:
-        status["completedIndexes"] = format_indexes(ledger.completed)
+    if indexed:  # as recorded: completedIndexes once one is done, failedIndexes ("") with per-index limits
+        if ledger.completed:
+            status["completedIndexes"] = format_indexes(ledger.completed)
         if spec.get("backoffLimitPerIndex") is not None:
             status["failedIndexes"] = format_indexes(ledger.failed_indexes)
-        elif not status["completedIndexes"]:
-            status.pop("completedIndexes")
     if suspended:
         _set(status, "Suspended", "True", "JobSuspended", "Job suspended", now)
         status.pop("startTime", None)

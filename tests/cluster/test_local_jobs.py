@@ -79,6 +79,9 @@ def test_an_indexed_job_survives_a_preempted_node(cluster: Watched, tmp_path: Pa
     log = tmp_path / "done.log"
     cluster.source.apply_workload(job("items", f"sleep 0.25; echo $JOB_COMPLETION_INDEX >> {log}", completions=n,
                                       parallelism=6, backoffLimitPerIndex=1, podFailurePolicy=IGNORE_DISRUPTION))
+    first = cluster.status("items")  # as job-01-pods-bound: no completedIndexes yet, failedIndexes ""
+    assert (first["active"], first["failedIndexes"], "completedIndexes" in first, first["terminating"]) == (
+        6, "", False, 0)
     # mid-way: some indexes done, pods running; preempt the node running most of them
     cluster.wait(lambda: int(cluster.status("items").get("succeeded") or 0) >= 3
                  and sum(p["status"].get("phase") == "Running" for p in cluster.pods("items")) >= 2, what="mid-way")
