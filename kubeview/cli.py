@@ -27,6 +27,7 @@ examples:
   kubeview --demo                           the local cluster in the README's screenshots' state
   kubeview --render spheres --headless      render a bundled scene on the local cluster, print progress
   kubeview snapshot --json                  the cluster's allocation as one JSON document
+  kubeview preempt gpu-node-1               the demo's Indexed Job survives a preempted node, headless
   kubeview extender --listen 127.0.0.1:8888 serve the GPU-packing scheduler extender
   kubeview tune three-spheres --headless    find the fastest replicas / cpu / task size (Optuna)
   kubeview bench model                      model throughput on a synthetic 5,000-node cluster
@@ -161,6 +162,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(command="bench")
 
     _tune_parser(sub)
+    pre = sub.add_parser("preempt", help="demo: preempt a node under the demo's Indexed Job, headless",
+                         description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
+                                     "mid-way, and show that every index succeeds exactly once.")
+    pre.add_argument("node", help="the node to preempt, e.g. cpu-node-1")
+    pre.add_argument("--after", type=t.fraction, default=0.25, metavar="FRACTION",
+                     help="preempt once this share of the indexes succeeded (default: 0.25)")
+    pre.add_argument("--items", type=t.int_range(1, 100_000), default=3600, help="work items (default: 3600)")
+    pre.add_argument("--timeout", type=t.seconds, default=600.0, metavar="SECONDS",
+                     help="give up after this long (default: 600)")
+    pre.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    pre.set_defaults(command="preempt")
 
     man = sub.add_parser("render-manifests", help="print the YAML that runs a render on a real cluster",
                          description="Print Namespace, ConfigMap, Secret, producer and consumers, RBAC: "
@@ -248,6 +260,7 @@ COMMANDS = {
     "bench": "kubeview.commands.bench",
     "render-manifests": "kubeview.commands.render_manifests",
     "tune": "kubeview.commands.tune",
+    "preempt": "kubeview.commands.preempt",
 }
 
 

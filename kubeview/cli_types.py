@@ -70,6 +70,17 @@ def ratio_at_least_one(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A share from 0 to 1 ("0.25")."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
+    return value
+
+
 def cpu_amount(text: str) -> str:
     """A positive cpu quantity (1000m, 0.5, 2), checked with the model's own parser."""
     from kubeview.model.quantity import QuantityError, to_units

@@ -1,11 +1,12 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
-One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, the DRA kinds
-where discovery serves `resource.k8s.io/v1` (see kube_dra.py), and core/v1 events with `events=True`,
-as the TUI asks; see kube_watch.py for the loop), all emitting into the one `emit` callback, which
-must be thread-safe (a queue, or Textual's `post_message`). Events are optional: when they cannot be
-read (a 403), the view goes on without them and says so (`Scope.no_events`). Actions: `scale`
-patches a workload's `scale` subresource.
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs, the DRA
+kinds where discovery serves `resource.k8s.io/v1` (see kube_dra.py), and core/v1 events with
+`events=True`, as the TUI asks; see kube_watch.py for the loop), all emitting into the one `emit`
+callback, which must be thread-safe (a queue, or Textual's `post_message`). Events and Jobs are
+optional: when they cannot be read (a 403), the view goes on without them (and says so for Events,
+`Scope.no_events`). Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
+`suspend_job` merge-patch a Job's `spec` (kube_jobs.py).
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
 """
@@ -24,6 +25,7 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube_config import connect, kubeconfig_available
 from kubeview.cluster.kube_dra import DRA_API, served_dra_kinds
 from kubeview.cluster.kube_errors import describe_call_error
+from kubeview.cluster.kube_jobs import patch_job
 from kubeview.cluster.kube_watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.events import Listed, Scope, SourceEvent
@@ -32,7 +34,7 @@ __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
 log = logging.getLogger(__name__)
 
-KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
 
 # kind -> (plural, API class, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped
 _API = {
@@ -48,6 +50,7 @@ _API = {
     # kubectl describe reads; see docs/architecture.md
     "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
     **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
+    "Job": ("jobs", client.BatchV1Api, "list_job_for_all_namespaces", "list_namespaced_job", None),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -152,6 +155,14 @@ class KubeSource:
             raise ActionError(describe_call_error(exc, self.server, action)) from None
         return f"{canonical} {namespace}/{name} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
 
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        """Merge-patch the Job's `spec.parallelism`, as `kubectl patch --type=merge` (jobs/README.md, patch/)."""
+        return patch_job(self, namespace, name, parallelism=parallelism)
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        """Merge-patch the Job's `spec.suspend`: the controller deletes its running pods, or starts anew."""
+        return patch_job(self, namespace, name, suspend=suspend)
+
     def close(self) -> None:
         self._closed.set()
         for inf in self._informers:
@@ -169,14 +180,16 @@ class KubeSource:
             spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
                 KindSpec(kind, plural, getattr(api, all_ns))
             spec.optional = True
+            spec.on_forbidden = self._no_events
             return spec
         if self.namespace and namespaced:
             in_namespace = self._namespaced(kind, plural, getattr(api, namespaced))
+            in_namespace.optional = kind == "Job"
             if kind != "Pod":
                 return in_namespace
             # pods: cluster-wide first (node figures need every pod), the namespace on a 403
             return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
-        return KindSpec(kind, plural, getattr(api, all_ns))
+        return KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
 
     def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:
         ns = self.namespace
@@ -185,6 +198,11 @@ class KubeSource:
             return method(ns, **kwargs)
 
         return KindSpec(kind, plural, call, ns or "")
+
+    def _no_events(self, why: str) -> None:
+        """Events are forbidden (403): the view shows none and says why."""
+        self.no_events = f"events are not shown: {why}"
+        self._scope()
 
     def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
         """An optional kind (Events) could not be read: go on without it, and say why."""

@@ -75,6 +75,10 @@ class Fatal(Exception):
     """An error retrying cannot fix (401, 403, a bad request); the message is one sentence."""
 
 
+class Forbidden(Exception):
+    """403 on a kind the source can do without (`KindSpec.optional`): shown as none, not fatal."""
+
+
 class Throttled(Exception):
     """429 Too Many Requests: wait `seconds`."""
 
@@ -95,8 +99,10 @@ class KindSpec:
     # `on_fallback()` is called first (the source says what it now shows, see KubeSource)
     fallback: KindSpec | None = None
     on_fallback: Callable[[], None] | None = None
-    # an optional kind (Events) never fails the source: when it cannot be read (403 and the like),
-    # `KubeSource` drops it from the link and the view goes on without it
+    # an optional kind (Events, Jobs) never fails the source: a 403 lists it as empty and stops
+    # watching it (`on_forbidden` hears why); a ClusterRole from before kubeview showed Jobs must not
+    # stop kubeview from starting, and the view goes on without Events
+    on_forbidden: Callable[[str], None] | None = None
     optional: bool = False
 
 
@@ -184,6 +190,14 @@ class Informer:
             except Gone:
                 log.info("%s: resourceVersion expired, relisting", self.spec.kind)
                 self.resource_version = None
+            except Forbidden as exc:
+                log.warning("%s: %s; showing none", self.spec.kind, exc)
+                if self.spec.on_forbidden is not None:
+                    self.spec.on_forbidden(str(exc))
+                self.emit(Listed(self.spec.kind, [], ""))
+                self.synced = True
+                self.link.up(self.spec.kind)
+                return
             except Throttled as t:
                 self.stop.wait(t.seconds)
             except Fatal:
@@ -265,6 +279,8 @@ class Informer:
                 raise Gone(obj.get("message", "expired"))
             if code == 403:
                 self._fall_back()
+                if self.spec.optional:
+                    raise Forbidden(describe_api_error(code, json.dumps(obj), f"Watching {self.spec.plural}"))
             if code in (401, 403):
                 raise Fatal(describe_api_error(code, json.dumps(obj), f"Watching {self.spec.plural}"))
             raise RuntimeError(f"watch error {code}: {obj.get('message', '')}")
@@ -297,6 +313,8 @@ class Informer:
         action = f"Listing {self.spec.plural}{scope}"
         if status == 403:
             self._fall_back()
+            if self.spec.optional:
+                raise Forbidden(describe_api_error(status, exc.body, action)) from None
         if status in (401, 403):
             sentence = describe_api_error(status, exc.body, action)
             if status == 403 and not self.spec.namespaced_scope and self.spec.kind != "Node":

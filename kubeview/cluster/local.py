@@ -47,6 +47,7 @@ _FIELD_REFS = {"metadata.name": ("metadata", "name"), "metadata.namespace": ("me
                "metadata.uid": ("metadata", "uid"), "spec.nodeName": ("spec", "nodeName"),
                "spec.serviceAccountName": ("spec", "serviceAccountName"), "status.hostIP": ("status", "hostIP"),
                "status.podIP": ("status", "podIP")}
+_MAP_REF = re.compile(r"^metadata\.(labels|annotations)\['([^']+)'\]$")
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
@@ -57,9 +58,12 @@ def container_env(pod: dict, container: dict) -> dict[str, str]:
         if "name" not in e:
             continue
         ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        mapped = _MAP_REF.match(ref or "")
         if ref in _FIELD_REFS:
             part, key = _FIELD_REFS[ref]
             env[e["name"]] = str((pod.get(part) or {}).get(key, ""))
+        elif mapped:  # metadata.labels['k'] / metadata.annotations['k'] (a Job's JOB_COMPLETION_INDEX)
+            env[e["name"]] = str(((pod.get("metadata") or {}).get(mapped.group(1)) or {}).get(mapped.group(2), ""))
         else:
             env[e["name"]] = expand(str(e.get("value", "")), env)
     return env
@@ -155,6 +159,16 @@ class LocalSource:
 
     def set_packing(self, config: PackingConfig) -> str:
         return self._act(lambda s: s.set_packing(config))
+
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        return self._act(lambda s: s.set_parallelism(namespace, name, parallelism))
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        return self._act(lambda s: s.suspend_job(namespace, name, suspend))
+
+    def preempt_node(self, name: str) -> str:
+        """Reclaim a node as a spot provider would: its pods killed with DisruptionTarget, the node gone."""
+        return self._act(lambda s: s.preempt_node(name))
 
     def create_pod(self, manifest: dict) -> dict:
         return self._act(lambda s: s.create_pod(manifest))

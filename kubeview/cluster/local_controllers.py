@@ -34,6 +34,8 @@ class Api(Protocol):
     def delete(self, kind: str, namespace: str, name: str) -> None: ...
     def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
     def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
+    def owned(self, uid: str) -> list[dict]: ...  # pods whose controller has this uid
+    def pod_owners(self) -> list[str]: ...  # every controller uid some pod names
 
 
 def _meta(o: dict) -> dict:
@@ -78,7 +80,7 @@ def _set_status(api: Api, kind: str, o: dict, status: dict) -> None:
 def reconcile_replicaset(api: Api, rs: dict) -> bool:
     """Create or delete pods to match spec.replicas; update status. True if anything was written."""
     meta, uid = _meta(rs), _meta(rs)["uid"]
-    owned = [p for p in api.list("Pod") if controller_uid(p) == uid]
+    owned = api.owned(uid)
     active = [p for p in owned if is_active(p)]
     want = int((rs.get("spec") or {}).get("replicas", 1))
     changed = False
@@ -96,7 +98,7 @@ def reconcile_replicaset(api: Api, rs: dict) -> bool:
                       RS_CONTROLLER)
         changed = True
     if changed:
-        owned = [p for p in api.list("Pod") if controller_uid(p) == uid]
+        owned = api.owned(uid)
         active = [p for p in owned if is_active(p)]
     ready = sum(1 for p in active if is_ready(p))
     status = {"replicas": len(active), "fullyLabeledReplicas": len(active), "readyReplicas": ready,
@@ -196,7 +198,8 @@ def _scaled(api: Api, dep: dict, rs: str, old: int, new: int) -> None:
 
 
 def collect_garbage(api: Api) -> bool:
-    """Delete ReplicaSets and Pods whose controlling owner no longer exists (background cascade)."""
+    """Delete ReplicaSets and Pods (of ReplicaSets, Jobs, Nodes) whose controlling owner no longer exists
+    (background cascade)."""
     uids = {_meta(o)["uid"] for kind in ("Deployment", "ReplicaSet", "Node") for o in api.list(kind)}
     changed = False
     for rs in api.list("ReplicaSet"):
@@ -204,11 +207,13 @@ def collect_garbage(api: Api) -> bool:
         if owner is not None and owner not in uids:
             api.delete("ReplicaSet", _meta(rs).get("namespace", ""), _meta(rs)["name"])
             changed = True
-    uids = {_meta(o)["uid"] for kind in ("ReplicaSet", "Node") for o in api.list(kind)}
+    uids = {_meta(o)["uid"] for kind in ("ReplicaSet", "Node", "Job") for o in api.list(kind)}
     uids |= api.daemon_uids
-    for pod in api.list("Pod"):
-        owner = controller_uid(pod)
-        if owner is not None and owner not in uids and not _meta(pod).get("deletionTimestamp"):
-            api.delete_pod(_meta(pod).get("namespace", ""), _meta(pod)["name"])
-            changed = True
+    for owner in api.pod_owners():  # by owner: a pass over every pod per round cost O(pods) per event
+        if owner in uids:
+            continue
+        for pod in api.owned(owner):
+            if not _meta(pod).get("deletionTimestamp"):
+                api.delete_pod(_meta(pod).get("namespace", ""), _meta(pod)["name"])
+                changed = True
     return changed

@@ -39,12 +39,16 @@ def demo_cluster() -> ClusterConfig:
     return ClusterConfig(source=base.source, nodes=base.nodes + dra.nodes, system=base.system + dra.system)
 
 
-def open_demo(metrics_listen: tuple[str, int] | None = None, timeout: float = SETTLE_TIMEOUT) -> LocalSource:
-    """A LocalSource on the bundled cluster with the demo applied and settled; SourceError if it does not."""
+def open_demo(metrics_listen: tuple[str, int] | None = None, timeout: float = SETTLE_TIMEOUT, *,
+              job_items: int | None = None) -> LocalSource:
+    """A LocalSource on the bundled cluster with the demo applied and settled; SourceError if it does not.
+    `job_items`: the demo Job's completions instead of the file's 3,600 (`kubeview preempt --items`)."""
     source = LocalSource(policy=PackingConfig(policy=DEMO_POLICY), seed=DEMO_SEED, metrics_listen=metrics_listen,
                          config=demo_cluster())
     try:
         for manifest in demo_manifests():
+            if manifest.get("kind") == "Job" and job_items is not None:
+                manifest["spec"]["completions"] = job_items
             if manifest.get("kind") == "Pod":
                 source.create_pod(manifest)
             elif manifest.get("kind") in CLAIM_KINDS:

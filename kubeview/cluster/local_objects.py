@@ -18,7 +18,7 @@ import uuid
 from kubeview.cluster.local_config import NodeSpec, SystemWorkload
 
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "ReplicaSet": "apps/v1", "Deployment": "apps/v1", "Event": "v1",
-                "DeviceClass": "resource.k8s.io/v1", "ResourceSlice": "resource.k8s.io/v1",
+                "Job": "batch/v1", "DeviceClass": "resource.k8s.io/v1", "ResourceSlice": "resource.k8s.io/v1",
                 "ResourceClaim": "resource.k8s.io/v1"}
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s utilrand: no vowels, no confusable digits
 GPU = "nvidia.com/gpu"
@@ -342,3 +342,26 @@ def system_deployment(w: SystemWorkload) -> dict:
                                                tolerations=list(w.tolerations),
                                                priorityClassName="system-cluster-critical", priority=2000000000)}},
     })
+
+
+def disrupted(pod: dict, reason: str, message: str, exit_code: int = 137) -> dict:
+    """A pod killed with its node: Failed, `DisruptionTarget=True` (as the kubelet's node-shutdown
+    manager writes it: reason `TerminationByKubelet`), its container terminated."""
+    out = container_state(pod, terminated_state(exit_code, started_at(pod)), False, _restarts(pod), phase="Failed")
+    status, now = out["status"], timestamp()
+    _set_condition(status, "DisruptionTarget", "True", now, reason, message)
+    status["reason"], status["message"] = "Terminated", message
+    return out
+
+
+def started_at(pod: dict) -> str:
+    """When the running container started (now, if none runs): the terminated state's `startedAt`."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        running = (cs.get("state") or {}).get("running")
+        if running:
+            return running.get("startedAt", "")
+    return timestamp()
+
+
+def _restarts(pod: dict) -> int:
+    return sum(int(cs.get("restartCount", 0)) for cs in (pod.get("status") or {}).get("containerStatuses") or [])

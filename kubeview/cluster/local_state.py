@@ -22,10 +22,12 @@ from kubeview.cluster import local_objects as obj
 from kubeview.cluster.local_config import ClusterConfig
 from kubeview.cluster.local_controllers import (
     collect_garbage,
+    controller_uid,
     is_active,
     reconcile_deployment,
     reconcile_replicaset,
 )
+from kubeview.cluster.local_jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local_scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
@@ -34,8 +36,10 @@ from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
 
-LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event")
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job")
 MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
+# what the kubelet's graceful node shutdown writes (pkg/kubelet/nodeshutdown): a reclaimed spot node
+NODE_SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
 SCALABLE = ("ReplicaSet", "Deployment")
 TEMPLATE = "ResourceClaimTemplate"  # stored and used by the resourceclaim controller; no client watches it
 Key = tuple[str, str]
@@ -81,11 +85,13 @@ class LocalCluster:
         self._seq: dict[tuple[str, Key], int] = {}
         self._counter = itertools.count()
         self._rv = 0
+        self._owned: dict[str, dict[Key, dict]] = {}  # controller uid -> its pods (controllers' lookups)
         self._processes: set[Key] = set()  # pods the supervisor was asked to run and has not stopped
         self._pod_ips: dict[str, int] = {}
         self._node_index: dict[str, int] = {}
         self._schedule_needed = True
         self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
+        self.job_ledgers: dict[str, JobLedger] = {}  # Job uid -> what its controller has counted
         self._bootstrap(config)
         self.reconcile()
 
@@ -103,6 +109,12 @@ class LocalCluster:
     def created_seq(self, kind: str, namespace: str, name: str) -> int:
         return self._seq.get((kind, (namespace, name)), 0)
 
+    def owned(self, uid: str) -> list[dict]:
+        return list((self._owned.get(uid) or {}).values())
+
+    def pod_owners(self) -> list[str]:
+        return list(self._owned)
+
     def _write(self, kind: str, type_: str, o: dict) -> dict:
         self._rv += 1
         o["metadata"]["resourceVersion"] = str(self._rv)
@@ -112,6 +124,15 @@ class LocalCluster:
             self._seq.pop((kind, key), None)
         else:
             self._objects[kind][key] = o
+        owner = controller_uid(o) if kind == "Pod" else None
+        if owner is not None:
+            pods = self._owned.setdefault(owner, {})
+            if type_ == "DELETED":
+                pods.pop(key, None)
+                if not pods:
+                    del self._owned[owner]
+            else:
+                pods[key] = o
         if kind == TEMPLATE:  # read by the resourceclaim controller only: no client lists or watches it
             return o
         event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
@@ -228,8 +249,11 @@ class LocalCluster:
     def apply_workload(self, manifest: dict) -> dict:
         """Create or replace a ReplicaSet or Deployment (`kind` says which; `kubectl apply`, roughly)."""
         kind = manifest.get("kind")
+        if kind == "Job":
+            return self.apply_job(manifest)
         if kind not in SCALABLE:
-            raise ActionError(f"the local cluster runs ReplicaSets and Deployments, not {kind or 'objects without a kind'}")
+            raise ActionError(f"the local cluster runs ReplicaSets, Deployments and Jobs, "
+                              f"not {kind or 'objects without a kind'}")
         name = (manifest.get("metadata") or {}).get("name")
         if not name:
             raise ActionError(f"a {kind} needs metadata.name")
@@ -298,6 +322,68 @@ class LocalCluster:
             self.reconcile()
         return f"{kind.lower()} {namespace}/{name} scaled to {replicas}"
 
+    def apply_job(self, manifest: dict) -> dict:
+        """Create a Job (a Job's pod template cannot change: an existing one is refused, as kube does)."""
+        name = (manifest.get("metadata") or {}).get("name")
+        if not name:
+            raise ActionError("a Job needs metadata.name")
+        ns = (manifest.get("metadata") or {}).get("namespace") or "default"
+        if self.get("Job", ns, name) is not None:
+            raise ActionError(f"job {ns}/{name} already exists")
+        try:
+            job = normalize_job({**manifest, "metadata": {**manifest["metadata"], "namespace": ns}})
+        except ValueError as exc:
+            raise ActionError(f"Job {ns}/{name} is invalid: {exc}") from None
+        _check_resources(job["spec"]["template"]["spec"], f"Job {name}")
+        made = self.create("Job", job)
+        self.reconcile()
+        return made
+
+    def _patch_job(self, namespace: str, name: str, change: dict) -> None:
+        current = self.get("Job", namespace, name)
+        if current is None:
+            raise ActionError(f"job {namespace}/{name} not found")
+        fresh = copy.deepcopy(current)
+        fresh["spec"].update(change)
+        if fresh["spec"] != current["spec"]:
+            fresh["metadata"]["generation"] = int(fresh["metadata"].get("generation", 1)) + 1
+            self.update("Job", fresh)
+            self.reconcile()
+
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 0:
+            raise ActionError(f"parallelism must be 0 or more, not {parallelism}")
+        self._patch_job(namespace, name, {"parallelism": parallelism})
+        return f"Job {namespace}/{name} parallelism set to {parallelism}."
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        self._patch_job(namespace, name, {"suspend": bool(suspend)})
+        return f"Job {namespace}/{name} {'suspended' if suspend else 'resumed'}."
+
+    def preempt_node(self, name: str) -> str:
+        """A spot node reclaimed: its pods are killed and marked `DisruptionTarget` (reason
+        `TerminationByKubelet`, the node-shutdown message), then the Node object goes. Controllers
+        replace what they own; a Job's podFailurePolicy decides whether the failures count."""
+        node = self.get("Node", "", name)
+        if node is None:
+            raise ActionError(f"node {name} not found")
+        killed = 0
+        for pod in self.list("Pod"):
+            if (pod.get("spec") or {}).get("nodeName") != name:
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            key = _key(pod)
+            if key in self._processes:
+                self._processes.discard(key)  # what the process does from now on is not reported
+                self.intents.append(StopPod(key, 0.0))
+            self.update("Pod", obj.disrupted(pod, "TerminationByKubelet", NODE_SHUTDOWN_MESSAGE))
+            killed += 1
+        self._write("Node", "DELETED", copy.deepcopy(node))
+        self._node_index.pop(name, None)
+        self.reconcile()
+        return f"node {name} preempted: {killed} pod{'s' if killed != 1 else ''} killed, node removed."
+
     def set_packing(self, config: PackingConfig) -> str:
         self.packing = config
         self._schedule_needed = True
@@ -316,6 +402,8 @@ class LocalCluster:
                 reconcile_deployment(self, dep)
             for rs in self.list("ReplicaSet"):
                 reconcile_replicaset(self, rs)
+            for job in self.list("Job"):
+                reconcile_job(self, job, self.job_ledgers.setdefault(job["metadata"]["uid"], JobLedger()))
             self._schedule()
             if self._rv == before:  # a round that wrote nothing: settled
                 return
@@ -325,7 +413,10 @@ class LocalCluster:
             return False
         self._schedule_needed = False
         bound_any = False
-        seq = ((self.created_seq("Pod", *k), p) for k, p in self._objects["Pod"].items())
+        # only unbound, unfinished pods can be scheduled: the model keeps them (finished Job pods
+        # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
+        pods = self._objects["Pod"]
+        seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
         for pod in queue_order(seq):
             claims = self._pod_claims(pod) if self._dra else []
             if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
@@ -466,7 +557,7 @@ class LocalCluster:
         pod = self.get("Pod", *key)
         if pod is None or key not in self._processes:
             return
-        started = _started_at(pod)
+        started = obj.started_at(pod)
         last = obj.terminated_state(exit_code, started)
         if restart_in is not None:
             name = _container_name(pod)
@@ -531,14 +622,6 @@ def _container_name(pod: dict) -> str:
     """The container a local pod runs (the first with a command, as the supervisor picks it)."""
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     return next((c for c in containers if c.get("command")), containers[0]).get("name", "")
-
-
-def _started_at(pod: dict) -> str:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        running = (cs.get("state") or {}).get("running")
-        if running:
-            return running.get("startedAt", "")
-    return obj.timestamp()
 
 
 def _duration(seconds: float) -> str:

@@ -27,5 +27,11 @@ class ClusterSource(Protocol):
     def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
         """Set a workload's replicas; returns a one-line result, raises ActionError with the refusal."""
 
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        """Set a Job's spec.parallelism; one-line result, ActionError with the refusal."""
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        """Suspend (True) or resume (False) a Job; one-line result, ActionError with the refusal."""
+
     def close(self) -> None:
         """Stop everything this source started (processes, threads, connections)."""

@@ -253,7 +253,7 @@ class SyntheticSource:
                 by_kind[wl.kind].append(self._workload_object(wl))
             rv = str(self._rv)
             out = [Listed("Node", list(self._nodes.values()), rv), Listed("Pod", list(self._pods.values()), rv)]
-            return out + [Listed(k, v, rv) for k, v in by_kind.items()]
+            return out + [Listed(k, v, rv) for k, v in by_kind.items()] + [Listed("Job", [], rv)]
 
     def usage_update(self) -> UsageUpdate:
         """Deterministic utilization: each node uses 40..95% of what its pods request."""

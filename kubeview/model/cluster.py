@@ -26,6 +26,7 @@ from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, W
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
+from kubeview.model.job_store import JobStore
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.table import NodeTable
 from kubeview.model.usage import Usage, UsageUpdate
@@ -49,6 +50,7 @@ class ClusterModel:
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.no_events: str | None = None  # why there are none to show (e.g. listing them is forbidden)
+        self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/job_store.py)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
@@ -98,7 +100,10 @@ class ClusterModel:
             return False  # BOOKMARK/ERROR are the source's business
         deleted = event.type == "DELETED"
         if kind == "Pod":
-            return self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)
+            in_job = self.jobs.delete_pod(obj) if deleted else self.jobs.put_pod(obj)
+            return (self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)) or in_job
+        if kind == "Job":
+            return self.jobs.delete_job(obj) if deleted else self.jobs.put_job(obj)
         if kind == "Node":
             name = (obj.get("metadata") or {}).get("name", "")
             return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
@@ -128,6 +133,9 @@ class ClusterModel:
         self.synced.add(kind)
         if kind == "Pod":
             self._relist_pods(event.objects)
+            self.jobs.relist_pods(event.objects)
+        elif kind == "Job":
+            self.jobs.relist_jobs(event.objects)
         elif kind == "Node":
             fresh = {v.name: v for v in map(NodeView.from_api, event.objects)}
             for name in [n for n in self.nodes if n not in fresh]:

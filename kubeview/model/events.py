@@ -7,8 +7,8 @@ from typing import Literal
 
 from kubeview.model.usage import UsageUpdate
 
-KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet")
-Kind = Literal["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"]
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
+Kind = Literal["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job"]
 
 
 @dataclass(frozen=True, slots=True)

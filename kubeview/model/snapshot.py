@@ -18,12 +18,13 @@ from kubeview.model.dra_snapshot import DRA_SCHEMA, dra_doc
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
+from kubeview.model.snapshot_jobs import JOB_SCHEMA, jobs_doc
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
 
-SCHEMA_VERSION = 2  # 2: nvidia.com/gpu figures count DRA devices; a pod's claim-mapped requests moved to "dra"
+SCHEMA_VERSION = 2  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 
@@ -254,6 +255,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "nodes": nodes,
         "pods": pod_docs,
         "workloads": workloads,
+        "jobs": jobs_doc(model.jobs, model.display_namespace),
         "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
     }
@@ -279,12 +281,12 @@ def _obj(props: dict, required: list[str] | None = None, description: str = "") 
 
 SNAPSHOT_SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://kubeview.dev/schemas/snapshot-v2.json",
+    "$id": f"https://kubeview.dev/schemas/snapshot-v{SCHEMA_VERSION}.json",
     "title": "kubeview snapshot",
     "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
     "type": "object",
-    "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "fragmentation",
-                 "dra"],
+    "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "jobs",
+                 "fragmentation", "dra"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -309,6 +311,7 @@ SNAPSHOT_SCHEMA: dict = {
         "nodes": {"type": "array", "items": {"$ref": "#/$defs/node"}},
         "pods": {"type": "array", "items": {"$ref": "#/$defs/pod"}},
         "workloads": {"type": "array", "items": {"$ref": "#/$defs/workload"}},
+        "jobs": {"type": "array", "items": {"$ref": "#/$defs/job"}},
         "fragmentation": {"$ref": "#/$defs/fragmentation"},
         "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
     },
@@ -354,6 +357,7 @@ SNAPSHOT_SCHEMA: dict = {
             "namespace": _STR, "name": _STR,
             "desired": _COUNT, "ready": _COUNT, "current": _COUNT, "available": _COUNT,
         }),
+        "job": JOB_SCHEMA,
         "fragmentation": _obj({
             "resource": _STR,
             "freeTotal": _COUNT,

@@ -126,10 +126,13 @@ READ_RULES: list[Obj] = [
     {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
      "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
 ]
 SCALE_RULES: list[Obj] = [
     {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],
      "verbs": ["get", "patch"]},
+    # Job parallelism and suspend are merge patches of the Job itself (it has no scale subresource)
+    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["patch"]},
 ]
 _APPLY = ["create", "patch", "delete"]  # server-side apply of a new object is authorized as create too
 RENDER_RULES: list[Obj] = [

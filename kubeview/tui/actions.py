@@ -63,6 +63,38 @@ class ActionsMixin:
         else:
             self.post_message(ActionDone(text or f"{kind} {namespace}/{name} scaled to {replicas}."))
 
+    @work(thread=True, group="actions", exit_on_error=False, name="changing a Job")
+    def job_action(self: KubeviewApp, namespace: str, name: str, *, parallelism: int | None = None,
+                   suspend: bool | None = None) -> None:
+        """`source.set_parallelism` or `source.suspend_job` in a thread; one line back."""
+        source: Any = self.source
+        try:
+            if parallelism is not None:
+                text = source.set_parallelism(namespace, name, parallelism)
+            else:
+                text = source.suspend_job(namespace, name, bool(suspend))
+        except ActionError as exc:
+            self.post_message(ActionDone(str(exc), ok=False))
+        except AttributeError:
+            self.post_message(ActionDone("this cluster source cannot change Jobs.", ok=False))
+        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
+            self.post_message(ActionDone(f"changing Job {namespace}/{name} failed: {exc}", ok=False))
+        else:
+            self.post_message(ActionDone(text))
+
+    @work(thread=True, group="actions", exit_on_error=False, name="preempting a node")
+    def preempt(self: KubeviewApp, node: str) -> None:
+        """The embedded cluster's `preempt_node` in a thread; one line back."""
+        source: Any = self.source
+        try:
+            text = source.preempt_node(node)
+        except ActionError as exc:
+            self.post_message(ActionDone(str(exc), ok=False))
+        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
+            self.post_message(ActionDone(f"preempting node {node} failed: {exc}", ok=False))
+        else:
+            self.post_message(ActionDone(text))
+
     @work(thread=True, group="actions", exit_on_error=False, name="applying packing")
     def apply_packing(self: KubeviewApp, config: PackingConfig) -> None:
         """Make `config` live: on the embedded scheduler, else on the extender."""

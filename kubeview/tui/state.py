@@ -18,6 +18,8 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.workloads import WORKLOAD_KINDS
 from kubeview.tui.key_index import KeyIndex
+from kubeview.tui.rows.jobs import WorkloadItems
+from kubeview.tui.rows.jobs import search_text as job_search_text
 from kubeview.tui.rows.pods import search_text as pod_search_text
 from kubeview.tui.rows.workloads import search_text as workload_search_text
 
@@ -132,15 +134,23 @@ class ClusterState:
                 # young-generation passes instead of 10) keep them off most key presses.
                 young, middle, _ = gc.get_threshold()
                 gc.set_threshold(young, middle, FULL_GC_EVERY)
-            elif event.kind in WORKLOAD_KINDS:
-                self.workloads_by_name.rebuild(sorted(model.workloads))
-                self.workload_search = {k: workload_search_text(w) for k, w in model.workloads.items()}
+            elif event.kind in WORKLOAD_KINDS or event.kind == "Job":
+                items = self.workload_items()
+                self.workloads_by_name.rebuild(sorted(items))
+                self.workload_search = {k: job_search_text(w) if k[0] == "Job" else workload_search_text(w)
+                                        for k, w in items.items()}
         elif isinstance(event, WatchEvent):
             key = event_key(event)
             if event.kind == "Pod":
                 _follow(key, model.shown_pods(), self.pods_by_name, self.pod_search, pod_search_text)
             elif event.kind in WORKLOAD_KINDS:
                 _follow(key, model.workloads, self.workloads_by_name, self.workload_search, workload_search_text)
+            elif event.kind == "Job":
+                _follow(key, self.workload_items(), self.workloads_by_name, self.workload_search, job_search_text)
+
+    def workload_items(self) -> WorkloadItems:
+        """Workloads and Jobs as the Workloads table's one mapping, (kind, namespace, name) -> view."""
+        return WorkloadItems(self.model.workloads, self.model.jobs.jobs)
 
 
 def _follow(key: tuple, items: dict, index: KeyIndex, search: dict, text_of: Callable) -> None:

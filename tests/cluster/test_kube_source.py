@@ -23,7 +23,7 @@ from kubeview.model.events import ConnectionState, Listed, Scope, WatchEvent
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 OTHER_WATCHES = ["/api/v1/nodes", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
-                 "/apis/apps/v1/statefulsets"]
+                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs"]
 PODS = "/api/v1/pods"
 
 
@@ -66,7 +66,7 @@ def test_initial_sync(kube_api: KubeAPI) -> None:
     kube_api.script_watch(PODS, WatchScript([], end="close"))
     events, model = run(kube_api, 1)
     listed = {e.kind: e for e in events if isinstance(e, Listed)}
-    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"}
+    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job"}
     assert listed["Pod"].resource_version == "345" and len(listed["Pod"].objects) == 6
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
     assert state(model) == state(fresh())
@@ -173,7 +173,8 @@ def test_429_waits_for_retry_after(kube_api: KubeAPI) -> None:
 
 
 NS_WATCHES = ("/api/v1/nodes", "/apis/apps/v1/namespaces/default/replicasets",
-              "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets")
+              "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets",
+              "/apis/batch/v1/namespaces/default/jobs")
 
 
 def other_namespace_pods() -> dict:
@@ -262,7 +263,7 @@ def test_startup_failures_are_one_sentence(kube_api: KubeAPI, tmp_path, setup: s
         src.run(events.append, threading.Event())
     src.close()
     if setup == "bad-token":  # every kind's list is refused; which informer reports it first is a race
-        assert re.fullmatch(re.escape(expected).replace("nodes", "(nodes|pods|replicasets|deployments|statefulsets)"),
+        assert re.fullmatch(re.escape(expected).replace("nodes", "(nodes|pods|replicasets|deployments|statefulsets|jobs)"),
                             str(err.value)), str(err.value)
     else:
         assert str(err.value) == expected

@@ -61,6 +61,9 @@ def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterMode
     assert (model.workloads[("ReplicaSet", "batch", "consumer")].ready,
             model.workloads[("ReplicaSet", "batch", "consumer")].desired) == (21, 24)
     assert model.workloads[("Deployment", "default", "web")].ready == 2  # something to scale
+    items = model.jobs.jobs[("jobs", "work-items")]  # 3,600 work items, waiting for `z`
+    assert (items.state, items.completions, items.parallelism, items.indexed, items.active) == (
+        "Suspended", 3600, 24, True, 0)
     # settled: every bound pod runs a real process
     bound = [p for p in model.pods.values() if p.node]
     assert all(p.phase == "Running" for p in bound)

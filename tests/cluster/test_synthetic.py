@@ -47,7 +47,7 @@ def test_events_flow_and_keep_the_model_consistent() -> None:
     thread.join(30)
     assert not thread.is_alive()
     assert isinstance(seen[0], ConnectionState) and seen[0].state == "connecting"
-    assert [e.kind for e in seen if isinstance(e, Listed)] == ["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet"]
+    assert [e.kind for e in seen if isinstance(e, Listed)] == ["Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job"]
     assert {e.type for e in seen if isinstance(e, WatchEvent)} == {"ADDED", "MODIFIED", "DELETED"}
     fresh = ClusterModel()
     for listed in src.lists():

@@ -25,6 +25,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from . import fixtures
+from . import jobs as job_api
 from .live import Conflict, LiveCluster, parse_selector
 
 TOKEN = "kubeview-test-token"
@@ -47,6 +48,7 @@ _EMPTY_LISTS = {
     "/apis/apps/v1/statefulsets": "StatefulSetList",
     "/apis/apps/v1/namespaces/default/statefulsets": "StatefulSetList",
 }
+_EMPTY_JOB_LISTS = ("/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/default/jobs")
 _RESOURCE_KIND = {"replicasets": "ReplicaSet", "deployments": "Deployment", "statefulsets": "StatefulSet"}
 
 
@@ -165,6 +167,9 @@ class KubeAPI:
         for p, kind in _EMPTY_LISTS.items():
             self._lists[p] = json.dumps({"kind": kind, "apiVersion": "apps/v1",
                                          "metadata": {"resourceVersion": "345"}, "items": []}).encode()
+        for p in _EMPTY_JOB_LISTS:
+            self._lists[p] = json.dumps(job_api.job_list([], "345")).encode()
+        self._jobs: dict[tuple[str, str], dict] = {}  # Jobs GET/PATCH serves (tests/kubeapi/jobs.py)
         self.add_scale("replicasets", "default", "consumer", fixtures.load("scale-get-final.json"))
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -277,6 +282,16 @@ current-context: kubeview-test
         with self._lock:
             self._scales[(resource, namespace, name)] = scale
 
+    def add_job(self, job: dict) -> None:
+        """Make /apis/batch/v1/namespaces/NS/jobs/NAME exist (GET, merge PATCH)."""
+        meta = job["metadata"]
+        with self._lock:
+            self._jobs[(meta.get("namespace", ""), meta["name"])] = json.loads(json.dumps(job))
+
+    def job(self, namespace: str, name: str) -> dict:
+        with self._lock:
+            return json.loads(json.dumps(self._jobs[(namespace, name)]))
+
     def scale_of(self, resource: str, namespace: str, name: str) -> int:
         return int(self._scales[(resource, namespace, name)]["spec"]["replicas"])
 
@@ -363,6 +378,10 @@ class _Handler(BaseHTTPRequestHandler):
         if (len(segments) == 8 and segments[:4] == ["apis", "apps", "v1", "namespaces"]
                 and segments[7] == "scale"):
             self._scale_request(segments[4], segments[5], segments[6], req)
+            return
+        if len(segments) == 7 and segments[:4] == ["apis", "batch", "v1", "namespaces"] and segments[5] == "jobs":
+            status, reply = job_api.handle(api, self.command, segments[4], segments[6], req)
+            self._send(status, json.dumps(reply).encode())
             return
         if self.command == "GET":
             with api._lock:  # discovery is asked with a trailing slash (`/apis/resource.k8s.io/v1/`)

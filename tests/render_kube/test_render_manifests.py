@@ -52,10 +52,12 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
         {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
          "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
     ]
     assert by_kind(objs, "Role", "kubeview-scale")["rules"] == [
         {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],
          "verbs": ["get", "patch"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["patch"]},
     ]
     apply = ["create", "patch", "delete"]
     assert by_kind(objs, "Role", "kubeview-render")["rules"] == [

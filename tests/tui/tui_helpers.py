@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from textual.pilot import Pilot
@@ -48,3 +49,21 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
         asyncio.run(test(*args, **kwargs))
 
     return wrapper
+
+
+@contextlib.asynccontextmanager
+async def kube_app_on(key: str, kubeconfig: str, size: tuple[int, int] = (120, 40)) -> AsyncIterator[Pilot]:
+    """The TUI on a KubeSource for `kubeconfig`, settled, after pressing `key` (a screen's digit)."""
+    from kubeview.cluster.kube import KubeSource
+    from kubeview.tui.app import make_app
+
+    source = KubeSource(kubeconfig)
+    app = make_app(source)
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press(key)
+            await settle(pilot)
+            yield pilot
+    finally:
+        source.close()

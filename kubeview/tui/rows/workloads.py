@@ -1,4 +1,5 @@
-"""The Workloads table: ReplicaSets, Deployments and StatefulSets with desired / ready replicas."""
+"""The Workloads table: ReplicaSets, Deployments and StatefulSets with desired / ready replicas, and
+Jobs with completions / succeeded (their cells and panel: rows/jobs.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from collections.abc import Callable
 
 from rich.text import Text
 
+from kubeview.model.jobs import JobView
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
 from kubeview.tui.key_index import ItemValue
+from kubeview.tui.rows import jobs
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [
@@ -28,13 +31,13 @@ _GONE = WorkloadView("", "", "", 0, 0, 0, 0, {}, None)
 def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], object] | None:
     if column in ("kind", ""):
         return None
-    getters: dict[str, Callable[[WorkloadView], object]] = {
+    getters: dict[str, Callable[[jobs.Row], object]] = {
         "namespace": lambda w: f"{w.namespace}/{w.name}",
         "name": lambda w: w.name,
-        "desired": lambda w: -w.desired,
-        "ready": lambda w: -w.ready,
-        "bar": lambda w: (w.ready / w.desired) if w.desired else 2.0,
-        "owner": lambda w: "/".join(w.owner) if w.owner else "",
+        "desired": lambda w: -jobs.desired(w),
+        "ready": lambda w: -jobs.ready(w),
+        "bar": lambda w: (jobs.ready(w) / jobs.desired(w)) if jobs.desired(w) else 2.0,
+        "owner": lambda w: jobs.summary(w) if isinstance(w, JobView) else "/".join(w.owner) if w.owner else "",
     }
     return ItemValue(items, getters[column], _GONE)  # _GONE: a row deleted while a worker sorts
 
@@ -45,9 +48,11 @@ def search_text(w: WorkloadView) -> str:
     return f"{w.kind} {w.namespace}/{w.name} {owner}".lower()
 
 
-def cells(w: WorkloadView | None, key: Key) -> list[Text | str]:
+def cells(w: WorkloadView | JobView | None, key: Key) -> list[Text | str]:
     if w is None:
         return [key[0], key[1], Text(key[2], style="strike dim")]
+    if isinstance(w, JobView):
+        return jobs.cells(w)
     short = w.ready < w.desired
     return [
         w.kind,

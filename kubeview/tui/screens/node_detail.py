@@ -1,4 +1,8 @@
-"""One node: conditions, taints, the "Allocated resources" block, and the pods counted against it."""
+"""One node: conditions, taints, the "Allocated resources" block, and the pods counted against it.
+
+On the embedded cluster `P` preempts the node (asks first): its pods are killed with
+`DisruptionTarget`, the node goes, and controllers replace what they own (a spot node reclaimed).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
 from kubeview.tui.rows.devices import node_device_lines
 from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
 from kubeview.tui.widgets.cluster_header import ClusterHeader
@@ -21,7 +26,9 @@ SHOWN = ("cpu", "memory", "ephemeral-storage", "pods")
 
 class NodeDetailScreen(ClusterScreen):
     SCREEN_TITLE = "Node"
-    BINDINGS = [Binding("escape", "back", "Back", id="node.back", tooltip="Back to the nodes")]
+    BINDINGS = [Binding("escape", "back", "Back", id="node.back", tooltip="Back to the nodes"),
+                Binding("P", "preempt", "Preempt node", id="node.preempt",
+                        tooltip="Embedded cluster: kill the node's pods (DisruptionTarget) and remove the node")]
 
     def __init__(self, node: str) -> None:
         super().__init__()
@@ -66,6 +73,26 @@ class NodeDetailScreen(ClusterScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "preempt":  # only the embedded cluster can lose a node on request
+            return hasattr(self.kv.source, "preempt_node")
+        return super().check_action(action, parameters)
+
+    def action_preempt(self) -> None:
+        node = self.node
+        with self.state.lock:
+            pods = len(self.state.model.pods_on(node))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.kv.banner = (f"preempting node {node}…", "")
+                self.kv.preempt(node)
+            else:
+                self.kv.banner = (f"node {node} left alone.", "ok")
+
+        self.app.push_screen(Confirm(f"Preempt node {node}? Its {pods} pod(s) are killed and the node removed."),
+                             answered)
 
 
 def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:

@@ -1,21 +1,29 @@
 """Workloads: desired / ready per ReplicaSet, Deployment and StatefulSet; scale with `+`, `-`, `s`.
 
-A jump of more than 10x (either way) or to 0 asks first. Scaling runs `source.scale` in a worker;
-the result or the API's refusal appears in the banner, one line.
+Jobs are rows too (completions / succeeded); on a Job the same keys change its parallelism, `z`
+suspends or resumes it, and the panel under the table shows the selected Job's index strip and
+disrupted pods. A jump of more than 10x (either way) or to 0 asks first, for replicas and
+parallelism alike, and so does a suspend (it stops every running pod of the Job, like scaling to 0).
+Actions run in a worker; the result or the API's refusal appears in the banner, one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widgets import Static
 
+from kubeview.model.jobs import JobView
 from kubeview.tui.key_index import KeyIndex
+from kubeview.tui.rows import jobs as job_rows
 from kubeview.tui.rows import workloads as rows
 from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.prompts import Confirm, NumberPrompt
 from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 JUMP = 10  # a change by more than this factor asks for confirmation
 
@@ -31,7 +39,7 @@ def needs_confirmation(current: int, target: int) -> bool:
 
 class WorkloadsScreen(IndexedScreen):
     SCREEN_TITLE = "Workloads"
-    KINDS = ("ReplicaSet", "Deployment", "StatefulSet")
+    KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "Job")
     COLUMNS = rows.COLUMNS
     EMPTY = "no workloads (yet)"
     DEFAULT_SORT = "kind"
@@ -41,14 +49,37 @@ class WorkloadsScreen(IndexedScreen):
         Binding("minus", "scale_by(-1)", "Scale -1", id="workloads.scale_down",
                 tooltip="Remove one replica from the selected workload"),
         Binding("s", "scale_to", "Scale to…", id="workloads.scale_to",
-                tooltip="Ask for a replica count for the selected workload"),
+                tooltip="Ask for a replica count (a Job: its parallelism) for the selected workload"),
+        Binding("z", "suspend", "Suspend/resume", id="workloads.suspend",
+                tooltip="Suspend the selected Job (its running pods stop) or resume it"),
     ]
 
     def compose_body(self) -> ComposeResult:
         yield self.make_table()
+        yield Static(id="job-panel")
 
     def items(self, state: ClusterState) -> dict:
-        return state.model.workloads
+        return state.workload_items()  # type: ignore[return-value]
+
+    def update_from_state(self, state: ClusterState) -> None:
+        super().update_from_state(state)
+        self.show_job_panel()
+
+    @on(VirtualTable.Highlighted)
+    def _highlighted(self) -> None:
+        self.show_job_panel()
+
+    def show_job_panel(self) -> None:
+        """The selected Job in full under the table; hidden when the cursor is on another kind."""
+        box = self.query_one("#job-panel", Static)
+        key = self.table().cursor_key
+        if not (isinstance(key, tuple) and key[:1] == ("Job",)):
+            box.display = False
+            return
+        with self.state.lock:
+            text = job_rows.panel(self.state.model.jobs, key)  # type: ignore[arg-type]
+        box.update(text)
+        box.display = True
 
     def by_name(self, state: ClusterState) -> KeyIndex:
         return state.workloads_by_name
@@ -63,11 +94,14 @@ class WorkloadsScreen(IndexedScreen):
         return rows.cells(items.get(key), key)  # type: ignore[arg-type]
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
+        """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
         key = self.table().cursor_key
         if key is None:
             return None
-        w = self.state.model.workloads.get(key)  # type: ignore[call-overload]
-        return (key, w.desired) if w is not None else None  # type: ignore[return-value]
+        w = self.state.workload_items().get(key)  # type: ignore[arg-type]
+        if w is None:
+            return None
+        return (key, w.parallelism if isinstance(w, JobView) else w.desired)  # type: ignore[return-value]
 
     def action_scale_by(self, delta: int) -> None:
         sel = self.selected()
@@ -89,12 +123,15 @@ class WorkloadsScreen(IndexedScreen):
             if n is not None:
                 self.request_scale(key, n, desired)
 
-        self.app.push_screen(NumberPrompt(f"Replicas for {kind} {ns}/{name} (now {desired}):", desired), answered)
+        what = "Parallelism" if kind == "Job" else "Replicas"
+        self.app.push_screen(NumberPrompt(f"{what} for {kind} {ns}/{name} (now {desired}):", desired), answered)
 
     def request_scale(self, key: tuple[str, str, str], target: int, current: int) -> None:
         kind, ns, name = key
+        noun = "parallelism" if kind == "Job" else "replicas"
         if target == current:
-            self.kv.banner = (f"{kind} {ns}/{name} already has {current} replicas.", "ok")
+            self.kv.banner = (f"{kind} {ns}/{name} already has {noun} {current}." if kind == "Job"
+                              else f"{kind} {ns}/{name} already has {current} replicas.", "ok")
             return
         if not needs_confirmation(current, target):
             self._scale(key, target)
@@ -104,11 +141,49 @@ class WorkloadsScreen(IndexedScreen):
             if yes:
                 self._scale(key, target)
             else:
-                self.kv.banner = (f"{kind} {ns}/{name} left at {current} replicas.", "ok")
+                self.kv.banner = (f"{kind} {ns}/{name} left at {noun} {current}." if kind == "Job"
+                                  else f"{kind} {ns}/{name} left at {current} replicas.", "ok")
 
-        self.app.push_screen(Confirm(f"Scale {kind} {ns}/{name} from {current} to {target}?"), answered)
+        question = (f"Set the parallelism of Job {ns}/{name} from {current} to {target}?" if kind == "Job"
+                    else f"Scale {kind} {ns}/{name} from {current} to {target}?")
+        self.app.push_screen(Confirm(question), answered)
 
     def _scale(self, key: tuple[str, str, str], target: int) -> None:
         kind, ns, name = key
+        if kind == "Job":
+            self.kv.banner = (f"setting the parallelism of Job {ns}/{name} to {target}…", "")
+            self.kv.job_action(ns, name, parallelism=target)
+            return
         self.kv.banner = (f"scaling {kind} {ns}/{name} to {target}…", "")
         self.kv.scale(kind, ns, name, target)
+
+    def action_suspend(self) -> None:
+        key = self.table().cursor_key
+        job = self.state.workload_items().get(key) if isinstance(key, tuple) else None  # type: ignore[arg-type]
+        if not isinstance(job, JobView):
+            self.kv.banner = ("select a Job first: only Jobs can be suspended", "error")
+            return
+        ns, name = job.namespace, job.name
+        if job.state in ("Complete", "Failed"):
+            self.kv.banner = (f"Job {ns}/{name} has finished ({job.state}): nothing to suspend or resume.", "error")
+            return
+        suspend = not job.suspend
+
+        def go() -> None:
+            self.kv.banner = (f"{'suspending' if suspend else 'resuming'} Job {ns}/{name}…", "")
+            self.kv.job_action(ns, name, suspend=suspend)
+
+        # suspending stops every running pod (like scaling to 0): ask; resuming asks as a jump would
+        if suspend or needs_confirmation(0, job.parallelism):
+            question = (f"Suspend Job {ns}/{name}? Its {job.active} running pod(s) will be stopped." if suspend
+                        else f"Resume Job {ns}/{name} with parallelism {job.parallelism}?")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    go()
+                else:
+                    self.kv.banner = (f"Job {ns}/{name} left {'running' if suspend else 'suspended'}.", "ok")
+
+            self.app.push_screen(Confirm(question), answered)
+            return
+        go()
