@@ -92,7 +92,7 @@ def test_without_resource_k8s_io_v1_nothing_changes(kube_api: KubeAPI) -> None:
         kube_api.script_watch(path, WatchScript([], end="close"))
     events = run(kube_api)
     assert {e.kind for e in events if isinstance(e, Listed)} == {"Node", "Pod", "ReplicaSet", "Deployment",
-                                                                  "StatefulSet"}
+                                                                  "StatefulSet", "Job"}
     assert not kube_api.requests_to(f"{DRA}/resourceclaims")
 
 
