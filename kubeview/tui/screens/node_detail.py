@@ -53,13 +53,14 @@ class NodeDetailScreen(ClusterScreen):
             figures = node_figures(state.model, self.node)
             pods = state.model.pods_on(self.node)
             devices = node_device_lines(state.model, self.node)
+            held = pod_rows.dra_held(state.model)
         panel = self.query_one("#node-devices", Static)
         panel.display = bool(devices)
         panel.update("\n".join(devices))
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
         table = self.main_widget()
-        table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of))
+        table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of, held))
 
     def apply_filter(self, text: str) -> None:
         self.refresh_data()
