@@ -8,12 +8,16 @@ import argparse
 from collections.abc import Iterator
 
 import pytest
-from tui_helpers import run_async, settle, wait_for
+from rich.text import Text
+from tui_helpers import middle_cut, run_async, settle, wait_for
 
 from kubeview.cluster.local import LocalSource
 from kubeview.cluster.select import open_source
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_point
+from kubeview.tui.screens.node_detail import NodeDetailScreen
+from kubeview.tui.widgets.allocated_resources import AllocatedResources
+from kubeview.tui.widgets.device_table import DeviceTableView
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZES = ((160, 48), (120, 40), (100, 30))
@@ -110,3 +114,37 @@ async def test_gpu_column_counts_dra_claims_once(demo: LocalSource) -> None:
         top = [table.rows.key(i) for i in range(5)]
         assert top[0] == ("training", "train-c") and set(top[1:5]) == {
             ("inference", "llm-0"), ("inference", "embed"), ("training", "train-a"), ("training", "train-b")}
+
+
+def spans_start_with_space(text: Text) -> list[str]:
+    """Styled pieces of `text` that begin with a space (an SVG viewer draws such spaces after the piece)."""
+    return [text.plain[s.start:s.end] for s in text.spans if text.plain[s.start:s.start + 1] == " "]
+
+
+@run_async
+async def test_node_detail_fields_apart_and_devices_one_line_each(demo: LocalSource) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await demo_listed(pilot, "1", "G", "up", "up", "enter")  # as scripts/screenshots.py: dra-node-1
+        screen = app.screen
+        assert isinstance(screen, NodeDetailScreen) and screen.node == "dra-node-1"
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            await pilot.pause(0.2)
+            info = screen.query_one(AllocatedResources).render().renderables[0]  # type: ignore[attr-defined]
+            assert info.plain.splitlines()[0] == "Conditions: Ready   Pods: 4   Largest GPU request that fits: 1"
+            assert spans_start_with_space(info) == []
+            view = screen.query_one(DeviceTableView)
+            text = view.render()
+            lines = text.plain.splitlines()
+            assert lines[0] == "DRA devices  1 of 2 GPUs allocated (counted in the GPU figures above)"
+            assert len(lines) == 4 and all(len(line) <= view.size.width for line in lines), lines  # no wrap
+            assert view.size.height == 4  # the four lines: nothing wrapped
+            assert spans_start_with_space(text) == []
+            gpu0 = lines[2].split()
+            claim = app.state.model.gpus.claims_of_pod("inference", "llm-0")[0].key
+            assert gpu0[:2] == ["gpu-0", "allocated"] and gpu0[-2] == "llm-0"
+            assert middle_cut("/".join(claim), gpu0[-1]) and (width < 160 or gpu0[-1] == "/".join(claim))
+            uuid = app.state.model.gpus.node("dra-node-1").devices[0].device.uuid
+            shown = next(c for c in gpu0 if c.startswith("GPU-"))
+            assert middle_cut(uuid, shown) and (width < 160 or shown == uuid)

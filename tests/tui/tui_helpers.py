@@ -48,3 +48,10 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
         asyncio.run(test(*args, **kwargs))
 
     return wrapper
+
+
+def middle_cut(whole: str, shown: str) -> bool:
+    """`shown` is `whole`, or its two ends with `…` between (at least 4 characters of each)."""
+    head, cut, tail = shown.partition("…")
+    return shown == whole or (bool(cut) and len(head) >= 4 and len(tail) >= 4 and whole.startswith(head)
+                              and whole.endswith(tail))
