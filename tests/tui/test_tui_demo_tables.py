@@ -17,10 +17,13 @@ from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_point
 from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.widgets.allocated_resources import AllocatedResources
+from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.device_table import DeviceTableView
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZES = ((160, 48), (120, 40), (100, 30))
+EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", "4-GPU pods never fit (no node has 4)",
+                  "8-GPU pods never fit (no node has 8)"}
 
 
 @pytest.fixture
@@ -86,6 +89,13 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
                 assert name.startswith("nvidia-d") and name.endswith(key[1][-5:]) and "…" in name, lines[key]
             flannel = next(k for k in lines if k[0] == "kube-flannel")
             assert lines[flannel].startswith("kube-flannel ")  # the namespace whole
+            # the header's GPU line: whole parts, the least important dropped ("never fit (n…" before)
+            gpu_line = app.screen.query_one(ClusterHeader).render().plain.splitlines()[2]
+            parts = gpu_line.split(" · ")
+            assert len(gpu_line) <= width and parts[0] == " GPUs 4 free, largest placeable 1", gpu_line
+            assert "2-GPU pods: room for 0 of 2 free" in parts  # lost to fragmentation: kept longest
+            assert parts[-1] == "…" and "8-GPU pods never fit (no node has 8)" not in parts
+            assert all(p in EVERY_GPU_PART for p in parts[1:-1]), parts
 
 
 @run_async
