@@ -214,17 +214,22 @@ class GpuLedger:
             return None
         return next((d.device for d in ng.devices if d.device.key == key), None)
 
-    def pod_devices(self) -> dict[tuple[str, str], tuple[str | None, ...]]:
-        """Per pod (namespace, name) holding DRA GPUs through its claims: each GPU's UUID (None when
-        it publishes none, as a MIG slice that does not exist yet). For the idle-GPU join."""
-        out: dict[tuple[str, str], tuple[str | None, ...]] = {}
+    def pod_gpus(self) -> dict[tuple[str, str], tuple[Device, ...]]:
+        """Per pod (namespace, name) the DRA GPUs (full or MIG) its claims hold: the Pods table's GPU
+        column and the idle-GPU join. A shared claim's device is listed for each of its pods."""
+        out: dict[tuple[str, str], tuple[Device, ...]] = {}
         for ng in self.nodes().values():
             for s in ng.devices:
                 if s.gpu and s.claim is not None:
                     for pod in s.pods:
                         key = (s.claim[0], pod)
-                        out[key] = out.get(key, ()) + (s.device.uuid,)
+                        out[key] = out.get(key, ()) + (s.device,)
         return out
+
+    def pod_devices(self) -> dict[tuple[str, str], tuple[str | None, ...]]:
+        """Per pod holding DRA GPUs: each GPU's UUID (None when it publishes none, as a MIG slice
+        that does not exist yet). For the idle-GPU join."""
+        return {pod: tuple(d.uuid for d in devices) for pod, devices in self.pod_gpus().items()}
 
     def unevaluated_classes(self) -> list[str]:
         """DeviceClasses with CEL kubeview cannot evaluate (their matches are assumed, and said so)."""

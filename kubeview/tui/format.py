@@ -169,17 +169,40 @@ def requests_summary(requests: dict[str, int]) -> str:
 def reason_key(reason: str) -> str:
     """What a scheduler message says about the nodes, without `0/5 nodes are available:` before it or
     the preemption sentence after it: `2 Insufficient nvidia.com/gpu, 3 Insufficient cpu`."""
+    return ", ".join(reason_parts(reason))
+
+
+def reason_parts(reason: str) -> list[str]:
+    """The parts of `reason_key`, the one to read first leading."""
     key = _NODES_AVAILABLE.sub("", reason, count=1)
     key = key.split(" preemption:", 1)[0].strip().removesuffix(".")
     if not key:
-        return reason
+        return [reason]
     # the parts come sorted as strings (kube-scheduler's order); here what is short leads (capacity is
     # what an operator can act on), most nodes first, so a cut column still shows the point:
     # "5 Insufficient nvidia.com/gpu, 3 Insufficient cpu, 1 Insufficient memory, 9 node(s) didn't ..."
     ranked = []
     for i, part in enumerate(p.strip() for p in key.split(", ")):
         count, _, what = part.partition(" ")
-        if not count.isdigit():  # not "N reason" parts: keep the scheduler's order
-            return key
+        if not count.isdigit():  # not "N reason" parts: keep the scheduler's order, as one part
+            return [key]
         ranked.append((not what.startswith("Insufficient"), -int(count), i, part))
-    return ", ".join(r[-1] for r in sorted(ranked))
+    return [r[-1] for r in sorted(ranked)]
+
+
+def reason_point(reason: str) -> str:
+    """The least of a reason a table shows whole: its leading part (`3 Insufficient cpu`). Also
+    of a reason already cut to its parts (`3 Insufficient cpu, …`), as a table cell shows it."""
+    return reason_parts(reason.removesuffix(", …"))[0]
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in `width` cells, its middle replaced by `…`: names differ at their ends
+    (`kube-flannel-ds-6bmvt`, `GPU-22c29d76-…`), so both ends stay."""
+    if len(text) <= width:  # names and UUIDs: one cell per character
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = (width - 1) // 2
+    head = width - 1 - tail
+    return text[:head] + "…" + (text[-tail:] if tail else "")

@@ -1,7 +1,8 @@
 """What the header says about the whole cluster, computed once per refresh from the model.
 
 A frozen value, so the header widget is a pure view of it (and tests can build one by hand).
-Call `summarize` under the state's lock.
+Call `summarize` under the state's lock. `gpu_parts` and `fit_parts` say what the GPU line shows
+at a width: whole parts, the least important dropped first (it was cut mid-word: "never fit (n…").
 """
 
 from __future__ import annotations
@@ -86,3 +87,49 @@ def idle_gpus(model: ClusterModel) -> int | None:
     report = find_idle(model.pods.values(), model.usage.pods, dra=model.gpus.pod_devices(),
                        by_uuid=model.usage.gpus)
     return None if len(report.pods) == report.unmeasured_pods else report.idle_gpus
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of a header line: `sep` before it (none for the first), its text, style and rank."""
+
+    sep: str
+    text: str
+    style: str
+    rank: int  # lower is kept longer: 0 always
+
+
+def gpu_parts(s: Summary) -> list[Part]:
+    """The GPU line after "GPUs ", most important first in rank: free and largest placeable, idle
+    GPUs, sizes that lost room to fragmentation, the room per size, sizes that never fit."""
+    if not s.gpu.allocatable:
+        return [Part("", "none in this cluster", "dim", 0)]
+    parts = [Part("", f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
+                  "bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold", 0)]
+    if s.idle_gpus:
+        parts.append(Part("│", f"{s.idle_gpus} allocated idle (<5%)", "bold red", 1))
+    for k, placeable, ideal, fits_a_node in s.gpu_fits:
+        if not fits_a_node:
+            parts.append(Part("·", f"{k}-GPU pods never fit (no node has {k})", "dim", 5))
+        elif placeable < ideal:
+            parts.append(Part("·", f"{k}-GPU pods: room for {placeable} of {ideal} free", "yellow", 2))
+        elif placeable or ideal or k == 1:
+            parts.append(Part("·", f"{k}-GPU pods: room for {placeable}", "dim", 3 if k == 1 else 4))
+    return parts
+
+
+MORE = Part("·", "…", "dim", 0)  # said where parts were dropped
+
+
+def part_cells(part: Part) -> int:
+    """Cells `part` takes on its line: " {sep} {text}", or its text alone when first."""
+    return len(part.text) + (len(part.sep) + 2 if part.sep else 0)
+
+
+def fit_parts(parts: list[Part], width: int) -> list[Part]:
+    """The parts that fit in `width` cells, in their order: the highest rank dropped first (the
+    later of equals), whole, and `MORE` after them when any was dropped."""
+    kept = list(parts)
+    while len(kept) > 1 and sum(map(part_cells, kept)) + (part_cells(MORE) if kept != parts else 0) > width:
+        kept.remove(max(reversed(kept), key=lambda p: p.rank))
+    return kept if kept == parts else [*kept, MORE]

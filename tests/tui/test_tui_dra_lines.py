@@ -8,10 +8,12 @@ import copy
 from kubeapi import fixtures
 from kubeapi.dra_model import recorded_dra_model
 from rich.text import Text
+from tui_helpers import middle_cut
 
 from kubeview.model.views import PodView
-from kubeview.tui.rows.devices import node_device_lines, pod_claim_lines
+from kubeview.tui.rows.devices import node_devices, pod_claim_lines
 from kubeview.tui.screens.pod_detail import describe
+from kubeview.tui.widgets.device_table import device_lines
 
 
 def plain(lines: list[str]) -> list[str]:
@@ -20,15 +22,34 @@ def plain(lines: list[str]) -> list[str]:
 
 def test_node_lists_its_devices_and_their_holders() -> None:
     m = recorded_dra_model()
-    lines = plain(node_device_lines(m, "dra-node-1"))
-    assert lines[0].startswith("DRA devices  2 of 2 GPUs allocated")
-    gpu1 = next(ln for ln in lines if ln.strip().startswith("gpu-1 "))
-    assert "NVIDIA H100 80GB HBM3 GPU-3d8b0434-bee6-557b-8528-896fa1cae9a6 80Gi" in gpu1
-    assert gpu1.endswith("→ dra/shared-gpu (shared-1, shared-2)")
-    mig = plain(node_device_lines(m, "dra-mig-node-1"))
-    free = next(ln for ln in mig if "gpu-0-mig-1g10gb-19-6" in ln)
-    assert " free " in free and "MIG 1g.10gb of GPU-adbc4e6b-b375-5186-8c8d-b2c45815cb4a" in free
-    assert node_device_lines(m, "gpu-node-1") == []  # device-plugin GPUs: the figures say it all
+    table = node_devices(m, "dra-node-1")
+    assert (table.allocated, table.total) == (2, 2)
+    gpu1 = next(row for row in table.rows if row[0] == "gpu-1")
+    assert gpu1 == ("gpu-1", "allocated", "NVIDIA H100 80GB HBM3", "GPU-3d8b0434-bee6-557b-8528-896fa1cae9a6",
+                    "80Gi", "shared-1, shared-2", "dra/shared-gpu")  # a shared claim: one device, two pods
+    mig = node_devices(m, "dra-mig-node-1")
+    free = next(row for row in mig.rows if row[0] == "gpu-0-mig-1g10gb-19-6")
+    assert free[1] == "free" and free[3:5] == ("of GPU-adbc4e6b-b375-5186-8c8d-b2c45815cb4a", "1g.10gb 9.6Gi")
+    assert node_devices(m, "gpu-node-1") is None  # device-plugin GPUs: the figures say it all
+
+
+def test_device_table_fits_every_width_one_line_per_device() -> None:
+    m = recorded_dra_model()
+    for node in ("dra-node-1", "dra-mig-node-1"):
+        table = node_devices(m, node)
+        for width in (100, 120, 160):
+            lines = device_lines(table, width).plain.splitlines()
+            assert len(lines) == 2 + len(table.rows)  # title, header, one line per device: nothing wraps
+            assert all(len(line) <= width for line in lines), (node, width)
+            assert lines[0].startswith("DRA devices  ")
+            assert lines[1].split() == ["DEVICE", "STATE", "PRODUCT", "UUID", "MEMORY/MIG", "POD", "CLAIM"]
+            for row, line in zip(table.rows, lines[2:], strict=True):
+                assert f" {row[1]} " in line  # the state whole
+                cells = line.split()
+                assert middle_cut(row[0], cells[0]) or width < 120  # names whole from 120 columns
+                uuid = row[3].removeprefix("of ")
+                shown = next(c for c in cells if c.startswith("GPU-"))
+                assert middle_cut(uuid, shown) and (width < 160 or len(shown) >= 32)  # both ends kept
 
 
 def test_pod_detail_follows_claim_to_device_to_uuid() -> None:

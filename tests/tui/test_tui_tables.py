@@ -10,6 +10,7 @@ from kubeview.tui import format as fmt
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_key
 from kubeview.tui.rows.column import Column, fit_widths
+from kubeview.tui.rows.pods import reason_cell
 from kubeview.tui.screens.pod_detail import PodDetailScreen
 from kubeview.tui.screens.pods import PodsScreen
 from kubeview.tui.widgets.virtual_table import VirtualTable
@@ -29,6 +30,27 @@ def test_widths_keep_names_whole_and_shrink_figures_first() -> None:
     assert fit_widths(cols, 35, {"name": 12}) == [12, 10, 5, 4]  # the bar gives first
     assert fit_widths(cols, 36, {"name": 12, "rest": 10}) == [12, 9, 5, 6]  # then the last flexible one
     assert fit_widths(cols, 30, {"name": 12}) == [8, 9, 5, 4]  # the name only when nothing else gives
+
+
+def test_widths_keep_the_reason_point_before_names_take_their_full_width() -> None:
+    cols = [Column("ns", "NS", 0, whole=True, least=12), Column("name", "NAME", 0, whole=True),
+            Column("n", "N", 6, least=4), Column("why", "WHY", 0, point=fmt.reason_point)]
+    want = {"ns": 21, "name": 42, "why": 18}
+    assert fit_widths(cols, 100, want) == [21, 42, 6, 27]  # room: all whole, the reason gets the rest
+    # narrower: the figure gives first, then the namespace down to its least, then the name; the
+    # reason keeps its point (before: names whole, the reason cut to "3 Insufficie…")
+    assert fit_widths(cols, 80, want) == [12, 42, 4, 18]
+    assert fit_widths(cols, 60, want) == [12, 22, 4, 18]
+    assert fit_widths(cols, 30, want) == [12, 4, 4, 6]  # both cannot fit: the reason gives last
+
+
+def test_a_cut_reason_keeps_whole_parts() -> None:
+    assert reason_cell(REASON, 200) == REASON
+    assert reason_cell(REASON, 49) == "3 Insufficient cpu, 2 Insufficient nvidia.com/gpu"  # its whole key
+    assert reason_cell(REASON, 48) == "3 Insufficient cpu, …"  # never a part cut mid-word
+    assert reason_cell(REASON, 18) == "3 Insufficient cpu"
+    assert fmt.reason_point(REASON) == fmt.reason_point("3 Insufficient cpu, …") == "3 Insufficient cpu"
+    assert fmt.cut_middle("kube-flannel-ds-6bmvt", 12) == "kube-f…6bmvt"
 
 
 def test_the_reason_key_part() -> None:

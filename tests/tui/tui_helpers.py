@@ -67,3 +67,10 @@ async def kube_app_on(key: str, kubeconfig: str, size: tuple[int, int] = (120, 4
             yield pilot
     finally:
         source.close()
+
+
+def middle_cut(whole: str, shown: str) -> bool:
+    """`shown` is `whole`, or its two ends with `…` between (at least 4 characters of each)."""
+    head, cut, tail = shown.partition("…")
+    return shown == whole or (bool(cut) and len(head) >= 4 and len(tail) >= 4 and whole.startswith(head)
+                              and whole.endswith(tail))

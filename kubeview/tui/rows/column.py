@@ -3,12 +3,13 @@
 Names must be read whole, figures can be shorter: at 100 columns the node names were cut to
 `cpu-n…` (five identical rows) while the bars kept their full 18 cells. So a table's widths come
 from `fit_widths`: flexible columns first get what their content wants, fixed ones shrink toward
-their `least` before a name is cut.
+their `least` before a name is cut. A Pending reason is cut last of all, never before its point
+(`3 Insufficient cpu`): at 120 columns a 42-character DaemonSet pod name left it `3 Insufficie…`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 FLEX_LEAST = 4  # a flexible column never goes below this
@@ -20,9 +21,13 @@ class Column:
     label: str
     width: int = 0  # 0: flexible, shares what the fixed columns leave
     align: str = "left"  # or "right"
-    least: int = 0  # how narrow it may get (0: a fixed column keeps its width, a flexible one FLEX_LEAST)
+    least: int = 0  # how narrow it may get (0: a fixed column keeps its width, a flexible one FLEX_LEAST);
+    # a `whole` column with one (a namespace: context) gives down to it before the other names give
     whole: bool = False  # flexible, and as wide as its widest cell seen (names): `VirtualTable.want`
     descending: bool = False  # sorts largest first (figures), so its header arrow points down
+    # flexible, and as wide as the widest `point(cell)` seen (a reason's leading part), which it keeps
+    # while names are cut: the one column cut last
+    point: Callable[[str], str] | None = None
 
     @property
     def floor(self) -> int:
@@ -34,26 +39,36 @@ def fit_widths(columns: Sequence[Column], width: int, want: Mapping[str, int] | 
 
     A flexible column starts at what its content wants (`want[key]`, e.g. the longest name); too
     wide, the fixed columns give up cells first (the widest above its `least` each time), then the
-    flexible ones from the last (a reason, taints) to the first (the name). Room to spare goes to
-    the flexible columns without a `want` (evenly), or else to the last one.
+    other flexible ones from the last (taints) to the first, then the `whole` ones (names): those
+    with a `least` down to it, then the widest first; the `point` ones (a reason's key part) last. Room to spare goes to the
+    flexible columns without a `want` (evenly), or else to the last one.
     """
     want = want or {}
     widths = [c.width or max(c.floor, want.get(c.key, 0)) for c in columns]
     over = sum(widths) + len(columns) - width
-    fixed = [i for i, c in enumerate(columns) if c.width]
-    while over > 0:
-        slack = [(widths[i] - columns[i].floor, i) for i in fixed if widths[i] > columns[i].floor]
-        if not slack:
-            break
-        widths[max(slack)[1]] -= 1
-        over -= 1
+
+    def widest_first(indices: list[int], size: Callable[[int], int]) -> None:
+        nonlocal over
+        while over > 0:
+            slack = [(size(i), i) for i in indices if widths[i] > columns[i].floor]
+            if not slack:
+                return
+            widths[max(slack)[1]] -= 1
+            over -= 1
+
+    def last_first(indices: list[int]) -> None:
+        nonlocal over
+        for i in reversed(indices):
+            give = min(max(over, 0), widths[i] - columns[i].floor)
+            widths[i] -= give
+            over -= give
+
     flex = [i for i, c in enumerate(columns) if not c.width]
-    for i in reversed(flex):
-        if over <= 0:
-            break
-        give = min(over, widths[i] - columns[i].floor)
-        widths[i] -= give
-        over -= give
+    widest_first([i for i, c in enumerate(columns) if c.width], lambda i: widths[i] - columns[i].floor)
+    last_first([i for i in flex if not columns[i].whole and columns[i].point is None])
+    widest_first([i for i in flex if columns[i].whole and columns[i].least], lambda i: widths[i])
+    widest_first([i for i in flex if columns[i].whole], lambda i: widths[i])
+    last_first([i for i in flex if columns[i].point is not None])
     if over < 0 and flex:
         open_ended = [i for i in flex if columns[i].key not in want] or flex[-1:]
         spare = -over

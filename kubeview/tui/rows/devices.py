@@ -1,15 +1,20 @@
-"""DRA lines of the node and pod screens: a node's devices and who holds them; a pod's claims as
-claim -> device -> UUID. Markup text from the GPU ledger (model/gpu_ledger.py); call under the
+"""DRA on the node and pod screens: a node's devices and who holds them (a table: one line per
+device at any width, where a sentence per device wrapped at 160 columns); a pod's claims as
+claim -> device -> UUID (markup lines). From the GPU ledger (model/gpu_ledger.py); call under the
 state's lock. Attributes are read by name (`productName`, `uuid`, `profile`, `parentUUID`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rich.markup import escape
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import Device
+from kubeview.model.gpu_ledger import DeviceState
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
+from kubeview.tui.rows.column import Column
 
 STATE_STYLE = {"allocated": "green", "free": "dim", "unavailable": "yellow"}
 
@@ -24,20 +29,54 @@ def what(d: Device) -> str:
     return f"{product or d.type or 'device'} {uuid or '(no uuid)'}{size}"
 
 
-def node_device_lines(model: ClusterModel, node: str) -> list[str]:
+# The node's devices as a table (widgets/device_table.py draws it with `fit_widths`). Narrow, the
+# UUID, the claim and the product give first, the widest first, down to their `least`; then the
+# names. Every cell is cut in the middle (names, UUIDs and claims differ at their ends) but the
+# product, cut at its end.
+DEVICE_COLUMNS = [
+    Column("device", "DEVICE", 0, whole=True),
+    Column("state", "STATE", 11),
+    Column("product", "PRODUCT", 0, whole=True, least=12),  # "NVIDIA H100…"
+    Column("uuid", "UUID", 0, whole=True, least=20),  # a MIG slice: "of" its parent GPU's
+    Column("size", "MEMORY/MIG", 0, whole=True),
+    Column("pods", "POD", 0, whole=True),
+    Column("claim", "CLAIM", 0, whole=True, least=16),
+]
+CUT_AT_END = frozenset({"product"})
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTable:
+    """A node's DRA devices: the title's figures and one row of cells per device."""
+
+    allocated: int
+    total: int
+    rows: tuple[tuple[str, ...], ...]
+    states: tuple[str, ...]  # per row, for its style (STATE_STYLE)
+
+
+def device_cells(s: DeviceState) -> tuple[str, ...]:
+    d = s.device
+    memory = d.capacity.get("memory")
+    size = fmt.amount("memory", memory) if memory else ""
+    if d.type == "mig":
+        uuid = d.uuid or f"of {d.attr('parentUUID') or '?'}"
+        size = f"{d.attr('profile') or '?'} {size}".strip()
+    else:
+        uuid = d.uuid or "(no uuid)"
+    product = str(d.attr("productName") or d.type or "device")
+    pods = ", ".join(s.pods) or ("no pod" if s.claim is not None else "")
+    claim = f"{s.claim[0]}/{s.claim[1]}" if s.claim is not None else ""
+    return d.name, s.state, product, uuid, size or "-", pods, claim
+
+
+def node_devices(model: ClusterModel, node: str) -> DeviceTable | None:
+    """The node's devices and who holds them (call under the state's lock); None: it publishes none."""
     ng = model.gpus.node(node)
     if ng is None:
-        return []
-    lines = [f"[b]DRA devices[/b]  {ng.gpu_allocated} of {ng.gpu_total} GPUs allocated"
-             " (counted in the GPU figures above)"]
-    for s in ng.devices:
-        d = s.device
-        holder = ""
-        if s.claim is not None:
-            pods = ", ".join(s.pods) or "no pod"
-            holder = f" → {escape(s.claim[0])}/{escape(s.claim[1])} ({escape(pods)})"
-        lines.append(f"  {escape(d.name):<26} [{STATE_STYLE[s.state]}]{s.state:<11}[/] {escape(what(d))}{holder}")
-    return lines
+        return None
+    return DeviceTable(ng.gpu_allocated, ng.gpu_total, tuple(device_cells(s) for s in ng.devices),
+                       tuple(s.state for s in ng.devices))
 
 
 def pod_claim_lines(model: ClusterModel, pod: PodView) -> list[str]:

@@ -1,40 +1,57 @@
 """The Pods table: columns, sort values and cells of one pod; the order itself is a `KeyIndex`.
 
 Sort values are plain numbers or strings so that a rebuild over 150,000 pods is one numpy argsort;
-numbers sort largest first (negated), as k9s does for cpu and memory.
+numbers sort largest first (negated), as k9s does for cpu and memory. The GPU column counts what a
+pod holds: device-plugin GPUs from its requests plus the DRA devices its claims hold (`Held`, from
+the GPU ledger); a `nvidia.com/gpu` served through a claim is not in `requests`, so it counts once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rich.text import Text
 
+from kubeview.model.cluster import ClusterModel
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
 from kubeview.tui.key_index import ItemValue
 from kubeview.tui.rows.column import Column
 
-COLUMNS = [  # names whole; the reason gets the rest, its key part first when cut (`reason_cell`)
-    Column("namespace", "NAMESPACE", 11, least=7),
+COLUMNS = [  # names whole; the reason gets the rest, never less than its point (`reason_cell`)
+    Column("namespace", "NAMESPACE", 0, whole=True, least=12),  # kube-flannel, kube-system whole
     Column("name", "NAME", 0, whole=True),
     Column("node", "NODE", 0, whole=True),
-    Column("phase", "PHASE", 9),
-    Column("cpu", "CPU", 6, "right", descending=True),
-    Column("memory", "MEM", 7, "right", descending=True),
-    Column("gpu", "GPU", 3, "right", descending=True),
-    Column("restarts", "RST", 4, "right", descending=True),
-    Column("reason", "REASON", 0),
+    Column("phase", "PHASE", 9, least=7),  # Running, Pending whole
+    Column("cpu", "CPU", 6, "right", least=5, descending=True),
+    Column("memory", "MEM", 7, "right", least=6, descending=True),
+    Column("gpu", "GPU", 5, "right", descending=True),  # "1 mig": a MIG slice
+    Column("restarts", "RST", 4, "right", least=3, descending=True),
+    Column("reason", "REASON", 0, point=fmt.reason_point),
 ]
 PHASE_STYLE = {"Running": "green", "Pending": "bold yellow", "Succeeded": "dim", "Failed": "bold red"}
 
 Key = tuple[str, str]
+Held = Mapping[Key, tuple[int, bool]]  # DRA GPUs a pod's claims hold: (how many, any of them a MIG slice)
 _GONE = PodView("", "", None, "", {}, {}, [], 0, None, False, None)
 
 
-def sort_value(column: str, pods: dict[Key, PodView]) -> Callable[[Key], object] | None:
+def dra_held(model: ClusterModel) -> dict[Key, tuple[int, bool]]:
+    """`Held` for every pod holding DRA GPUs (call under the state's lock; a few per DRA node)."""
+    return {pod: (len(devices), any(d.type == "mig" for d in devices))
+            for pod, devices in model.gpus.pod_gpus().items()}
+
+
+def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
+    """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them."""
+    n, mig = held.get(pod.key, (0, False))
+    return pod.requests.get(GPU, 0) + n, mig
+
+
+def sort_value(column: str, pods: dict[Key, PodView], held: Held | None = None) -> Callable[[Key], object] | None:
     """The `KeyIndex` value function for `column` (None: by namespace/name)."""
+    held = held or {}
     if column in ("name", "namespace", ""):
         return None
     getters: dict[str, Callable[[PodView], object]] = {
@@ -42,7 +59,7 @@ def sort_value(column: str, pods: dict[Key, PodView]) -> Callable[[Key], object]
         "phase": lambda p: ("~" if p.deleting else "") + p.phase,
         "cpu": lambda p: -p.requests.get("cpu", 0),
         "memory": lambda p: -p.requests.get("memory", 0),
-        "gpu": lambda p: -p.requests.get(GPU, 0),
+        "gpu": lambda p: -gpus(p, held)[0],
         "restarts": lambda p: -p.restarts,
         "reason": lambda p: p.pending_reason or "",
     }
@@ -55,20 +72,28 @@ def search_text(pod: PodView) -> str:
 
 
 def reason_cell(reason: str, width: int | None = None) -> str:
-    """The scheduler's message, or its key part when `width` cuts it: `0/5 nodes are available: 2
-    Insufficient nvidia.com/gpu, 3 Insufficient cpu. preemption: ...` -> `2 Insufficient nvidia.com/gpu,
-    3 Insufficient cpu`."""
+    """The scheduler's message, or when `width` cuts it its key part: `0/5 nodes are available: 2
+    Insufficient nvidia.com/gpu, 3 Insufficient cpu. preemption: ...` -> `3 Insufficient cpu, 2
+    Insufficient nvidia.com/gpu`, as many whole parts as fit (`3 Insufficient cpu, …` when not all)."""
     if width is None or len(reason) <= width:
         return reason
-    return fmt.reason_key(reason)
+    parts = fmt.reason_parts(reason)
+    shown = parts[0]
+    for n, part in enumerate(parts[1:], 1):
+        longer = f"{shown}, {part}"
+        if len(longer) + (3 if n < len(parts) - 1 else 0) > width:
+            return f"{shown}, …" if len(shown) + 3 <= width else shown
+        shown = longer
+    return shown
 
 
-def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None) -> list[Text | str]:
+def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
+          held: Held | None = None) -> list[Text | str]:
     if pod is None:
         return [key[0], Text(key[1], style="strike dim")]
     phase = "Terminating" if pod.deleting else pod.phase
     r = pod.requests
-    gpu = r.get(GPU, 0)
+    gpu, mig = gpus(pod, held or {})
     return [
         pod.namespace,
         pod.name,
@@ -76,7 +101,7 @@ def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None)
         Text(phase, style=PHASE_STYLE.get(phase, "yellow")),
         fmt.cpu(r["cpu"]) if "cpu" in r else "-",
         fmt.mem(r["memory"]) if "memory" in r else "-",
-        Text(str(gpu), style="bold") if gpu else Text("-", style="dim"),
+        Text(f"{gpu} mig" if mig else str(gpu), style="bold") if gpu else Text("-", style="dim"),
         Text(str(pod.restarts), style="bold red" if pod.restarts else ""),
         Text(reason_cell(pod.pending_reason or "", (width_of or {}).get("reason")), style="yellow")
         if pod.pending else "",

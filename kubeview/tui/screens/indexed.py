@@ -79,6 +79,10 @@ class IndexedScreen(ClusterScreen):
     def cells(self, items: dict, key: Hashable) -> list:
         raise NotImplementedError
 
+    def stamp(self, items: dict, key: Hashable) -> Hashable:
+        """What a row shows: its drawn line is cached while this holds (see `Rows.stamp`)."""
+        return _stamp(items.get(key))
+
     # -- table ---------------------------------------------------------------------------------
     def table(self) -> VirtualTable:
         if self._table is None:  # asked for per drawn row: a query each time shows in profiles
@@ -207,7 +211,7 @@ class IndexedScreen(ClusterScreen):
         table = self.table()
         table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
         table.rows = Rows(keys, lambda key: self.cells(items, key), position, self.sort_reverse,
-                          lambda key: _stamp(items.get(key)))
+                          lambda key: self.stamp(items, key))
 
     def resort(self) -> None:
         self._need_rebuild = True

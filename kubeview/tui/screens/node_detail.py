@@ -1,4 +1,5 @@
-"""One node: conditions, taints, the "Allocated resources" block, and the pods counted against it.
+"""One node: conditions, taints, the "Allocated resources" block, its DRA devices, and the pods counted
+against it.
 
 On the embedded cluster `P` preempts the node (asks first): its pods are killed with
 `DisruptionTarget`, the node goes, and controllers replace what they own (a spot node reclaimed).
@@ -8,17 +9,17 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
-from kubeview.tui.rows.devices import node_device_lines
+from kubeview.tui.rows.devices import node_devices
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
 from kubeview.tui.widgets.cluster_header import ClusterHeader
+from kubeview.tui.widgets.device_table import DeviceTableView
 from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 
 SHOWN = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -49,7 +50,7 @@ class NodeDetailScreen(ClusterScreen):
 
     def compose_body(self) -> ComposeResult:
         yield AllocatedResources()
-        yield Static(id="node-devices")
+        yield DeviceTableView()
         yield VirtualTable(pod_rows.COLUMNS, empty="no pods on this node")
 
     def main_widget(self) -> VirtualTable:
@@ -59,14 +60,13 @@ class NodeDetailScreen(ClusterScreen):
         with state.lock:
             figures = node_figures(state.model, self.node)
             pods = state.model.pods_on(self.node)
-            devices = node_device_lines(state.model, self.node)
-        panel = self.query_one("#node-devices", Static)
-        panel.display = bool(devices)
-        panel.update("\n".join(devices))
+            devices = node_devices(state.model, self.node)
+            held = pod_rows.dra_held(state.model)
+        self.query_one(DeviceTableView).table = devices
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
         table = self.main_widget()
-        table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of))
+        table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of, held))
 
     def apply_filter(self, text: str) -> None:
         self.refresh_data()

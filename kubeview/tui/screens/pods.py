@@ -28,8 +28,15 @@ class PodsScreen(IndexedScreen):
     BINDINGS = [Binding("enter", "open", "Open pod", id="pods.open",
                         tooltip="Show the pod: requests, node, conditions, the scheduler's whole message")]
 
+    held: rows.Held = {}  # DRA GPUs per pod, taken from the GPU ledger at each refresh
+
     def compose_body(self) -> ComposeResult:
         yield self.make_table()
+
+    def update_from_state(self, state: ClusterState) -> None:
+        with state.lock:
+            self.held = rows.dra_held(state.model)
+        super().update_from_state(state)
 
     def items(self, state: ClusterState) -> dict:
         return state.model.shown_pods()  # -n: the namespace's pods only
@@ -38,13 +45,16 @@ class PodsScreen(IndexedScreen):
         return state.pods_by_name
 
     def sort_value(self, column: str, items: dict) -> Callable[[Hashable], object] | None:
-        return rows.sort_value(column, items)
+        return rows.sort_value(column, items, self.held)
 
     def search(self, state: ClusterState) -> dict:
         return state.pod_search
 
     def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key, self.table().width_of)  # type: ignore[arg-type]
+        return rows.cells(items.get(key), key, self.table().width_of, self.held)  # type: ignore[arg-type]
+
+    def stamp(self, items: dict, key: Hashable) -> Hashable:
+        return super().stamp(items, key), self.held.get(key)  # type: ignore[call-overload]
 
     def action_open(self) -> None:
         key = self.table().cursor_key

@@ -54,12 +54,15 @@ class AllocatedResources(Widget):
                 fmt.amount(res, used) if used is not None else "-",
                 fmt.bar(req, alloc, 12, used),
             )
-        info = Text()
-        info.append("Conditions: ", style="bold").append(n.conditions)
-        info.append("   Pods: ", style="bold").append(str(n.pods))
+        fields = [("Conditions", n.conditions), ("Pods", str(n.pods))]
         if n.gpu_fit is not None:
-            info.append("   Largest GPU request that fits: ", style="bold").append(str(n.gpu_fit))
-        info.append("\nTaints: ", style="bold").append(n.taints)
+            fields.append(("Largest GPU request that fits", str(n.gpu_fit)))
+        info = Text()
+        for i, (label, value) in enumerate(fields):
+            # the gap ends the value's span: an SVG viewer (rsvg) draws a span's leading spaces after
+            # its text, which ran "ReadyPods:" together in the screenshots
+            info.append(f"{label}: ", style="bold").append(value + ("   " if i < len(fields) - 1 else ""))
+        info.append("\n").append("Taints: ", style="bold").append(n.taints)
         from rich.console import Group
 
         return Group(info, Text(""), table)

@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kubeview.tui import format as fmt
-from kubeview.tui.summary import EMPTY, Summary, Totals
+from kubeview.tui.summary import EMPTY, Summary, Totals, fit_parts, gpu_parts
 
 _LINK = {
     "live": ("● live", "bold green"),
@@ -46,7 +46,7 @@ class ClusterHeader(Widget):
 
     def render(self) -> RenderableType:
         s = self.summary
-        lines = [self._line1(s), self._line2(s), self._line3(s)]
+        lines = [self._line1(s), self._line2(s), self._line3(s, max(self.size.width, 1))]
         for line in lines:
             line.truncate(max(self.size.width, 1), overflow="ellipsis")
         return Text("\n", no_wrap=True).join(lines)
@@ -56,56 +56,67 @@ class ClusterHeader(Widget):
         out.append(f" {self.screen_title} ", style="bold reverse")
         out.append(" ")
         out.append(s.title or "…", style="bold")
-        out.append(" │ ", style="dim")
+        _gap(out, "│", "dim")
         label, style = _LINK.get(s.connection.state, (s.connection.state, "yellow"))
         out.append(label, style=style)
         if s.connection.state in ("stale", "reconnecting", "failed") and s.connection.since:
             out.append(f" since {fmt.clock(s.connection.since)}", style=style)
         if s.connection.detail and s.connection.state != "live":
-            out.append(f" ({s.connection.detail})", style="dim")
-        out.append(" │ ", style="dim")
+            _space(out)
+            out.append(f"({s.connection.detail})", style="dim")
+        _gap(out, "│", "dim")
         out.append(f"{s.nodes:,} nodes {s.pods:,} pods ")
         out.append(f"{s.pending:,} pending", style="bold yellow" if s.pending else "")
         if self.packing:
-            out.append(" │ packing ", style="dim")
+            _gap(out, "│", "dim")
+            out.append("packing ", style="dim")
             out.append(self.packing, style="bold cyan")
         return out
 
     def _line2(self, s: Summary) -> Text:
         out = Text(" ")
         self._total(out, "cpu", s.cpu, fmt.cpu)
-        out.append(" │ ", style="dim")
+        _gap(out, "│", "dim")
         self._total(out, "mem", s.memory, fmt.mem)
-        out.append(" │ ", style="dim")
+        _gap(out, "│", "dim")
         self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}")
         if s.usage_error:
-            out.append("  usage: unavailable", style="bold red")  # the banner says why
+            _space(out)
+            out.append("usage: unavailable", style="bold red")  # the banner says why
         return out
 
     def _total(self, out: Text, name: str, t: Totals, unit) -> None:  # noqa: ANN001
         out.append(f"{name} ", style="bold")
         out.append_text(fmt.bar(t.requested, t.allocatable, 8, t.used))
-        out.append(f" {unit(t.requested)}/{unit(t.allocatable)} {fmt.pct(t.requested, t.allocatable)}")
+        _space(out)
+        out.append(f"{unit(t.requested)}/{unit(t.allocatable)} {fmt.pct(t.requested, t.allocatable)}")
         if t.used is not None:
-            out.append(f" used {unit(t.used)}", style="cyan")
+            _space(out)
+            out.append(f"used {unit(t.used)}", style="cyan")
 
-    def _line3(self, s: Summary) -> Text:
+    def _line3(self, s: Summary, width: int | None = None) -> Text:
+        """GPU fragmentation; at `width`, whole parts only (the least important dropped first)."""
         out = Text(" ")
         out.append("GPUs ", style="bold")
-        if not s.gpu.allocatable:
-            return out.append("none in this cluster", style="dim")
-        out.append(f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
-                   style="bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold")
-        if s.idle_gpus:
-            out.append(f" │ {s.idle_gpus} allocated idle (<5%)", style="bold red")
-        for k, placeable, ideal, fits_a_node in s.gpu_fits:
-            if not fits_a_node:
-                out.append(f" · {k}-GPU pods never fit (no node has {k})", style="dim")
-                continue
-            if ideal == 0 and placeable == 0 and k > 1:
-                continue
-            style = "yellow" if placeable < ideal else "dim"
-            out.append(f" · {k}-GPU pods: room for {placeable}", style=style)
-            if placeable < ideal:
-                out.append(f" of {ideal} free", style="yellow")
+        parts = gpu_parts(s)
+        if width is not None:
+            parts = fit_parts(parts, width - out.cell_len)
+        for part in parts:
+            if part.sep:
+                _gap(out, part.sep, part.style)
+            out.append(part.text, style=part.style)
         return out
+
+
+def _space(out: Text) -> None:
+    """A space that ends the span before it: a span never starts with one, as an SVG viewer (rsvg)
+    drew a span's leading spaces after its text, running parts together in the screenshots
+    ("live│  7 nodes", "1· 1-GPU pods")."""
+    last = out.spans[-1] if out.spans else None
+    out.append(" ", style=last.style if last is not None and last.end == len(out.plain) else "")
+
+
+def _gap(out: Text, sep: str, style: str) -> None:
+    """` {sep} ` between two parts of a line (see `_space`)."""
+    _space(out)
+    out.append(f"{sep} ", style=style)

@@ -27,6 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column, fit_widths
 
 Cell = str | Text
@@ -169,20 +170,24 @@ class VirtualTable(ScrollView, can_focus=True):
         self._refresh_changed()
 
     def _measure(self) -> None:
-        """Widen the `whole` columns (names) to the widest cell on the page: grow only, so widths
-        do not jump back and forth while scrolling; a wider one redraws the table."""
-        whole = [(i, c.key) for i, c in enumerate(self.columns) if c.whole]
+        """Widen the `whole` columns (names) to the widest cell on the page, and the `point` ones to
+        their widest point: grow only, so widths do not jump back and forth while scrolling; a
+        wider one redraws the table."""
+        measured = [(i, c.key, c.point) for i, c in enumerate(self.columns) if c.whole or c.point is not None]
         rows = self.rows
-        if not whole or not len(rows):
+        if not measured or not len(rows):
             return
         want = dict(self.want)
         top = round(self.scroll_y)
         for row in range(top, min(len(rows), top + self.page_height)):
             cells = rows.cells(rows.key(row))
-            for i, key in whole:
+            for i, key, point in measured:
                 if i < len(cells):
                     cell = cells[i]
-                    want[key] = max(want.get(key, 0), cell_len(cell if isinstance(cell, str) else cell.plain))
+                    text = cell if isinstance(cell, str) else cell.plain
+                    if point is not None and text:
+                        text = point(text)
+                    want[key] = max(want.get(key, 0), cell_len(text))
         self.set_want(want)
 
     def watch_cursor(self, row: int) -> None:
@@ -337,7 +342,9 @@ class VirtualTable(ScrollView, can_focus=True):
             style = base + highlight if highlight is not None and col.key == highlight_key else base
             if isinstance(cell, str):
                 n = len(cell) if cell.isascii() else cell_len(cell)
-                if n > w:
+                if n > w and col.whole and cell.isascii():  # names differ at their ends: keep both
+                    cell, n = fmt.cut_middle(cell, w), w
+                elif n > w:
                     text = Text(cell)
                     text.truncate(w, overflow="ellipsis")
                     cell, n = text.plain, text.cell_len
@@ -354,6 +361,8 @@ class VirtualTable(ScrollView, can_focus=True):
                 body = [Segment(cell.plain, cell_style)] if cell.plain else []
             else:
                 text = cell.copy()
+                if col.whole and not cell.spans and cell.plain.isascii():
+                    text.plain = fmt.cut_middle(cell.plain, w)
                 text.truncate(w, overflow="ellipsis")
                 n = text.cell_len
                 body = [Segment(seg.text, cell_style + seg.style if seg.style else cell_style)

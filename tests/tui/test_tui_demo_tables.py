@@ -1,0 +1,160 @@
+"""The demo's Pods and node screens at the README's sizes (`kubeview --demo`, the embedded cluster with
+its DRA nodes): the Pending reason keeps its point whole beside 42-character DaemonSet pod names, the
+GPU column counts GPUs held through DRA claims once, the node's devices are a table that never wraps."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+from rich.text import Text
+from tui_helpers import middle_cut, run_async, settle, wait_for
+
+from kubeview.cluster.local import LocalSource
+from kubeview.cluster.select import open_source
+from kubeview.tui.app import make_app
+from kubeview.tui.format import reason_point
+from kubeview.tui.screens.node_detail import NodeDetailScreen
+from kubeview.tui.widgets.allocated_resources import AllocatedResources
+from kubeview.tui.widgets.cluster_header import ClusterHeader
+from kubeview.tui.widgets.device_table import DeviceTableView
+from kubeview.tui.widgets.virtual_table import VirtualTable
+
+SIZES = ((160, 48), (120, 40), (100, 30))
+EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", "4-GPU pods never fit (no node has 4)",
+                  "8-GPU pods never fit (no node has 8)"}
+
+
+@pytest.fixture
+def demo() -> Iterator[LocalSource]:
+    """`--demo` opened as `kubeview` opens it (the app closes it when it quits)."""
+    args = argparse.Namespace(local=False, demo=True, kubeconfig=None, context=None, namespace=None, cluster=None)
+    source = open_source(args)
+    try:
+        yield source
+    finally:
+        source.close()
+
+
+def lines_of(table: VirtualTable) -> dict[tuple[str, str], str]:
+    """Every row as drawn, by pod key (the table scrolled page by page)."""
+    out: dict[tuple[str, str], str] = {}
+    for top in range(0, len(table.rows), max(table.page_height, 1)):
+        table.scroll_to(y=top, animate=False, immediate=True)
+        first = round(table.scroll_y)  # the last page may start above `top`
+        for y in range(1, table.page_height + 1):
+            row = first + y - 1
+            if row < len(table.rows):
+                out[table.rows.key(row)] = table.render_line(y).text
+    table.scroll_to(y=0, animate=False, immediate=True)
+    return out
+
+
+async def demo_listed(pilot, *keys: str) -> None:  # noqa: ANN001
+    """Wait for the demo's state (4 Pending pods) on screen, then press `keys` (e.g. "2": Pods)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's 4 pending pods")
+    await settle(pilot)
+    if keys:
+        await pilot.press(*keys)
+        await settle(pilot)
+
+
+@run_async
+async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSource) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await demo_listed(pilot, "2")
+        model = app.state.model
+        pending = [p for p in model.pending() if p.namespace == "batch" or p.name == "train-c"]
+        assert "train-c" in {p.name for p in pending} and len(pending) == 4  # and 3 consumers
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            await pilot.pause(0.2)
+            table = app.screen.query_one(VirtualTable)
+            lines = lines_of(table)
+            for pod in pending:
+                line = lines[pod.key]
+                assert len(line) <= width
+                point = reason_point(pod.pending_reason)
+                assert point == "3 Insufficient cpu"
+                assert point in line, (width, line)  # whole: not "3 Insufficie…"
+            # names are cut only in the middle, and only where they and the reason's point cannot both fit
+            key = max(lines, key=lambda k: len(k[1]))  # nvidia-dra-driver-gpu-kubelet-plugin-mmh92
+            name = lines[key].split()[1]
+            if width >= 160:
+                assert name == key[1]
+            else:
+                assert name.startswith("nvidia-d") and name.endswith(key[1][-5:]) and "…" in name, lines[key]
+            flannel = next(k for k in lines if k[0] == "kube-flannel")
+            assert lines[flannel].startswith("kube-flannel ")  # the namespace whole
+            # the header's GPU line: whole parts, the least important dropped ("never fit (n…" before)
+            gpu_line = app.screen.query_one(ClusterHeader).render().plain.splitlines()[2]
+            parts = gpu_line.split(" · ")
+            assert len(gpu_line) <= width and parts[0] == " GPUs 4 free, largest placeable 1", gpu_line
+            assert "2-GPU pods: room for 0 of 2 free" in parts  # lost to fragmentation: kept longest
+            assert parts[-1] == "…" and "8-GPU pods never fit (no node has 8)" not in parts
+            assert all(p in EVERY_GPU_PART for p in parts[1:-1]), parts
+
+
+@run_async
+async def test_gpu_column_counts_dra_claims_once(demo: LocalSource) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=SIZES[1]) as pilot:
+        await demo_listed(pilot, "2")
+        table = app.screen.query_one(VirtualTable)
+        gpu = [c.key for c in table.columns].index("gpu")
+
+        def shown(key: tuple[str, str]) -> str:
+            return str(table.rows.cells(key)[gpu])
+
+        model = app.state.model
+        embed = model.pods[("inference", "embed")]
+        assert embed.requests.get("nvidia.com/gpu", 0) == 0  # served through its claim: not a request too
+        assert shown(("inference", "llm-0")) == "1"  # a full H100 through a ResourceClaimTemplate claim
+        assert shown(("inference", "embed")) == "1 mig"  # nvidia.com/gpu: 1 mapped to a MIG slice's claim
+        assert shown(("training", "train-a")) == "1" and shown(("training", "train-c")) == "2"  # device plugin
+        assert shown(("batch", next(p.name for p in model.pods.values() if p.namespace == "batch"))) == "-"
+        lines = lines_of(table)
+        assert " 1 mig " in lines[("inference", "embed")]
+        await pilot.press("o", "o", "o", "o", "o")  # sort by node, phase, cpu, memory, then gpu
+        await wait_for(pilot, lambda: table.sort_column == "gpu", 5, "the gpu sort")
+        await settle(pilot)
+        top = [table.rows.key(i) for i in range(5)]
+        assert top[0] == ("training", "train-c") and set(top[1:5]) == {
+            ("inference", "llm-0"), ("inference", "embed"), ("training", "train-a"), ("training", "train-b")}
+
+
+def spans_start_with_space(text: Text) -> list[str]:
+    """Styled pieces of `text` that begin with a space (an SVG viewer draws such spaces after the piece)."""
+    return [text.plain[s.start:s.end] for s in text.spans if text.plain[s.start:s.start + 1] == " "]
+
+
+@run_async
+async def test_node_detail_fields_apart_and_devices_one_line_each(demo: LocalSource) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await demo_listed(pilot, "1", "G", "up", "up", "enter")  # as scripts/screenshots.py: dra-node-1
+        screen = app.screen
+        assert isinstance(screen, NodeDetailScreen) and screen.node == "dra-node-1"
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            await pilot.pause(0.2)
+            info = screen.query_one(AllocatedResources).render().renderables[0]  # type: ignore[attr-defined]
+            assert info.plain.splitlines()[0] == "Conditions: Ready   Pods: 4   Largest GPU request that fits: 1"
+            assert spans_start_with_space(info) == []
+            view = screen.query_one(DeviceTableView)
+            text = view.render()
+            lines = text.plain.splitlines()
+            assert lines[0] == "DRA devices  1 of 2 GPUs allocated (counted in the GPU figures above)"
+            assert len(lines) == 4 and all(len(line) <= view.size.width for line in lines), lines  # no wrap
+            assert view.size.height == 4  # the four lines: nothing wrapped
+            assert spans_start_with_space(text) == []
+            gpu0 = lines[2].split()
+            claim = app.state.model.gpus.claims_of_pod("inference", "llm-0")[0].key
+            assert gpu0[:2] == ["gpu-0", "allocated"] and gpu0[-2] == "llm-0"
+            assert middle_cut("/".join(claim), gpu0[-1]) and (width < 160 or gpu0[-1] == "/".join(claim))
+            uuid = app.state.model.gpus.node("dra-node-1").devices[0].device.uuid
+            shown = next(c for c in gpu0 if c.startswith("GPU-"))
+            assert middle_cut(uuid, shown) and (width < 160 or shown == uuid)
