@@ -21,7 +21,6 @@ from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
-from kubeview.scheduling.name_table import kernels
 from kubeview.scheduling.server import ExtenderServer
 
 log = logging.getLogger("kubeview.extender")
@@ -102,7 +101,6 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = threading.Thread(target=watch, name="extender-watch", daemon=True)
     watcher.start()
-    kernels()  # compile the NodeNames lookup while the first list is in flight, not in the first request
     feed.start()
     server.start()
     log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s)", server.url, config.policy,

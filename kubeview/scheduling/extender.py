@@ -27,8 +27,8 @@ from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
+from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
-from kubeview.scheduling.node_objects import NodeObjects
 from kubeview.scheduling.protocol import (
     ExtenderArgs,
     decode_args,
@@ -106,7 +106,8 @@ def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
 class Extender:
     def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
-                 binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25) -> None:
+                 binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25,
+                 node_cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.feed = feed
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
@@ -119,12 +120,15 @@ class Extender:
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0}
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0,
+                         # connections (server.py): closed by a deadline, at the cap, or by the client
+                         "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
+                         "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
         self._prioritize_expected = False
-        self.node_objects = NodeObjects()  # full Nodes by their bytes (nodeCacheCapable: false)
+        self.node_cache = NodeCache(node_cache_bytes)  # full Nodes by their bytes (nodeCacheCapable: false)
         self._overlay = UsageOverlay()
         self._full_index: tuple[list, NodeIndex] | None = None
 
@@ -180,7 +184,7 @@ class Extender:
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
             return last[1]
         index = index_for(view.alloc)
-        args = decode_args(body, index.name_table(), self.node_objects)
+        args = decode_args(body, self.node_cache)
         pod_rv = rv_number((args.pod.get("metadata") or {}).get("resourceVersion"))
         if pod_rv is not None and self.catch_up > 0 and self.feed.pod_rv < pod_rv:
             # kube-scheduler's informer has seen this pod at a version our watch has not reached yet:
@@ -190,13 +194,8 @@ class Extender:
             self.feed.wait_for_rv(pod_rv, self.catch_up)
             view = self.feed.refresh()
             self.assumed.prune(view.version)
-            if index_for(view.alloc) is not index:
-                index = index_for(view.alloc)
-                args = decode_args(body, index.name_table(), self.node_objects)
-        if args.name_rows is not None:
-            alloc = view.alloc
-            rows = args.name_rows
-        elif args.node_names is not None:
+            index = index_for(view.alloc)
+        if args.node_names is not None:
             alloc = view.alloc
             rows = _rows(index.row, args.node_names)
         else:

@@ -1,4 +1,5 @@
-"""The extender wire format: decoding with member spans, echoing, and the grouped prioritize reply."""
+"""The extender wire format: typed decoding (a bad field named by its JSON path), echoing, and the
+grouped prioritize reply."""
 
 from __future__ import annotations
 
@@ -11,34 +12,35 @@ from builders import FIXTURES, pod_obj
 from kubeview.scheduling.protocol import (
     ProtocolError,
     decode_args,
-    decode_members,
     filter_reply,
     host_priority_list,
 )
 
 
-@pytest.mark.parametrize("text", [
-    '{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", "b"]}',
-    ' {\n "a" : [1, {"b": "ü"}] ,\t"c":"\\u00e9\\"]}" , "a": 2 }\n',  # non-ASCII, escapes, duplicate key
-    "{}",
-])
-def test_decode_members_is_json_loads_plus_spans(text: str) -> None:
-    doc, spans = decode_members(text.encode())
-    assert doc == json.loads(text)
-    assert {k: json.loads(v) for k, v in spans.items()} == doc
-
-
 @pytest.mark.parametrize(("body", "reason"), [
     (b'{"Pod": ', "request body is not valid JSON"),
-    (b'{"Pod": {}} extra', "request body is not valid JSON"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "NodeNames": []} extra', "request body is not valid JSON"),
     (b'{"Pod" {}}', "request body is not valid JSON"),
     (b"\xff\xfe", "request body is not valid JSON"),
-    (b"[1, 2]", "request body must be a JSON object"),
-    (b"[" * 100000 + b"]" * 100000, "request body is not valid JSON"),
-    (b'{"Pod": {"metadata": {}}, "Nodes": null, "NodeNames": ["a"]}', "request has no Pod object with metadata.name"),
-    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", 1]}', "NodeNames must be a list of strings"),
-    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{}]}, "NodeNames": null}', "Nodes must be a NodeList"),
-])
+    (b"[1, 2]", r"request body is invalid: Expected `object`, got `array`$"),
+    (b"[" * 100000 + b"]" * 100000, "request body is invalid: Expected `object`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "x": ' + b"[" * 100000 + b"]" * 100000 + b"}",
+     "request body is not valid JSON: nested too deeply"),
+    (b'{"Pod": {"metadata": {}}, "Nodes": null, "NodeNames": ["a"]}',
+     r"request body is invalid: Object missing required field `name` - at `\$.Pod.metadata`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", 1]}',
+     r"request body is invalid: Expected `str`, got `int` - at `\$.NodeNames\[1\]`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{}]}, "NodeNames": null}',
+     r"Nodes.items\[0\] is invalid: Object missing required field `metadata`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"nodeSelector": ["a"]}}, "NodeNames": []}',
+     r"request body is invalid: Expected `object \| null`, got `array` - at `\$.Pod.spec.nodeSelector`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [{"resources": {"requests": {"cpu": true}}}]}},'
+     b' "NodeNames": []}', r"request body is invalid: Expected `.*`, got `bool` - at `\$.Pod.spec.containers\[0\]"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{"metadata": {"name": "n"}, "spec": {"taints": "x"}}]}}',
+     r"Nodes.items\[0\] is invalid: Expected `array \| null`, got `str` - at `\$.spec.taints`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [{"resources": {"requests": {"memory": "1e19"}}}]}},'
+     b' "NodeNames": []}', "Pod cannot be read: memory quantity '1e19' is out of range"),
+], ids=lambda v: v[:40] if isinstance(v, bytes) else None)
 def test_bad_bodies_are_refused_with_a_reason(body: bytes, reason: str) -> None:
     with pytest.raises(ProtocolError, match="^" + reason):
         decode_args(body)

@@ -253,7 +253,7 @@ def test_bad_requests_get_reasons_and_the_server_stays_up(server: ExtenderServer
     status, reply = client.json("POST", "/filter", json.loads(_gpu_args("x", None, [bad_node])))
     assert status == 400 and reply["Error"].startswith("a Node in Nodes cannot be read: not a quantity: 'lots'")
     status, reply = client.json("POST", "/bind", {"Pod": {}})
-    assert status == 400 and reply["Error"] == 'binding field PodName must be a Kubernetes name, not null'
+    assert status == 400 and reply["Error"] == 'binding field PodName must be a Kubernetes name, not ""'
     status, reply = client.json("POST", "/preempt", {"Pod": {}})
     assert status == 404
     assert client.call("GET", "/healthz")[0] == 200  # the body was read: the keep-alive connection is in step
@@ -352,9 +352,11 @@ def test_a_huge_quantity_is_a_fast_400_and_other_connections_do_not_wait(server:
 @pytest.mark.parametrize(("body", "reason"), [
     (b'{"weights": {"cpu": 1e308, "memory": 1e308}}', "weight of 'cpu' must be a number from 0 to 1000, not 1e+308"),
     (b'{"weights": {"cpu": ' + b"9" * 4000 + b"}}", "weight of 'cpu' must be a number from 0 to 1000, not 99999"),
-    (b'{"bias": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}", "config is not valid JSON"),
-    (b"[" * 100000 + b"]" * 100000, "config is not valid JSON"),
-], ids=["huge-floats", "4000-digit-int", "deep-object", "deep-list"])
+    (b'{"bias": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}",
+     "config is invalid: Expected `int | float`, got `object` - at `$.bias[...]`"),
+    (b"[" * 100000 + b"]" * 100000, "config is invalid: Expected `object`, got `array`"),
+    (b'{"policy": "pack", "x": ' + b"[" * 100000 + b"]" * 100000 + b"}", "config is invalid: Object contains unknown field `x`"),
+], ids=["huge-floats", "4000-digit-int", "deep-object", "deep-list", "deep-unknown"])
 def test_config_is_bounded_and_always_answered(server: ExtenderServer, body: bytes, reason: str) -> None:
     client = Client(server.port)
     auth = {"Authorization": f"Bearer {TOKEN}"}
