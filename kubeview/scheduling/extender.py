@@ -120,7 +120,7 @@ class Extender:
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0,
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "unknown_pod": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -225,9 +225,14 @@ class Extender:
         meta = ev.args.pod.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         live = self.feed.pod(namespace, name)
-        seen = live is not None and live.uid == ev.args.uid and live.pending
+        if live is None or live.uid != ev.args.uid or not live.pending:
+            # a pod the watch does not have (made up, or not reached after the catch-up wait): its
+            # decision changes nothing another pod sees, and an unauthenticated caller cannot fill the
+            # ledger with made-up uids (issue #16 item 6)
+            self.count("unknown_pod")
+            return
         self.assumed.predict(ev.args.uid, namespace, name, ev.placement.nodes[row], ev.args.pod_view.requests,
-                             seen, meta.get("resourceVersion"))
+                             True, meta.get("resourceVersion"))
         self.count("assumed")
 
     def filter(self, body: bytes) -> bytes:

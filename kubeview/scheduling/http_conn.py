@@ -198,9 +198,13 @@ class Connection(asyncio.Protocol):
         except _Refused:
             return
         except httptools.HttpParserUpgrade:
-            self._refuse(400, "protocol upgrades are not supported")
+            with contextlib.suppress(_Refused):
+                self._refuse(400, "protocol upgrades are not supported")
+            return
         except httptools.HttpParserError as exc:
-            self._refuse(400, f"malformed HTTP request: {exc}")
+            with contextlib.suppress(_Refused):
+                self._refuse(400, f"malformed HTTP request: {exc}")
+            return
         if len(self.queue) >= MAX_PIPELINED and not self.closed:
             self.transport.pause_reading()
 
