@@ -24,6 +24,7 @@ from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
+from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
@@ -168,9 +169,10 @@ class Extender:
         with self._counter_lock:
             self.counters[name] += n
 
-    def _evaluate(self, body: bytes, bound_only: bool) -> Evaluated:
+    def _evaluate(self, body: bytes, bound_only: bool, may_wait: bool = True) -> Evaluated:
         """Evaluate the request's pod on its nodes over the model view plus the assumed pods: only
-        the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize)."""
+        the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize).
+        MustWait when the watch lags behind the request's pod and `may_wait` is false."""
         view = self.feed.view()
         self.assumed.prune(view.version)
         config = self._config
@@ -190,6 +192,8 @@ class Extender:
             # kube-scheduler's informer has seen this pod at a version our watch has not reached yet:
             # what our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait
             # for the watch (briefly, well inside kube-scheduler's httpTimeout), then read a fresh view.
+            if not may_wait:
+                raise MustWait
             self.count("waited_for_watch")
             self.feed.wait_for_rv(pod_rv, self.catch_up)
             view = self.feed.refresh()
@@ -235,8 +239,8 @@ class Extender:
                              True, meta.get("resourceVersion"))
         self.count("assumed")
 
-    def filter(self, body: bytes) -> bytes:
-        ev = self._evaluate(body, bound_only=True)
+    def filter(self, body: bytes, may_wait: bool = True) -> bytes:
+        ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
         self.count("filter")
         passed = ev.feasible()
         failing = np.flatnonzero(~passed)
@@ -258,8 +262,8 @@ class Extender:
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, unresolvable)
 
-    def prioritize(self, body: bytes) -> bytes:
-        ev = self._evaluate(body, bound_only=False)
+    def prioritize(self, body: bytes, may_wait: bool = True) -> bytes:
+        ev = self._evaluate(body, bound_only=False, may_wait=may_wait)
         self.count("prioritize")
         scores = ev.fit_scores()
         known = np.flatnonzero(ev.known)

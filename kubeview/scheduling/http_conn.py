@@ -50,6 +50,7 @@ class Response:
     body: bytes
     content_type: str = "application/json"
     close: bool = False
+    after: Callable[[], None] | None = None  # run on the loop once the reply is written (housekeeping)
 
 
 Handler = Callable[[Request], "Response | Future[Response] | asyncio.Future[Response]"]
@@ -311,6 +312,8 @@ class Connection(asyncio.Protocol):
         self.hub.in_flight -= held
         close = response.close or not keep_alive
         self._write(response, close, request.method == "HEAD")
+        if response.after is not None:  # off this reply's path; before the next request is read
+            asyncio.get_running_loop().call_soon(response.after)
         self.busy = False
         if close:
             self.closed = True
@@ -333,7 +336,11 @@ class Connection(asyncio.Protocol):
         status = HTTPStatus(response.status)
         head = (f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: {response.content_type}\r\n"
                 f"Content-Length: {len(response.body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n")
-        self.transport.write(head.encode() + (b"" if head_only else response.body))
+        if head_only or len(response.body) <= 64 * 1024:
+            self.transport.write(head.encode() + (b"" if head_only else response.body))
+        else:  # a large body is not copied to put the head before it
+            self.transport.write(head.encode())
+            self.transport.write(response.body)
 
     def _refuse(self, status: int, message: str) -> None:
         """Answer a request that cannot be read (after the replies to those before it) and close."""

@@ -9,8 +9,9 @@
     GET  /healthz, /readyz      liveness; readiness (503 until the cluster model has listed nodes and pods)
 
 Connections are `http_conn.Connection`s on an asyncio loop in a background thread (limits:
-`ServerLimits`; TLS, optionally requiring a client certificate: `TLSFiles`). Verbs run in a few
-worker threads. Whatever a client sends is answered 200 or 4xx with `Error` saying what is wrong
+`ServerLimits`; TLS, optionally requiring a client certificate: `TLSFiles`). filter and prioritize
+run on the loop (CPU work: under the GIL a thread hop only adds latency); bind, a call that must
+wait for the watch, and bodies over `ServerLimits.inline_body` run in a few worker threads. Whatever a client sends is answered 200 or 4xx with `Error` saying what is wrong
 (and one log line); only a bug behind a verb is a 500. `ExtenderServer.start()`/`stop()`, `.port`.
 """
 
@@ -28,7 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import msgspec
 
 from kubeview.scheduling import wire_types as w
-from kubeview.scheduling.errors import ProtocolError
+from kubeview.scheduling.errors import MustWait, ProtocolError
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.http_conn import Connection, Hub, Request, Response
 from kubeview.scheduling.protocol import error_reply
@@ -137,6 +138,12 @@ class ExtenderServer:
             verb = path.strip("/")
             if verb not in VERBS:
                 return _error(404, f"no such verb {request.path!r}; POST /filter, /prioritize or /bind")
+            if verb != "bind" and len(request.body) <= self.limits.inline_body:
+                # CPU work under the GIL: a hop to a worker thread and back would only add to it
+                try:
+                    return self._verb(verb, request.body, may_wait=False)
+                except MustWait:  # the watch lags: wait for it in a worker, not on the loop
+                    pass
             return self._pool.submit(self._verb, verb, request.body)
         if method in ("GET", "HEAD"):
             return self._get(path, request.path)
@@ -146,11 +153,14 @@ class ExtenderServer:
             return self._put_config(request)
         return _error(405, f"method {method} is not served; GET, POST or PUT")
 
-    def _verb(self, verb: str, body: bytes) -> Response:
+    def _verb(self, verb: str, body: bytes, may_wait: bool = True) -> Response:
+        """One verb's reply; MustWait (from filter/prioritize with `may_wait` false) passes through."""
         started, cpu = time.perf_counter(), time.thread_time()
         extender = self.extender
         try:
-            code, reply = 200, getattr(extender, verb)(body)
+            code, reply = 200, (extender.bind(body) if verb == "bind" else getattr(extender, verb)(body, may_wait))
+        except MustWait:
+            raise
         except ProtocolError as exc:
             code, reply = 400, error_reply(str(exc))
             extender.count("bad_requests")
@@ -160,9 +170,9 @@ class ExtenderServer:
             extender.count("errors")
             log.error("%s failed: %s: %s", verb, type(exc).__name__, exc)
         extender.metrics.observe(verb, code, time.perf_counter() - started, time.thread_time() - cpu)
-        if code == 200:
-            self._pool.submit(_quietly, extender.after_reply, verb)  # once the reply is on its way
-        return Response(code, reply)
+        # housekeeping on the loop once the reply is written, before the connection reads on
+        after = (lambda: _quietly(extender.after_reply, verb)) if code == 200 else None
+        return Response(code, reply, after=after)
 
     def _get(self, path: str, raw_path: str) -> Response:
         extender = self.extender

@@ -30,7 +30,12 @@ class ServerLimits:
     max_head: int = 64 * 1024
     """Bytes of a request line and headers (431 beyond)."""
     workers: int = 4
-    """Threads answering verbs (a verb may wait for the watch or post a Binding)."""
+    """Threads answering what may block: bind (posts a Binding), a call that waits for the watch,
+    and filter/prioritize bodies over `inline_body`."""
+    inline_body: int = 4 * MiB
+    """Bytes up to which a filter/prioritize body is answered on the event loop itself: the call is
+    CPU work under the GIL, so handing it to a thread only adds the hop (measured: docs/architecture.md);
+    a larger body goes to a worker so the loop keeps serving other connections between its GIL slices."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 import time
 from collections.abc import Iterator
 
@@ -392,3 +393,33 @@ def test_a_binding_the_watch_shows_before_the_binder_returns_is_counted_once() -
         assert result["NodeNames"] == ["gpu-node-1", "gpu-node-2"]
     finally:
         srv.stop()
+
+
+def test_a_call_waiting_for_the_watch_leaves_the_loop_serving(fixture_nodes: list[dict]) -> None:
+    """filter/prioritize run on the event loop, except a call whose pod the watch has not reached:
+    that one waits in a worker thread (up to catch_up) while other connections are answered."""
+    feed = _feed(fixture_nodes)
+    server = ExtenderServer(Extender(feed, catch_up=5.0), "127.0.0.1", 0).start()
+    try:
+        pod = pod_obj("late", cpu="100m")
+        pod["metadata"]["resourceVersion"] = "50"  # newer than anything the watch applied
+        names = [n["metadata"]["name"] for n in fixture_nodes]
+        body = json.dumps({"Pod": pod, "Nodes": None, "NodeNames": names}).encode()
+        got: list = []
+        waiting = threading.Thread(target=lambda: got.append(Client(server.port).call("POST", "/filter", body)))
+        waiting.start()
+        time.sleep(0.3)
+        assert not got  # still waiting for the watch
+        other = Client(server.port)
+        for _ in range(3):
+            started = time.perf_counter()
+            assert other.call("GET", "/healthz")[0] == 200
+            assert time.perf_counter() - started < 0.5  # the loop is not held by the waiting call
+        assert not got
+        feed.apply(WatchEvent("Pod", "ADDED", pod))
+        waiting.join(5)
+        assert got and got[0][0] == 200
+        assert json.loads(got[0][2])["NodeNames"] == names
+        assert server.extender.counters["waited_for_watch"] == 1
+    finally:
+        server.stop()
