@@ -96,14 +96,14 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
     keep = None if passed.all() else passed.tolist()
     if args.by_name:
         names = args.node_names if keep is None else list(compress(args.node_names, keep))
-        return _with_member(result, "NodeNames", msgspec.json.encode(names))
-    return _with_member(result, "Nodes", args.items.json_of(keep))
+        return _with_member(result, "NodeNames", [msgspec.json.encode(names)])
+    return _with_member(result, "Nodes", args.items.json_parts(keep))
 
 
-def _with_member(result: dict, key: str, encoded: bytes) -> bytes:
-    """`result` as JSON with one more member whose value is already encoded."""
+def _with_member(result: dict, key: str, encoded: list[bytes]) -> bytes:
+    """`result` as JSON with one more member whose value is already encoded (in pieces)."""
     head = json.dumps(result, separators=(",", ":"))[:-1] + f',"{key}":'
-    return b"".join((head.encode(), encoded, b"}"))  # one copy of `encoded` (2 MB for 500 full Nodes)
+    return b"".join([head.encode(), *encoded, b"}"])  # the one copy of the items (2 MB for 500 full Nodes)
 
 
 _TAILS = [f'","Score":{s}}}' for s in range(11)]

@@ -22,8 +22,8 @@ ResourceList = dict[str, Quantity] | None
 Labels = dict[str, str] | None
 
 
-class _S(Struct, omit_defaults=True):
-    pass
+class _S(Struct, omit_defaults=True, gc=False):
+    """gc=False: decoded trees hold no cycles, so the collector need not track (or walk) them."""
 
 
 class OwnerReference(_S):
@@ -152,11 +152,11 @@ class Node(_S):
     status: NodeStatus | None = None
 
 
-class NodeList(Struct):
+class NodeList(Struct, gc=False):
     items: list[Raw] | None = None  # each item kept as its own bytes: decoded once (NodeCache), echoed
 
 
-class ExtenderArgs(Struct, rename={"pod": "Pod", "nodes": "Nodes", "node_names": "NodeNames"}):
+class ExtenderArgs(Struct, gc=False, rename={"pod": "Pod", "nodes": "Nodes", "node_names": "NodeNames"}):
     """`extender/v1.ExtenderArgs` (Go field names: the type has no json tags)."""
 
     pod: Pod
