@@ -236,7 +236,7 @@ class Extender:
             self.count("unknown_pod")
             return
         self.assumed.predict(ev.args.uid, namespace, name, ev.placement.nodes[row], ev.args.pod_view.requests,
-                             True, meta.get("resourceVersion"))
+                             meta.get("resourceVersion"))
         self.count("assumed")
 
     def filter(self, body: bytes, may_wait: bool = True) -> bytes:
