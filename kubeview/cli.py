@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    bench.add_argument("--against", metavar="TREE", help="scheduler: the extender's round trips from this tree and "
+                       "another kubeview source tree (e.g. main's checkout), alternating in one run, as ratios")
+    bench.add_argument("--rounds", metavar="N", type=t.int_range(1, 20), help="with --against: rounds (default: 3)")
     real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
     real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
                       help="run the scenarios against this cluster's API server and kube-scheduler")
