@@ -273,7 +273,7 @@ class Extender:
         if pick is not None:
             self._predict(ev, int(ev.rows[pick]))
         self.metrics.assumed.set(len(self.assumed))
-        return prioritize_reply(ev.args, scores)
+        return prioritize_reply(ev.args, scores, ev.index, ev.rows)
 
     def bind(self, body: bytes) -> bytes:
         """Post the pod's Binding (kube-scheduler's `bind` verb); from then on the pod counts on its

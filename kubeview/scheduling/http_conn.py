@@ -40,7 +40,7 @@ class Request:
     method: str
     path: str
     headers: dict[str, str]  # lower-cased names; a repeated header keeps its last value
-    body: bytes
+    body: bytes | bytearray  # a bytearray when Content-Length gave its size (never reused or changed)
     peer: str
 
 
@@ -112,7 +112,8 @@ class Connection(asyncio.Protocol):
         self.head_bytes = 0
         self.headers: dict[str, str] = {}
         self.header_count = 0
-        self.chunks: list[bytes] = []
+        self.chunks: list[bytes] = []  # a chunked body as it arrives
+        self.body: bytearray | None = None  # a Content-Length body, filled as it arrives
         self.body_bytes = 0
         self.held = 0  # body bytes reserved in the hub for the request being read
 
@@ -167,6 +168,7 @@ class Connection(asyncio.Protocol):
         self.held = 0
         self.queue.clear()
         self.chunks = []
+        self.body = None
 
     def abort(self) -> None:
         if not self.closed:
@@ -250,6 +252,8 @@ class Connection(asyncio.Protocol):
         if length and not self.hub.reserve(length):
             self._refuse(429, "too many request bodies in flight; retry")
         self.held = length
+        if length:  # filled as the chunks arrive, while the client is still sending (no join at the end)
+            self.body = bytearray(length)
         if length or te is not None:
             self.reading = "body"
             self._arm(self.limits.body_timeout, "body_timeout")
@@ -265,15 +269,20 @@ class Connection(asyncio.Protocol):
             if not self.hub.reserve(over):
                 self._refuse(429, "too many request bodies in flight; retry")
             self.held += over
-        self.chunks.append(body)
+        if self.body is not None:
+            self.body[self.body_bytes - len(body):self.body_bytes] = body
+        else:
+            self.chunks.append(body)
 
     def on_message_complete(self) -> None:
         self._disarm()
         method = self.parser.get_method().decode("latin-1")
-        request = Request(method, self.url.decode("latin-1"), self.headers, b"".join(self.chunks), self.peer)
+        body = self.body if self.body is not None else b"".join(self.chunks)
+        request = Request(method, self.url.decode("latin-1"), self.headers, body, self.peer)
         self.queue.append((request, self.parser.should_keep_alive(), self.held))
         self.held = 0
         self.chunks = []
+        self.body = None
         self.reading = "idle"
         self._next()
 
@@ -351,6 +360,7 @@ class Connection(asyncio.Protocol):
         self.hub.in_flight -= self.held
         self.held = 0
         self.chunks = []
+        self.body = None
         self._disarm()
         self.transport.pause_reading()
         self.reading = "refused"

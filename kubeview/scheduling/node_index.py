@@ -39,6 +39,7 @@ class NodeIndex:
     everywhere: np.ndarray  # bool (N,) all True, read-only: "every node passes"
     any_unschedulable: bool
     _labels: dict[str, LabelColumn] = field(default_factory=dict)
+    encoded: dict[str, object] = field(default_factory=dict)  # per-node wire encodings (protocol.py), built once
 
     @classmethod
     def build(cls, names: list[str], views: list[NodeView]) -> NodeIndex:

@@ -23,6 +23,7 @@ from kubeview.model.views import PodView
 from kubeview.scheduling import wire_types as w
 from kubeview.scheduling.errors import ProtocolError
 from kubeview.scheduling.node_cache import NodeCache, NodeItems
+from kubeview.scheduling.node_index import NodeIndex
 
 _PRINTABLE = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
 
@@ -109,9 +110,37 @@ def _with_member(result: dict, key: str, encoded: list[bytes]) -> bytes:
 _TAILS = [f'","Score":{s}}}' for s in range(11)]
 
 
-def prioritize_reply(args: ExtenderArgs, scores: np.ndarray) -> bytes:
-    """HostPriorityList, in the request's order."""
+def prioritize_reply(args: ExtenderArgs, scores: np.ndarray, index: NodeIndex | None = None,
+                     rows: np.ndarray | None = None) -> bytes:
+    """HostPriorityList, in the request's order; from `index`'s encoded names when every requested
+    node is at `rows` of it (no name to escape, scores 0..10)."""
+    if index is not None and rows is not None and len(rows) and rows.min() >= 0 and 0 <= scores.min() <= scores.max() <= 10:
+        heads = _host_heads(index)
+        if heads is not None:
+            parts = np.empty(2 * len(rows), dtype=object)
+            parts[0::2] = heads[rows]
+            parts[1::2] = _TAIL_BYTES[scores]
+            pieces = parts.tolist()  # 10,000 references: ~0.1 ms for 5,000 nodes, where str joins took 0.5
+            pieces[0] = b'[' + pieces[0]
+            pieces[-1] = _TAIL_BYTES[scores[-1]][:-1] + b"]"
+            return b"".join(pieces)
     return host_priority_list(args.names, scores)
+
+
+_TAIL_BYTES = np.empty(11, dtype=object)
+_TAIL_BYTES[:] = [f"{s}}},".encode() for s in range(11)]
+
+
+def _host_heads(index: NodeIndex) -> np.ndarray | None:
+    """`{"Host":"<name>","Score":` per node of the index, once per node set (None: a name needs escaping)."""
+    heads = index.encoded.get("host_heads")
+    if heads is None:
+        heads = False
+        if plain(index.names):
+            heads = np.empty(len(index.names), dtype=object)
+            heads[:] = [f'{{"Host":"{n}","Score":'.encode() for n in index.names]
+        index.encoded["host_heads"] = heads
+    return heads if heads is not False else None
 
 
 def host_priority_list(names: list[str], scores: np.ndarray) -> bytes:

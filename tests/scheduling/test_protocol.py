@@ -8,12 +8,15 @@ import json
 import numpy as np
 import pytest
 from builders import FIXTURES, pod_obj
+from builders import node as build_node
 
+from kubeview.scheduling.node_index import NodeIndex
 from kubeview.scheduling.protocol import (
     ProtocolError,
     decode_args,
     filter_reply,
     host_priority_list,
+    prioritize_reply,
 )
 
 
@@ -88,3 +91,23 @@ def test_prioritize_reply_has_every_host_once_with_its_score(names: list[str]) -
     assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(names, scores.tolist(), strict=True))
     assert all(set(h) == {"Host", "Score"} for h in reply)
     assert host_priority_list([], np.zeros(0, dtype=np.int64)) == b"[]"
+
+
+@pytest.mark.parametrize("names", [
+    [f"node-{i}" for i in range(50)],
+    ['we"ird', "back\\slash", "tab\there", "ünï"],  # needs escaping: the general way
+    ["only"],
+])
+def test_prioritize_reply_from_the_index_is_the_request_order_with_each_score(names: list[str]) -> None:
+    """From the index's encoded names (request positions -> index rows), as kube-scheduler reads it."""
+    index = NodeIndex.build(names, [build_node(n) for n in names])
+    rows = np.random.default_rng(1).permutation(len(names))  # the request's order differs from the model's
+    scores = np.arange(len(names)) % 11
+    args = decode_args(json.dumps({"Pod": pod_obj("p"), "NodeNames": [names[r] for r in rows]}).encode())
+    reply = json.loads(prioritize_reply(args, scores, index, rows))
+    assert [(h["Host"], h["Score"]) for h in reply] == list(zip([names[r] for r in rows], scores.tolist(), strict=True))
+    assert all(set(h) == {"Host", "Score"} for h in reply)
+    unknown = rows.copy()
+    unknown[0] = -1  # a node the model does not know: the general way, same content
+    reply = json.loads(prioritize_reply(args, scores, index, unknown))
+    assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(args.names, scores.tolist(), strict=True))
