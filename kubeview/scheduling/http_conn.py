@@ -91,10 +91,18 @@ class Hub:
         return True
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
+    """Reads into buffers of its own: a request head (and a chunked body) into one reused buffer, a
+    Content-Length body straight into the bytearray it will be handed over in (the kernel copies it
+    there; no chunk objects, no join). Either way the parser sees every byte."""
+
+    READ_BUFFER = 64 * 1024
+
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.limits = hub.limits
+        self.inbuf = memoryview(bytearray(self.READ_BUFFER))
+        self.direct = False  # the last read went straight into `body`
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self.peer = ""
@@ -173,6 +181,7 @@ class Connection(asyncio.Protocol):
     def abort(self) -> None:
         if not self.closed:
             self.closed = True
+            self.hub.conns.pop(self, None)  # off the cap now: connection_lost comes a loop turn later
             self.transport.abort()  # connection_lost follows and releases what was held
 
     def pause_writing(self) -> None:
@@ -188,7 +197,18 @@ class Connection(asyncio.Protocol):
                 self.transport.resume_reading()
             self._after_write()
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        body = self.body
+        self.direct = body is not None and self.reading == "body" and self.body_bytes < len(body)
+        return memoryview(body)[self.body_bytes:] if self.direct else self.inbuf
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.direct:
+            self.data_received(memoryview(self.body)[self.body_bytes:self.body_bytes + nbytes])
+        else:
+            self.data_received(self.inbuf[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         if self.closed:
             return
         if self.reading == "idle":
@@ -270,7 +290,8 @@ class Connection(asyncio.Protocol):
                 self._refuse(429, "too many request bodies in flight; retry")
             self.held += over
         if self.body is not None:
-            self.body[self.body_bytes - len(body):self.body_bytes] = body
+            if not self.direct:  # (read into `body` already otherwise)
+                self.body[self.body_bytes - len(body):self.body_bytes] = body
         else:
             self.chunks.append(body)
 
