@@ -42,7 +42,7 @@ def _read_token(path: str | None) -> str | None:
 
 def _limits(args: argparse.Namespace) -> tuple[ServerLimits, TLSFiles | None]:
     """The server's limits and TLS files from the options (ValueError: one sentence)."""
-    cert, key, ca = (getattr(args, n, None) for n in ("tls_cert", "tls_key", "client_ca"))
+    cert, key, ca = getattr(args, "tls_cert", None), getattr(args, "tls_key", None), getattr(args, "client_ca", None)
     if bool(cert) != bool(key):
         raise ValueError("--tls-cert and --tls-key go together")
     if ca and not cert:
