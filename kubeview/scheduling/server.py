@@ -31,9 +31,10 @@ import msgspec
 from kubeview.scheduling import wire_types as w
 from kubeview.scheduling.errors import MustWait, ProtocolError
 from kubeview.scheduling.extender import Extender
+from kubeview.scheduling.heap import keep_large_buffers
 from kubeview.scheduling.http_conn import Connection, Hub, Request, Response
 from kubeview.scheduling.protocol import error_reply
-from kubeview.scheduling.server_limits import ServerLimits, TLSFiles
+from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
 log = logging.getLogger("kubeview.extender")
 
@@ -87,6 +88,8 @@ class ExtenderServer:
         return self._hub.in_flight
 
     def start(self) -> ExtenderServer:
+        # request bodies and replies of a few MB in pages already mapped (heap.py: ~1 ms per full-Nodes call)
+        keep_large_buffers(self.limits.max_body + MiB, self.limits.max_bodies_in_flight)
         started = threading.Event()
 
         def run() -> None:
