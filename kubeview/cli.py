@@ -94,6 +94,33 @@ def _scene_names() -> str:
     return ", ".join(sorted(p.stem for p in BUNDLED.glob("*.yaml")))
 
 
+def _extender_limit_options(ext: argparse.ArgumentParser) -> None:
+    """`kubeview extender`'s TLS files and connection limits (defaults: ServerLimits)."""
+    from kubeview.scheduling.server_limits import ServerLimits
+
+    d = ServerLimits()
+    tls = ext.add_argument_group("TLS (kube-scheduler's enableHTTPS and tlsConfig)")
+    tls.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate (needs --tls-key)")
+    tls.add_argument("--tls-key", metavar="FILE", help="the certificate's PEM private key")
+    tls.add_argument("--client-ca", metavar="FILE",
+                     help="require a client certificate signed by this PEM CA (tlsConfig certData/keyData)")
+    lim = ext.add_argument_group("limits against hostile clients")
+    lim.add_argument("--max-connections", type=t.int_range(1, 1_000_000), default=d.max_connections,
+                     help=f"open connections at most; at the cap the longest-idle one is closed (default {d.max_connections})")
+    lim.add_argument("--header-timeout", type=t.seconds, default=d.header_timeout,
+                     help=f"seconds for a request head or TLS handshake to arrive (default {d.header_timeout:g})")
+    lim.add_argument("--body-timeout", type=t.seconds, default=d.body_timeout,
+                     help=f"seconds for a request body to arrive after its head (default {d.body_timeout:g})")
+    lim.add_argument("--idle-timeout", type=t.seconds, default=d.idle_timeout,
+                     help=f"seconds a keep-alive connection may wait for its next request (default {d.idle_timeout:g})")
+    lim.add_argument("--max-body-mib", type=t.int_range(1, 4096), default=d.max_body // 2**20,
+                     help=f"MiB in one request body (default {d.max_body // 2**20})")
+    lim.add_argument("--max-bodies-in-flight-mib", type=t.int_range(1, 65536), default=d.max_bodies_in_flight // 2**20,
+                     help=f"MiB of request bodies held at once (default {d.max_bodies_in_flight // 2**20})")
+    lim.add_argument("--node-cache-mib", type=t.int_range(1, 65536), default=64,
+                     help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_options()
     parser = _Parser(
@@ -136,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
     ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
     ext.add_argument("--policy", default="pack", help="initial policy: pack, spread or balanced (default: pack)")
+    _extender_limit_options(ext)
     ext.set_defaults(command="extender")
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (not tests)",
@@ -147,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     bench.add_argument("--dra", action="store_true",
                        help="model: 1,000 GPU nodes publish 8 DRA GPUs each (ResourceSlices), 8,000 ResourceClaims")
+    bench.add_argument("--against", metavar="TREE", help="scheduler: the extender's round trips from this tree and "
+                       "another kubeview source tree (e.g. main's checkout), alternating in one run, as ratios")
+    bench.add_argument("--rounds", metavar="N", type=t.int_range(1, 20), help="with --against: rounds (default: 3)")
     real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
     real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
                       help="run the scenarios against this cluster's API server and kube-scheduler")

@@ -1,4 +1,4 @@
-"""`kubeview bench scheduler [SCENARIOS.yaml] [--compare previous.json] [--json] [--quick]`.
+"""`kubeview bench scheduler [SCENARIOS.yaml] [--compare previous.json | --against TREE] [--json] [--quick]`.
 
 Two measurements, each printed beside its target:
 1. SchedulingThroughput of the embedded scheduler on every workload of a scheduler_perf-style
@@ -11,6 +11,9 @@ Two measurements, each printed beside its target:
 
 With `--kubeconfig FILE` it runs the scenarios against that cluster's API server and real
 kube-scheduler instead (`kubeview.bench.scheduler_kube`), once per `--schedulers` name.
+
+`--against TREE [--rounds N]` measures only the extender (filter + prioritize), alternating this tree
+and another source tree (main's checkout) in one run, and prints the ratios (`scheduler_ab.py`).
 
 `--json` prints `{"version": "v1", "dataItems": [...]}` (scheduler_perf's result file); save it and
 pass it to `--compare` next time for a previous / current / diff % table per workload.
@@ -53,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         workloads = [_no_threshold(w) for w in scaled(workloads, 0.1)]
     as_json = bool(getattr(args, "json", False))
     say = (lambda *a: None) if as_json else print
+    if getattr(args, "against", None):
+        from kubeview.bench.scheduler_ab import run as run_ab
+        return run_ab(args.against, getattr(args, "rounds", None) or 3, quick, lambda line: print(line, flush=True))
     if getattr(args, "kubeconfig", None):
         from kubeview.bench.scheduler_kube_cli import run_on_cluster
         return run_on_cluster(args, workloads, previous, say)

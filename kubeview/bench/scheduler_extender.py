@@ -33,7 +33,6 @@ from kubeview.bench.machine import StealMeter
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
-from kubeview.scheduling.name_table import kernels
 from kubeview.scheduling.server import ExtenderServer
 
 GPU = "nvidia.com/gpu"
@@ -138,7 +137,6 @@ def _serve(pipe, nodes: list[dict]) -> None:
     feed.apply(Listed("Node", nodes, "1"))
     feed.apply(Listed("Pod", [], "1"))
     feed.start()
-    kernels()  # compiled before serving, as the command does
     gc.collect()
     gc.freeze()  # as the command does once the cluster is listed
     lock = threading.Lock()

@@ -21,8 +21,8 @@ from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
-from kubeview.scheduling.name_table import kernels
 from kubeview.scheduling.server import ExtenderServer
+from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
 log = logging.getLogger("kubeview.extender")
 WATCHED = ("Node", "Pod")
@@ -38,6 +38,24 @@ def _read_token(path: str | None) -> str | None:
     if not token:
         raise ValueError(f"the token file {path} is empty")
     return token
+
+
+def _limits(args: argparse.Namespace) -> tuple[ServerLimits, TLSFiles | None]:
+    """The server's limits and TLS files from the options (ValueError: one sentence)."""
+    cert, key, ca = getattr(args, "tls_cert", None), getattr(args, "tls_key", None), getattr(args, "client_ca", None)
+    if bool(cert) != bool(key):
+        raise ValueError("--tls-cert and --tls-key go together")
+    if ca and not cert:
+        raise ValueError("--client-ca needs --tls-cert and --tls-key (client certificates are a TLS feature)")
+    d = ServerLimits()
+    limits = ServerLimits(
+        max_connections=getattr(args, "max_connections", d.max_connections),
+        header_timeout=getattr(args, "header_timeout", d.header_timeout),
+        body_timeout=getattr(args, "body_timeout", d.body_timeout),
+        idle_timeout=getattr(args, "idle_timeout", d.idle_timeout),
+        max_body=getattr(args, "max_body_mib", d.max_body // MiB) * MiB,
+        max_bodies_in_flight=getattr(args, "max_bodies_in_flight_mib", d.max_bodies_in_flight // MiB) * MiB)
+    return limits, (TLSFiles(cert, key, ca) if cert else None)
 
 
 def _open_source(args: argparse.Namespace):
@@ -64,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         token = _read_token(getattr(args, "token_file", None))
         config = PackingConfig(policy=args.policy)
+        limits, tls = _limits(args)
     except ValueError as exc:
         sys.stderr.write(f"kubeview extender: {exc}.\n")
         return 1
@@ -79,7 +98,12 @@ def run(args: argparse.Namespace) -> int:
 
         binder = KubeBinder(source.api_client, source.server)
     try:
-        server = ExtenderServer(Extender(feed, config, binder=binder), host, port, token=token)
+        extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB)
+        server = ExtenderServer(extender, host, port, token=token, limits=limits, tls=tls)
+    except ValueError as exc:  # a TLS file that cannot be used
+        source.close()
+        sys.stderr.write(f"kubeview extender: {exc}.\n")
+        return 1
     except OSError as exc:
         source.close()
         sys.stderr.write(f"kubeview extender: cannot listen on {host}:{port}: {exc.strerror or exc}.\n")
@@ -102,11 +126,11 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = threading.Thread(target=watch, name="extender-watch", daemon=True)
     watcher.start()
-    kernels()  # compile the NodeNames lookup while the first list is in flight, not in the first request
     feed.start()
     server.start()
-    log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s)", server.url, config.policy,
-             source.title, ", PUT /config needs a token" if token else "")
+    log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s%s)", server.url, config.policy,
+             source.title, ", PUT /config needs a token" if token else "",
+             ", client certificates required" if tls is not None and tls.client_ca else "")
     frozen = False
     try:
         while not stop.wait(0.5):

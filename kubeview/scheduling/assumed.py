@@ -10,8 +10,8 @@ of two kinds:
 - **predicted**: the node prioritize made the unique best (or the only node filter left). Counted
   by prioritize's scores only, never to refuse a node: kube-scheduler's own NodeResourcesFit filter
   already counts every pod it has assumed, so a wrong prediction can only cost a score, never a pod.
-  A prediction also counts only once the model has the pod itself (same uid, unbound): a prioritize
-  call for a pod the cluster does not have changes nothing another pod sees.
+  The extender predicts only for pods its watch has (same uid, pending): a prioritize call for a pod
+  the cluster does not have changes nothing another pod sees (`Extender._predict`).
 
 Entries follow the pod's watch events, which the feed hands over (`observe`) with the model version
 that carried them: a binding moves the entry to the node the pod really went to and marks the
@@ -44,7 +44,6 @@ class Assumption:
     requests: dict[str, int]
     at: float  # clock() when made
     bound: bool  # True: we posted the Binding; False: our prediction
-    seen: bool  # the model has had this pod (same uid) unbound: a prediction counts only then
     pod_rv: int | None  # the pod's resourceVersion in the request we answered
     in_model_at: int | None = None  # the model version that carried the binding
 
@@ -76,21 +75,20 @@ class AssumedPods:
         self._changed()
 
     def predict(self, uid: str, namespace: str, name: str, node: str, requests: dict[str, int],
-                seen: bool, pod_rv: object = None) -> None:
+                pod_rv: object = None) -> None:
         """Our best guess of where kube-scheduler puts this pod (scores only; see the module doc)."""
         with self._lock:
             old = self._by_uid.get(uid)
             if old is not None and old.bound:
                 return  # certain knowledge is not overwritten by a guess
-            if old is not None and old.node == node and old.seen == seen:
+            if old is not None and old.node == node:
                 return
-            self._put(Assumption(uid, namespace, name, node, dict(requests), self.clock(), False, seen,
-                                 rv_number(pod_rv)))
+            self._put(Assumption(uid, namespace, name, node, dict(requests), self.clock(), False, rv_number(pod_rv)))
 
     def bind(self, uid: str, namespace: str, name: str, node: str, requests: dict[str, int]) -> None:
         """The Binding we posted was accepted: the pod is on `node`."""
         with self._lock:
-            self._put(Assumption(uid, namespace, name, node, dict(requests), self.clock(), True, True, None))
+            self._put(Assumption(uid, namespace, name, node, dict(requests), self.clock(), True, None))
 
     def forget(self, uid: str) -> None:
         with self._lock:
@@ -139,10 +137,6 @@ class AssumedPods:
                 a.node, a.in_model_at = node, version
                 self._changed()
             return
-        if not a.seen:
-            a.seen = True
-            self._changed()
-            return
         # Unbound and newer than the request we answered: kube-scheduler gave up on that attempt
         # (the pod went back to its queue with PodScheduled=False); the prediction is void.
         rv = rv_number((obj.get("metadata") or {}).get("resourceVersion"))
@@ -185,7 +179,7 @@ class AssumedPods:
             for a in self._by_uid.values():
                 if a.uid == exclude_uid or (a.in_model_at is not None and view_version >= a.in_model_at):
                     continue
-                if not (a.bound or (a.seen and not bound_only)):
+                if bound_only and not a.bound:
                     continue
                 r = row.get(a.node)
                 if r is None:
@@ -206,7 +200,7 @@ class AssumedPods:
     @property
     def predicting(self) -> bool:
         """Some prediction counts (so prioritize's load differs from filter's)."""
-        return any(not a.bound and a.seen for a in self._by_uid.values())
+        return any(not a.bound for a in self._by_uid.values())
 
     def requests_of(self, uid: str) -> dict[str, int] | None:
         with self._lock:

@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from kubeview.scheduling import wire_types as w
 from kubeview.scheduling.errors import ProtocolError
 
 # DNS-1123 subdomain (pod and node names, namespaces are labels, a subset); uid as the apiserver makes it
@@ -34,18 +35,14 @@ class BindError(Exception):
 def decode_binding(body: bytes) -> BindingArgs:
     """Parse and validate an ExtenderBindingArgs body; ProtocolError says which field is wrong."""
     try:
-        doc = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ProtocolError(f"binding is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ProtocolError("binding must be a JSON object with PodName, PodNamespace, PodUID and Node")
-    out = {}
-    for key, pattern in (("PodName", _NAME), ("PodNamespace", _NAME), ("PodUID", _UID), ("Node", _NAME)):
-        value = doc.get(key)
-        if not isinstance(value, str) or not pattern.fullmatch(value):
+        doc = w.decode(w.BINDING, body, "binding")
+    except ValueError as exc:
+        raise ProtocolError(str(exc)) from None
+    for key, value, pattern in (("PodName", doc.pod_name, _NAME), ("PodNamespace", doc.pod_namespace, _NAME),
+                                ("PodUID", doc.pod_uid, _UID), ("Node", doc.node, _NAME)):
+        if not pattern.fullmatch(value):
             raise ProtocolError(f"binding field {key} must be a Kubernetes name, not {json.dumps(value)[:80]}")
-        out[key] = value
-    return BindingArgs(out["PodNamespace"], out["PodName"], out["PodUID"], out["Node"])
+    return BindingArgs(doc.pod_namespace, doc.pod_name, doc.pod_uid, doc.node)
 
 
 def binding_reply(error: str = "") -> bytes:

@@ -24,11 +24,12 @@ from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
+from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.evaluate import Placement, evaluate
 from kubeview.scheduling.feed import ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
+from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
-from kubeview.scheduling.node_objects import NodeObjects
 from kubeview.scheduling.protocol import (
     ExtenderArgs,
     decode_args,
@@ -106,7 +107,8 @@ def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
 class Extender:
     def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
-                 binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25) -> None:
+                 binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25,
+                 node_cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.feed = feed
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
@@ -119,12 +121,15 @@ class Extender:
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0}
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "unknown_pod": 0,
+                         # connections (server.py): closed by a deadline, at the cap, or by the client
+                         "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
+                         "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
         self._counter_lock = threading.Lock()
         self._listeners: list[Callable[[PackingConfig], None]] = []
         self._last: tuple[tuple, Evaluated, float] | None = None
         self._prioritize_expected = False
-        self.node_objects = NodeObjects()  # full Nodes by their bytes (nodeCacheCapable: false)
+        self.node_cache = NodeCache(node_cache_bytes)  # full Nodes by their bytes (nodeCacheCapable: false)
         self._overlay = UsageOverlay()
         self._full_index: tuple[list, NodeIndex] | None = None
 
@@ -164,9 +169,10 @@ class Extender:
         with self._counter_lock:
             self.counters[name] += n
 
-    def _evaluate(self, body: bytes, bound_only: bool) -> Evaluated:
+    def _evaluate(self, body: bytes, bound_only: bool, may_wait: bool = True) -> Evaluated:
         """Evaluate the request's pod on its nodes over the model view plus the assumed pods: only
-        the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize)."""
+        the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize).
+        MustWait when the watch lags behind the request's pod and `may_wait` is false."""
         view = self.feed.view()
         self.assumed.prune(view.version)
         config = self._config
@@ -180,23 +186,20 @@ class Extender:
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:
             return last[1]
         index = index_for(view.alloc)
-        args = decode_args(body, index.name_table(), self.node_objects)
+        args = decode_args(body, self.node_cache)
         pod_rv = rv_number((args.pod.get("metadata") or {}).get("resourceVersion"))
         if pod_rv is not None and self.catch_up > 0 and self.feed.pod_rv < pod_rv:
             # kube-scheduler's informer has seen this pod at a version our watch has not reached yet:
             # what our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait
             # for the watch (briefly, well inside kube-scheduler's httpTimeout), then read a fresh view.
+            if not may_wait:
+                raise MustWait
             self.count("waited_for_watch")
             self.feed.wait_for_rv(pod_rv, self.catch_up)
             view = self.feed.refresh()
             self.assumed.prune(view.version)
-            if index_for(view.alloc) is not index:
-                index = index_for(view.alloc)
-                args = decode_args(body, index.name_table(), self.node_objects)
-        if args.name_rows is not None:
-            alloc = view.alloc
-            rows = args.name_rows
-        elif args.node_names is not None:
+            index = index_for(view.alloc)
+        if args.node_names is not None:
             alloc = view.alloc
             rows = _rows(index.row, args.node_names)
         else:
@@ -226,13 +229,18 @@ class Extender:
         meta = ev.args.pod.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         live = self.feed.pod(namespace, name)
-        seen = live is not None and live.uid == ev.args.uid and live.pending
+        if live is None or live.uid != ev.args.uid or not live.pending:
+            # a pod the watch does not have (made up, or not reached after the catch-up wait): its
+            # decision changes nothing another pod sees, and an unauthenticated caller cannot fill the
+            # ledger with made-up uids (issue #16 item 6)
+            self.count("unknown_pod")
+            return
         self.assumed.predict(ev.args.uid, namespace, name, ev.placement.nodes[row], ev.args.pod_view.requests,
-                             seen, meta.get("resourceVersion"))
+                             meta.get("resourceVersion"))
         self.count("assumed")
 
-    def filter(self, body: bytes) -> bytes:
-        ev = self._evaluate(body, bound_only=True)
+    def filter(self, body: bytes, may_wait: bool = True) -> bytes:
+        ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
         self.count("filter")
         passed = ev.feasible()
         failing = np.flatnonzero(~passed)
@@ -254,8 +262,8 @@ class Extender:
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, unresolvable)
 
-    def prioritize(self, body: bytes) -> bytes:
-        ev = self._evaluate(body, bound_only=False)
+    def prioritize(self, body: bytes, may_wait: bool = True) -> bytes:
+        ev = self._evaluate(body, bound_only=False, may_wait=may_wait)
         self.count("prioritize")
         scores = ev.fit_scores()
         known = np.flatnonzero(ev.known)
@@ -265,7 +273,7 @@ class Extender:
         if pick is not None:
             self._predict(ev, int(ev.rows[pick]))
         self.metrics.assumed.set(len(self.assumed))
-        return prioritize_reply(ev.args, scores)
+        return prioritize_reply(ev.args, scores, ev.index, ev.rows)
 
     def bind(self, body: bytes) -> bytes:
         """Post the pod's Binding (kube-scheduler's `bind` verb); from then on the pod counts on its

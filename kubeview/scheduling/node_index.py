@@ -14,7 +14,6 @@ import numpy as np
 
 from kubeview.model.allocation import Allocation
 from kubeview.model.views import NodeView
-from kubeview.scheduling.name_table import NameTable
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only matters to scoring
 
@@ -40,13 +39,7 @@ class NodeIndex:
     everywhere: np.ndarray  # bool (N,) all True, read-only: "every node passes"
     any_unschedulable: bool
     _labels: dict[str, LabelColumn] = field(default_factory=dict)
-    _name_table: NameTable | None | bool = False  # False: not built yet
-
-    def name_table(self) -> NameTable | None:
-        """The names for the extender's compiled lookup, built on first use (None: json serves)."""
-        if self._name_table is False:
-            self._name_table = NameTable.of(self.names)
-        return self._name_table
+    encoded: dict[str, object] = field(default_factory=dict)  # per-node wire encodings (protocol.py), built once
 
     @classmethod
     def build(cls, names: list[str], views: list[NodeView]) -> NodeIndex:

@@ -1,4 +1,4 @@
-"""The extender over HTTP: kube-scheduler's `filter`/`prioritize` verbs plus config, status and metrics.
+"""The extender over HTTP(S): kube-scheduler's `filter`/`prioritize`/`bind` verbs plus config, status, metrics.
 
     POST /filter, /prioritize   ExtenderArgs in, ExtenderFilterResult / HostPriorityList out
     POST /bind                  ExtenderBindingArgs in, ExtenderBindingResult out (posts the Binding)
@@ -8,232 +8,217 @@
     GET  /metrics               Prometheus text format
     GET  /healthz, /readyz      liveness; readiness (503 until the cluster model has listed nodes and pods)
 
-HTTP/1.1 keep-alive (kube-scheduler reuses its connection), bodies bounded (413 beyond), malformed
-JSON is a 400 with the reason, an internal error a 500 with `Error` set; the server stays up.
-`ExtenderServer` runs in a background thread (`start()`/`stop()`, `.port`), in the `kubeview extender`
-command, in tests and beside the local cluster.
+Connections are `http_conn.Connection`s on an asyncio loop in a background thread (limits:
+`ServerLimits`; TLS, optionally requiring a client certificate: `TLSFiles`). filter and prioritize
+run on the loop (CPU work: under the GIL a thread hop only adds latency); bind, a call that must
+wait for the watch, and bodies over `ServerLimits.inline_body` run in a few worker threads. Whatever a client sends is answered 200 or 4xx with `Error` saying what is wrong
+(and one log line); only a bug behind a verb is a 500. `ExtenderServer.start()`/`stop()`, `.port`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import Future, ThreadPoolExecutor
 
+import msgspec
+
+from kubeview.scheduling import wire_types as w
+from kubeview.scheduling.errors import MustWait, ProtocolError
 from kubeview.scheduling.extender import Extender
-from kubeview.scheduling.protocol import ProtocolError, error_reply
-from kubeview.scheduling.request_head import HeadError, keeps_alive, parse_request_line, read_headers
+from kubeview.scheduling.heap import keep_large_buffers
+from kubeview.scheduling.http_conn import Connection, Hub, Request, Response
+from kubeview.scheduling.protocol import error_reply
+from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
 log = logging.getLogger("kubeview.extender")
 
-MAX_BODY = 16 * 1024 * 1024
 VERBS = ("filter", "prioritize", "bind")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stalls
-    server: _Server
-    server_version = "kubeview-extender"
-    sys_version = ""
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (BaseHTTPRequestHandler's name)
-        log.debug("%s " + format, self.address_string(), *args)
-
-    # -- plumbing --------------------------------------------------------------------------------
-    def parse_request(self) -> bool:
-        """http.server's, with the line and headers read by `request_head` (without the `email` package)."""
-        self.command = None
-        self.request_version = self.default_request_version
-        self.close_connection = True
-        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
-        if not self.requestline.strip():
-            return False
-        try:
-            line = parse_request_line(self.requestline)
-            self.command, self.path, self.request_version = line.command, line.path, line.version
-            self.headers = read_headers(self.rfile.readline)
-        except HeadError as exc:
-            if self.command is None:
-                self.request_version = "HTTP/1.0"  # so the answer has a status line (0.9 has none)
-            self._error(exc.status, exc.message, close=True)
-            return False
-        self.close_connection = not keeps_alive(line.version, self.headers)
-        if (self.headers.get("Expect") or "").lower() == "100-continue" and line.version == "HTTP/1.1":
-            return self.handle_expect_100()
-        return True
-
-    def _send(self, code: int, body: bytes, content_type: str = "application/json", close: bool = False) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, code: int, doc: object) -> None:
-        self._send(code, json.dumps(doc, indent=1 if code == 200 else None).encode())
-
-    def _error(self, code: int, message: str, close: bool = False) -> None:
-        self._send(code, error_reply(message), close=close)
-
-    def _body(self) -> bytes | None:
-        """The request body, or None after answering 411/413/400 for one that cannot be read."""
-        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
-            self._error(411, "chunked request bodies are not supported; send Content-Length", close=True)
-            return None
-        raw = self.headers.get("Content-Length")
-        try:
-            length = int(raw) if raw is not None else 0
-        except ValueError:
-            self._error(400, f"Content-Length is not a number: {raw!r}", close=True)
-            return None
-        if length < 0:
-            self._error(400, "Content-Length is negative", close=True)
-            return None
-        if length > self.server.max_body:
-            self._error(413, f"request body of {length} bytes is over the limit of {self.server.max_body} bytes",
-                        close=True)
-            return None
-        return self.rfile.read(length) if length else b""
-
-    # -- verbs -----------------------------------------------------------------------------------
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        started, cpu = time.perf_counter(), time.thread_time()
-        verb = self.path.strip("/").split("?", 1)[0]
-        body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
-        if verb not in VERBS:
-            if body is not None:
-                self._error(404, f"no such verb {self.path!r}; POST /filter, /prioritize or /bind")
-            return
-        code = 200
-        if body is None:
-            self.server.extender.metrics.observe(verb, 413, time.perf_counter() - started)
-            return
-        extender = self.server.extender
-        try:
-            reply = getattr(extender, verb)(body)
-        except ProtocolError as exc:
-            code, reply = 400, error_reply(str(exc))
-            extender.count("bad_requests")
-            log.warning("%s: bad request: %s", verb, exc)
-        except Exception as exc:  # the server must stay up; kube-scheduler sees a 500 and the reason
-            code, reply = 500, error_reply(f"internal error in {verb}: {type(exc).__name__}: {exc}")
-            extender.count("errors")
-            log.exception("%s failed", verb)
-        self._send(code, reply)
-        extender.metrics.observe(verb, code, time.perf_counter() - started, time.thread_time() - cpu)
-        extender.after_reply(verb)
-
-    def do_GET(self) -> None:  # noqa: N802
-        path = self.path.split("?", 1)[0].rstrip("/") or "/"
-        extender = self.server.extender
-        if path == "/config":
-            self._json(200, extender.config.to_dict())
-        elif path == "/status":
-            self._json(200, extender.status())
-        elif path == "/metrics":
-            self._send(200, extender.metrics.exposition(), "text/plain; version=0.0.4; charset=utf-8")
-        elif path == "/healthz":
-            self._send(200, b"ok", "text/plain")
-        elif path == "/readyz":
-            synced = extender.feed.view().synced
-            self._send(200 if synced else 503, b"ok" if synced else b"cluster not listed yet", "text/plain")
-        else:
-            self._error(404, f"no such path {self.path!r}")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        body = self._body()  # read (or refused) first, so a keep-alive connection stays in step
-        if body is None:
-            return
-        if self.path.split("?", 1)[0].rstrip("/") != "/config":
-            self._error(404, f"no such path {self.path!r}; PUT /config")
-            return
-        token = self.server.token
-        if token is not None:
-            given = self.headers.get("Authorization") or ""
-            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                self._error(401, "PUT /config needs the header Authorization: Bearer <token>")
-                return
-        try:
-            patch = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            self._error(400, f"config is not valid JSON: {exc}")
-            return
-        except (RecursionError, ValueError):  # nested past the stack, or digits past int's limit
-            self._error(400, "config is not valid JSON: nested too deeply or a number too long")
-            return
-        try:
-            new = self.server.extender.set_config(patch, source=self.client_address[0])
-        except ValueError as exc:
-            self._error(400, str(exc))
-            return
-        self._json(200, new.to_dict())
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    extender: Extender
-    token: str | None
-    max_body: int
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
-
-
 class ExtenderServer:
-    """The extender HTTP server in a background thread."""
+    """The extender HTTP server in a background thread (its own asyncio loop)."""
 
     def __init__(self, extender: Extender, host: str = "127.0.0.1", port: int = 8888,
-                 token: str | None = None, max_body: int = MAX_BODY) -> None:
+                 token: str | None = None, limits: ServerLimits | None = None, tls: TLSFiles | None = None) -> None:
         self.extender = extender
-        server_class = _Server6 if ":" in host else _Server
-        self._httpd = server_class((host.strip("[]"), port), _Handler, bind_and_activate=True)
-        self._httpd.extender = extender
-        self._httpd.token = token or None
-        self._httpd.max_body = max_body
+        self.token = token or None
+        self.limits = limits or ServerLimits()
+        self._ssl = tls.context() if tls is not None else None  # ValueError for unusable files
+        host = host.strip("[]")
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._sock.bind((host, port))
+            self._sock.listen(1024)
+        except OSError:
+            self._sock.close()
+            raise
+        self._sock.setblocking(False)
+        self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="extender-verb")
+        self._hub = Hub(self.limits, self._handle, self._refusal, extender.count)
+        self._loop = asyncio.new_event_loop()
         self._thread: threading.Thread | None = None
+        self._server: asyncio.Server | None = None
 
     @property
     def host(self) -> str:
-        return str(self._httpd.server_address[0])
+        return str(self._sock.getsockname()[0])
 
     @property
     def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        return int(self._sock.getsockname()[1])
 
     @property
     def url(self) -> str:
-        host = self.host
-        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        host, scheme = self.host, "https" if self._ssl is not None else "http"
+        return f"{scheme}://[{host}]:{self.port}" if ":" in host else f"{scheme}://{host}:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        return len(self._hub.conns)
+
+    @property
+    def bodies_in_flight(self) -> int:
+        return self._hub.in_flight
 
     def start(self) -> ExtenderServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="extender-http", daemon=True)
+        # request bodies and replies of a few MB in pages already mapped (heap.py: ~1 ms per full-Nodes call)
+        keep_large_buffers(self.limits.max_body + MiB, self.limits.max_bodies_in_flight)
+        started = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._server = self._loop.run_until_complete(self._loop.create_server(
+                lambda: Connection(self._hub), sock=self._sock, ssl=self._ssl,
+                ssl_handshake_timeout=self.limits.header_timeout if self._ssl else None))
+            started.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="extender-http", daemon=True)
         self._thread.start()
+        started.wait(10)
         return self
 
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until `stop()` from another thread."""
-        self._httpd.serve_forever(poll_interval=0.2)
-
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
+        if self._thread is not None and self._loop.is_running():
+            async def close() -> None:
+                if self._server is not None:
+                    self._server.close()
+                for conn in list(self._hub.conns):
+                    conn.abort()
+                self._loop.stop()
+
+            asyncio.run_coroutine_threadsafe(close(), self._loop)
             self._thread.join(timeout=5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._sock.close()
+        if not self._loop.is_running():
+            self._loop.close()
 
     def __enter__(self) -> ExtenderServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    # -- routing ---------------------------------------------------------------------------------
+    def _refusal(self, status: int, message: str, path: str) -> Response:
+        verb = path.strip("/").split("?", 1)[0]
+        if verb in VERBS:
+            self.extender.metrics.observe(verb, status, 0.0)
+        return Response(status, error_reply(message), close=True)
+
+    def _handle(self, request: Request) -> Response | Future[Response]:
+        path = request.path.split("?", 1)[0].rstrip("/") or "/"
+        method = request.method
+        if method == "POST":
+            verb = path.strip("/")
+            if verb not in VERBS:
+                return _error(404, f"no such verb {request.path!r}; POST /filter, /prioritize or /bind")
+            if verb != "bind" and len(request.body) <= self.limits.inline_body:
+                # CPU work under the GIL: a hop to a worker thread and back would only add to it
+                try:
+                    return self._verb(verb, request.body, may_wait=False)
+                except MustWait:  # the watch lags: wait for it in a worker, not on the loop
+                    pass
+            return self._pool.submit(self._verb, verb, request.body)
+        if method in ("GET", "HEAD"):
+            return self._get(path, request.path)
+        if method == "PUT":
+            if path != "/config":
+                return _error(404, f"no such path {request.path!r}; PUT /config")
+            return self._put_config(request)
+        return _error(405, f"method {method} is not served; GET, POST or PUT")
+
+    def _verb(self, verb: str, body: bytes, may_wait: bool = True) -> Response:
+        """One verb's reply; MustWait (from filter/prioritize with `may_wait` false) passes through."""
+        started, cpu = time.perf_counter(), time.thread_time()
+        extender = self.extender
+        try:
+            code, reply = 200, (extender.bind(body) if verb == "bind" else getattr(extender, verb)(body, may_wait))
+        except MustWait:
+            raise
+        except ProtocolError as exc:
+            code, reply = 400, error_reply(str(exc))
+            extender.count("bad_requests")
+            log.warning("%s: bad request: %s", verb, str(exc)[:300])
+        except Exception as exc:  # a bug behind the verb: kube-scheduler sees a 500 and the reason
+            code, reply = 500, error_reply(f"internal error in {verb}: {type(exc).__name__}: {exc}")
+            extender.count("errors")
+            log.error("%s failed: %s: %s", verb, type(exc).__name__, exc)
+        extender.metrics.observe(verb, code, time.perf_counter() - started, time.thread_time() - cpu)
+        # housekeeping on the loop once the reply is written, before the connection reads on
+        after = (lambda: _quietly(extender.after_reply, verb)) if code == 200 else None
+        return Response(code, reply, after=after)
+
+    def _get(self, path: str, raw_path: str) -> Response:
+        extender = self.extender
+        if path == "/config":
+            return _json(extender.config.to_dict())
+        if path == "/status":
+            return _json(extender.status())
+        if path == "/metrics":
+            return Response(200, extender.metrics.exposition(), "text/plain; version=0.0.4; charset=utf-8")
+        if path == "/healthz":
+            return Response(200, b"ok", "text/plain")
+        if path == "/readyz":
+            synced = extender.feed.view().synced
+            return Response(200 if synced else 503, b"ok" if synced else b"cluster not listed yet", "text/plain")
+        return _error(404, f"no such path {raw_path!r}")
+
+    def _put_config(self, request: Request) -> Response:
+        if self.token is not None:
+            given = request.headers.get("authorization") or ""
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                return _error(401, "PUT /config needs the header Authorization: Bearer <token>")
+        try:
+            patch = w.decode(w.CONFIG, request.body, "config")
+        except ValueError as exc:
+            log.warning("packing config change from %s refused: %s", request.peer, exc)
+            return _error(400, str(exc))
+        try:
+            new = self.extender.set_config(msgspec.to_builtins(patch), source=request.peer)
+        except ValueError as exc:  # logged by set_config
+            return _error(400, str(exc))
+        return _json(new.to_dict())
+
+
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception as exc:  # housekeeping must not take a worker down
+        log.error("after reply: %s: %s", type(exc).__name__, exc)
+
+
+def _json(doc: object) -> Response:
+    return Response(200, json.dumps(doc, indent=1).encode())
+
+
+def _error(code: int, message: str) -> Response:
+    return Response(code, error_reply(message))

@@ -55,7 +55,7 @@ def test_a_bound_pod_counts_until_exactly_the_version_that_carried_its_binding()
 def test_a_wrong_prediction_moves_to_where_the_pod_really_went() -> None:
     feed, assumed = _setup()
     feed.apply(WatchEvent("Pod", "ADDED", pod_obj("x", gpu=1)))
-    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU, seen=True)
+    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU)
     feed.apply(WatchEvent("Pod", "MODIFIED", pod_obj("x", gpu=1, node_name="gpu-node-2")))
     assert _gpus(feed, assumed, view_version=feed.live_version - 1) == {"gpu-node-1": 0, "gpu-node-2": 1}
     assert _gpus(feed, assumed) == {"gpu-node-1": 0, "gpu-node-2": 0}  # the model counts it now
@@ -74,25 +74,16 @@ def test_a_finished_pod_is_forgotten() -> None:
     feed, assumed = _setup()
     obj = pod_obj("job-0", gpu=1)
     feed.apply(WatchEvent("Pod", "ADDED", obj))
-    assumed.predict("uid-job-0", "default", "job-0", "gpu-node-1", GPU, seen=True)
+    assumed.predict("uid-job-0", "default", "job-0", "gpu-node-1", GPU)
     obj["status"]["phase"] = "Succeeded"
     feed.apply(WatchEvent("Pod", "MODIFIED", obj))
     assert len(assumed) == 0
 
 
-def test_a_prediction_for_a_pod_the_cluster_does_not_have_counts_nowhere() -> None:
-    feed, assumed = _setup()
-    assumed.predict("made-up", "default", "ghost", "gpu-node-1", {"nvidia.com/gpu": 2}, seen=False)
-    assert _gpus(feed, assumed) == {"gpu-node-1": 0, "gpu-node-2": 0}
-    # the same uid arriving on the watch (it was only late) makes it count
-    feed.apply(WatchEvent("Pod", "ADDED", pod_obj("ghost", gpu=2, uid="made-up")))
-    assert _gpus(feed, assumed) == {"gpu-node-1": 2, "gpu-node-2": 0}
-
-
 def test_predictions_never_count_for_filter_and_never_against_the_pod_itself() -> None:
     feed, assumed = _setup()
     feed.apply(WatchEvent("Pod", "ADDED", pod_obj("x", gpu=1)))
-    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU, seen=True)
+    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU)
     assert _gpus(feed, assumed, bound_only=True) == {"gpu-node-1": 0, "gpu-node-2": 0}
     assert _gpus(feed, assumed, exclude="uid-x") == {"gpu-node-1": 0, "gpu-node-2": 0}
     assert _gpus(feed, assumed) == {"gpu-node-1": 1, "gpu-node-2": 0}
@@ -103,7 +94,7 @@ def test_a_newer_unscheduled_status_voids_a_prediction_an_older_one_does_not() -
     obj = pod_obj("x", gpu=1)
     obj["metadata"]["resourceVersion"] = "10"
     feed.apply(WatchEvent("Pod", "ADDED", obj))
-    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU, seen=True, pod_rv="12")
+    assumed.predict("uid-x", "default", "x", "gpu-node-1", GPU, pod_rv="12")
     late = pod_obj("x", gpu=1)
     late["metadata"]["resourceVersion"] = "11"  # an older status reaching the watch late: kept
     feed.apply(WatchEvent("Pod", "MODIFIED", late))

@@ -4,6 +4,7 @@ comparison table. (The figures themselves are the command's business, not a test
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,20 @@ def test_bench_command_prints_data_items(tmp_path: Path) -> None:
     assert {m for m, _ in metrics[1:]} == {"ExtenderLatency"}
     # the shipped verbs, and the extender's CPU per pod (what predicts its cost to kube-scheduler)
     assert all(i["labels"]["Verbs"] == "prioritize+bind" and i["data"]["CPUPerPod"] > 0 for i in doc["dataItems"][1:])
+
+
+def test_bench_against_another_tree_alternates_and_prints_ratios(tmp_path: Path) -> None:
+    """`--against TREE`: both trees measured in one run, each in its own interpreter (here the same tree
+    twice, so the ratios are about 1), and one clear line for a directory that is not a kubeview tree."""
+    cmd = [sys.executable, "-m", "kubeview", "bench", "scheduler", "--quick", "--rounds", "1"]
+    out = subprocess.run([*cmd, "--against", str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    rounds = [line for line in out.stdout.splitlines() if line.strip().startswith("round 1")]
+    assert len(rounds) == 4  # two workloads from each side
+    ratios = [line for line in out.stdout.splitlines() if "this/other" in line]
+    assert [line.split()[0] for line in ratios] == ["Extender/500NodeNames", "Extender/50Nodes"]
+    assert all("Perc99" in line and "CPUPerPod" in line for line in ratios)
+    bad = subprocess.run([*cmd, "--against", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines() == [f"kubeview bench scheduler: --against {tmp_path} is not a kubeview source tree"]

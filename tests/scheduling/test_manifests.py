@@ -80,3 +80,13 @@ def test_second_scheduler_uses_the_extender_service() -> None:
     assert config["leaderElection"]["resourceName"] in lease["rules"][1]["resourceNames"]
     deploy = _kind(docs, "Deployment")
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "kubeview-scheduler"
+
+
+def test_tls_example_serves_https_and_asks_kube_scheduler_for_its_client_certificate() -> None:
+    container = _kind(_docs("tls/10-extender-tls.yaml"), "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(container["args"])
+    assert (args.tls_cert, args.tls_key, args.client_ca) == (
+        "/var/run/kubeview-tls/tls.crt", "/var/run/kubeview-tls/tls.key", "/var/run/kubeview-tls/ca.crt")
+    extender = _docs("tls/kubeview-scheduler-config.yaml")[0]["extenders"][0]
+    assert extender["urlPrefix"].startswith("https://") and extender["enableHTTPS"] is True
+    assert set(extender["tlsConfig"]) == {"caFile", "certFile", "keyFile"}

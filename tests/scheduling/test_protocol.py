@@ -1,4 +1,5 @@
-"""The extender wire format: decoding with member spans, echoing, and the grouped prioritize reply."""
+"""The extender wire format: typed decoding (a bad field named by its JSON path), echoing, and the
+grouped prioritize reply."""
 
 from __future__ import annotations
 
@@ -7,38 +8,42 @@ import json
 import numpy as np
 import pytest
 from builders import FIXTURES, pod_obj
+from builders import node as build_node
 
+from kubeview.scheduling.node_index import NodeIndex
 from kubeview.scheduling.protocol import (
     ProtocolError,
     decode_args,
-    decode_members,
     filter_reply,
     host_priority_list,
+    prioritize_reply,
 )
-
-
-@pytest.mark.parametrize("text", [
-    '{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", "b"]}',
-    ' {\n "a" : [1, {"b": "ü"}] ,\t"c":"\\u00e9\\"]}" , "a": 2 }\n',  # non-ASCII, escapes, duplicate key
-    "{}",
-])
-def test_decode_members_is_json_loads_plus_spans(text: str) -> None:
-    doc, spans = decode_members(text.encode())
-    assert doc == json.loads(text)
-    assert {k: json.loads(v) for k, v in spans.items()} == doc
 
 
 @pytest.mark.parametrize(("body", "reason"), [
     (b'{"Pod": ', "request body is not valid JSON"),
-    (b'{"Pod": {}} extra', "request body is not valid JSON"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "NodeNames": []} extra', "request body is not valid JSON"),
     (b'{"Pod" {}}', "request body is not valid JSON"),
     (b"\xff\xfe", "request body is not valid JSON"),
-    (b"[1, 2]", "request body must be a JSON object"),
-    (b"[" * 100000 + b"]" * 100000, "request body is not valid JSON"),
-    (b'{"Pod": {"metadata": {}}, "Nodes": null, "NodeNames": ["a"]}', "request has no Pod object with metadata.name"),
-    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", 1]}', "NodeNames must be a list of strings"),
-    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{}]}, "NodeNames": null}', "Nodes must be a NodeList"),
-])
+    (b"[1, 2]", r"request body is invalid: Expected `object`, got `array`$"),
+    (b"[" * 100000 + b"]" * 100000, "request body is invalid: Expected `object`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "x": ' + b"[" * 100000 + b"]" * 100000 + b"}",
+     "request body is not valid JSON: nested too deeply"),
+    (b'{"Pod": {"metadata": {}}, "Nodes": null, "NodeNames": ["a"]}',
+     r"request body is invalid: Object missing required field `name` - at `\$.Pod.metadata`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": null, "NodeNames": ["a", 1]}',
+     r"request body is invalid: Expected `str`, got `int` - at `\$.NodeNames\[1\]`"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{}]}, "NodeNames": null}',
+     r"Nodes.items\[0\] is invalid: Object missing required field `metadata`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"nodeSelector": ["a"]}}, "NodeNames": []}',
+     r"request body is invalid: Expected `object \| null`, got `array` - at `\$.Pod.spec.nodeSelector`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [{"resources": {"requests": {"cpu": true}}}]}},'
+     b' "NodeNames": []}', r"request body is invalid: Expected `.*`, got `bool` - at `\$.Pod.spec.containers\[0\]"),
+    (b'{"Pod": {"metadata": {"name": "p"}}, "Nodes": {"items": [{"metadata": {"name": "n"}, "spec": {"taints": "x"}}]}}',
+     r"Nodes.items\[0\] is invalid: Expected `array \| null`, got `str` - at `\$.spec.taints`"),
+    (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [{"resources": {"requests": {"memory": "1e19"}}}]}},'
+     b' "NodeNames": []}', "Pod cannot be read: memory quantity '1e19' is out of range"),
+], ids=lambda v: v[:40] if isinstance(v, bytes) else None)
 def test_bad_bodies_are_refused_with_a_reason(body: bytes, reason: str) -> None:
     with pytest.raises(ProtocolError, match="^" + reason):
         decode_args(body)
@@ -86,3 +91,23 @@ def test_prioritize_reply_has_every_host_once_with_its_score(names: list[str]) -
     assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(names, scores.tolist(), strict=True))
     assert all(set(h) == {"Host", "Score"} for h in reply)
     assert host_priority_list([], np.zeros(0, dtype=np.int64)) == b"[]"
+
+
+@pytest.mark.parametrize("names", [
+    [f"node-{i}" for i in range(50)],
+    ['we"ird', "back\\slash", "tab\there", "ünï"],  # needs escaping: the general way
+    ["only"],
+])
+def test_prioritize_reply_from_the_index_is_the_request_order_with_each_score(names: list[str]) -> None:
+    """From the index's encoded names (request positions -> index rows), as kube-scheduler reads it."""
+    index = NodeIndex.build(names, [build_node(n) for n in names])
+    rows = np.random.default_rng(1).permutation(len(names))  # the request's order differs from the model's
+    scores = np.arange(len(names)) % 11
+    args = decode_args(json.dumps({"Pod": pod_obj("p"), "NodeNames": [names[r] for r in rows]}).encode())
+    reply = json.loads(prioritize_reply(args, scores, index, rows))
+    assert [(h["Host"], h["Score"]) for h in reply] == list(zip([names[r] for r in rows], scores.tolist(), strict=True))
+    assert all(set(h) == {"Host", "Score"} for h in reply)
+    unknown = rows.copy()
+    unknown[0] = -1  # a node the model does not know: the general way, same content
+    reply = json.loads(prioritize_reply(args, scores, index, unknown))
+    assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(args.names, scores.tolist(), strict=True))
