@@ -92,13 +92,16 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview extender: {exc}\n")
         return 1
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
-    binder = None
+    binder = pods_on = None
     if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings
         from kubeview.cluster.kube_bind import KubeBinder
+        from kubeview.cluster.kube_pods_on import KubePodsOnNode
 
         binder = KubeBinder(source.api_client, source.server)
+        pods_on = KubePodsOnNode(source.api_client)  # filter checks a refusal against the API first
     try:
-        extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB)
+        extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB,
+                            pods_on=pods_on)
         server = ExtenderServer(extender, host, port, token=token, limits=limits, tls=tls)
     except ValueError as exc:  # a TLS file that cannot be used
         source.close()

@@ -221,6 +221,10 @@ class ClusterModel:
         if r is not None:
             self._table.add_pod(r, pod.requests, pod.limits, 1)
 
+    def pod_uids_on(self, node: str) -> set[str]:
+        """The uids of the pods counted against `node` (bound, not finished)."""
+        return {p.uid for p in (self._bound.get(node) or {}).values()}
+
     def _uncount(self, pod: PodView) -> None:
         node = pod.node
         if pod.phase in TERMINAL_PHASES:

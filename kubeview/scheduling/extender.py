@@ -104,11 +104,15 @@ def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
         return np.fromiter(map(row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
 
 
+VERIFY_NODES = 4  # refused nodes a filter call checks against the API server (see _stale_refusals)
+
+
 class Extender:
     def __init__(self, feed: ModelFeed, config: PackingConfig | None = None, assumed_ttl: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
                  binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25,
-                 node_cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 node_cache_bytes: int = DEFAULT_MAX_BYTES,
+                 pods_on: Callable[[str], set[str] | None] | None = None) -> None:
         self.feed = feed
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
@@ -116,12 +120,15 @@ class Extender:
         feed.follow_pods(self.assumed)
         self.binder = binder  # (namespace, name, uid, node) -> None, raises BindError; None: no bind verb
         self.catch_up = catch_up  # seconds to wait for the watch to reach a request's pod version
+        # node -> uids of the pods the API server has on it now (None: could not ask); lets filter
+        # check a refusal against the API before sending it (see _stale_refusals)
+        self.pods_on = pods_on
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "unknown_pod": 0,
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "unknown_pod": 0, "stale_refusals": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -239,8 +246,47 @@ class Extender:
                              meta.get("resourceVersion"))
         self.count("assumed")
 
+    def _stale_refusals(self, ev: Evaluated, may_wait: bool) -> dict[str, set[str]]:
+        """Nodes this filter would refuse on resources whose counted pods include some the API server
+        no longer has: node -> those pods' uids. Up to VERIFY_NODES refused nodes are checked (one pod
+        list by spec.nodeName each), those the pod would fit best on first. A refusal is only as fresh
+        as the watch, and kube-scheduler, whose informer may be ahead, does not ask again for a pod
+        it was refused until some later event: a refusal based on a pod already gone could strand it.
+        MustWait when `may_wait` is false (the API calls must not run on the server's loop)."""
+        resolvable = ~ev.feasible() & ev.known
+        if not resolvable.any():
+            return {}
+        hard = ev.placement.unresolvable()[ev.rows]
+        positions = np.flatnonzero(resolvable & ~hard)
+        if not positions.size:
+            return {}
+        if not may_wait:
+            raise MustWait
+        best_first = positions[np.argsort(-ev.placement.fit_scores[ev.rows[positions]], kind="stable")]
+        stale: dict[str, set[str]] = {}
+        for name in ev.args.names_at(best_first[:VERIFY_NODES]):
+            counted = self.feed.pod_uids_on(name)
+            if not counted:
+                continue
+            live = self.pods_on(name)
+            if live is not None and counted - live:
+                stale[name] = counted - live
+        return stale
+
     def filter(self, body: bytes, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
+        if self.pods_on is not None and self.catch_up > 0:
+            stale = self._stale_refusals(ev, may_wait)
+            if stale:
+                # the API server no longer has pods our watch still counts there (kube-scheduler,
+                # whose informer is ahead, retried this pod because they went): wait for the watch
+                # to show them gone, then decide again on a fresh view
+                self.count("stale_refusals", len(stale))
+                for node, uids in stale.items():
+                    self.feed.wait_gone(node, uids, self.catch_up)
+                self.feed.refresh()
+                self._last = None
+                ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
         self.count("filter")
         passed = ev.feasible()
         failing = np.flatnonzero(~passed)

@@ -94,6 +94,21 @@ class ModelFeed:
                 self._rv_changed.wait(left)
             return True
 
+    def pod_uids_on(self, node: str) -> set[str]:
+        with self._lock:
+            return self.model.pod_uids_on(node)
+
+    def wait_gone(self, node: str, uids: set[str], timeout: float) -> bool:
+        """Block until none of `uids` is counted on `node` any more (True), or `timeout` passed."""
+        deadline = time.monotonic() + timeout
+        with self._rv_changed:
+            while self.model.pod_uids_on(node) & uids:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._rv_changed.wait(left)
+            return True
+
     def pod(self, namespace: str, name: str) -> PodView | None:
         """The live model's view of one pod."""
         with self._lock:

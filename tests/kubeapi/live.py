@@ -228,12 +228,15 @@ class LiveCluster:
             obj = self.pods.get((namespace, name))
             return copy.deepcopy(obj) if obj is not None else None
 
-    def list_body(self, kind: str, namespace: str | None = None, selector: dict[str, str] | None = None) -> bytes:
+    def list_body(self, kind: str, namespace: str | None = None, selector: dict[str, str] | None = None,
+                  fields: dict[str, str] | None = None) -> bytes:
+        """A list, filtered by labels and by fields (`spec.nodeName`, `metadata.name`, ...: a dotted
+        path equal to a value, as kube-apiserver's field selectors for pods)."""
         with self._lock:
             source = self.nodes.values() if kind == "Node" else (
                 p for (ns, _), p in self.pods.items() if namespace is None or ns == namespace)
             items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in source
-                     if _matches(o, selector or {})]
+                     if _matches(o, selector or {}) and _fields_match(o, fields or {})]
             body = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)},
                     "items": items}
             return json.dumps(body, separators=(",", ":")).encode()
@@ -260,6 +263,16 @@ class LiveCluster:
                 if wait > 0:
                     time.sleep(wait)
                 yield event.line()
+
+
+def _fields_match(obj: dict, fields: dict[str, str]) -> bool:
+    for path, want in fields.items():
+        value: object = obj
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if (value or "") != want:
+            return False
+    return True
 
 
 def parse_selector(text: str | None) -> dict[str, str]:

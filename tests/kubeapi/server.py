@@ -415,7 +415,8 @@ class _Handler(BaseHTTPRequestHandler):
             if req.watch:
                 self._live_watch(live, kind, namespace, req)
             else:
-                self._send(200, live.list_body(kind, namespace, parse_selector(req.query.get("labelSelector"))))
+                self._send(200, live.list_body(kind, namespace, parse_selector(req.query.get("labelSelector")),
+                                               parse_selector(req.query.get("fieldSelector"))))
             return True
         if kind == "Pod" and namespace and len(rest) == 2 and self.command == "GET":
             obj = live.pod(namespace, rest[1])

@@ -20,6 +20,7 @@ from kubeapi.live import Event, LiveCluster
 
 from kubeview.cluster.kube import KubeSource
 from kubeview.cluster.kube_bind import KubeBinder
+from kubeview.cluster.kube_pods_on import KubePodsOnNode
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
 from kubeview.scheduling.node_index import index_for
@@ -80,7 +81,8 @@ class Rig:
         api.kubeconfig = api.write_kubeconfig(tmp / "kubeconfig")
         source = KubeSource(kubeconfig=str(api.kubeconfig), kinds=("Node", "Pod"))
         feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
-        extender = Extender(feed, binder=KubeBinder(source.api_client, source.server))
+        extender = Extender(feed, binder=KubeBinder(source.api_client, source.server),
+                            pods_on=KubePodsOnNode(source.api_client))
         server = ExtenderServer(extender, "127.0.0.1", 0).start()
         rig = cls(cluster, api, source, feed, extender, server, None, delays)  # type: ignore[arg-type]
         rig._thread = threading.Thread(target=source.run, args=(feed.apply, rig._halt), daemon=True)

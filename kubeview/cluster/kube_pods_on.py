@@ -1,0 +1,36 @@
+"""What the API server has on one node now, for the extender's filter to check a refusal against
+(kubeview/scheduling/extender.py `_stale_refusals`): one pod list by `spec.nodeName`, which
+kube-apiserver serves from its watch cache after a consistent read (Kubernetes 1.31+). Needs only
+the `list pods` the extender's watch already has."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+log = logging.getLogger(__name__)
+TERMINAL = ("Succeeded", "Failed")
+
+
+class KubePodsOnNode:
+    def __init__(self, api_client: client.ApiClient, timeout: float = 2.0) -> None:
+        self._api = client.CoreV1Api(api_client)
+        self._timeout = timeout
+
+    def __call__(self, node: str) -> set[str] | None:
+        """The uids of the unfinished pods bound to `node`; None when the API cannot say (the caller
+        then trusts its watch)."""
+        try:
+            resp = self._api.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}",
+                                                         _preload_content=False,
+                                                         _request_timeout=(2, self._timeout))
+            items = json.loads(resp.data).get("items") or []
+        except (ApiException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            log.info("pods on node %s: cannot list (%s); trusting the watch", node, exc)
+            return None
+        return {(p.get("metadata") or {}).get("uid", "") for p in items
+                if (p.get("status") or {}).get("phase") not in TERMINAL}
