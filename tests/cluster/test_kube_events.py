@@ -9,7 +9,7 @@ the scheduler's series count rising), in the `{"type":…,"object":…}` line fo
 from __future__ import annotations
 
 from kubeapi import KubeAPI, WatchScript, fixtures, status_body
-from test_kube_source import OTHER_WATCHES, PODS, fresh, run, state
+from test_kube_source import NS_WATCHES, OTHER_WATCHES, PODS, fresh, run, state
 
 from kubeview.model.events import ConnectionState, Listed, Scope
 
@@ -58,12 +58,12 @@ def test_a_403_on_events_leaves_pods_and_the_connection_intact(kube_api: KubeAPI
 
 def test_with_a_namespace_events_are_read_there_and_a_403_there_is_harmless(kube_api: KubeAPI) -> None:
     ns_events = "/api/v1/namespaces/default/events"
-    quiet(kube_api, ns_events)
+    quiet(kube_api, ns_events, *NS_WATCHES)
     events, model = run(kube_api, 1, events=True, namespace="default")
     assert kube_api.requests_to(EVENTS) == []  # never cluster-wide with -n
     assert [e.reason for e in model.pod_events(("default", "gpu-a"))] == ["Scheduled"]
     kube_api.respond("GET", ns_events, 403, FORBIDDEN)
-    quiet(kube_api)
+    quiet(kube_api, *NS_WATCHES)
     events, model = run(kube_api, 1, events=True, namespace="default")
     scopes = [e for e in events if isinstance(e, Scope)]
     assert scopes[-1].namespace == "default" and scopes[-1].partial is None and scopes[-1].no_events
