@@ -77,15 +77,19 @@ def cluster(request: pytest.FixtureRequest):  # noqa: ANN201
 def test_an_indexed_job_survives_a_preempted_node(cluster: Watched, tmp_path: Path) -> None:
     n = 16
     log = tmp_path / "done.log"
-    cluster.source.apply_workload(job("items", f"sleep 0.25; echo $JOB_COMPLETION_INDEX >> {log}", completions=n,
+    cluster.source.apply_workload(job("items", f"sleep 0.6; echo $JOB_COMPLETION_INDEX >> {log}", completions=n,
                                       parallelism=6, backoffLimitPerIndex=1, podFailurePolicy=IGNORE_DISRUPTION))
     first = cluster.status("items")  # as job-01-pods-bound: no completedIndexes yet, failedIndexes ""
     assert (first["active"], first["failedIndexes"], "completedIndexes" in first, first["terminating"]) == (
         6, "", False, 0)
     # mid-way: some indexes done, pods running; preempt the node running most of them
-    cluster.wait(lambda: int(cluster.status("items").get("succeeded") or 0) >= 3
-                 and sum(p["status"].get("phase") == "Running" for p in cluster.pods("items")) >= 2, what="mid-way")
-    running = [p for p in cluster.pods("items") if p["status"].get("phase") == "Running"]
+    running: list[dict] = []
+
+    def mid_way() -> bool:  # read once per poll: the pods seen running are the ones the node is chosen by
+        running[:] = [p for p in cluster.pods("items") if p["status"].get("phase") == "Running"]
+        return int(cluster.status("items").get("succeeded") or 0) >= 3 and len(running) >= 2
+
+    cluster.wait(mid_way, what="mid-way")
     nodes = [p["spec"]["nodeName"] for p in running]
     node = max(set(nodes), key=nodes.count)
     before = int(cluster.status("items").get("succeeded") or 0)
