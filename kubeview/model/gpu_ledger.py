@@ -34,6 +34,7 @@ from kubeview.model.dra import (
     DeviceKey,
     SliceView,
 )
+from kubeview.model.gcpause import gc_paused
 
 GPU = "nvidia.com/gpu"
 GPU_TYPES = ("gpu", "mig")
@@ -249,12 +250,16 @@ class GpuLedger:
         if not self._dirty:
             return
         gpu_classes = self.gpu_classes()
-        for node in self._dirty:
-            names = self._node_slices.get(node)
-            if not names:
-                self._cache.pop(node, None)
-                continue
-            self._cache[node] = self._compute(node, [self.slices[n] for n in names], gpu_classes)
+        # After a relist this is the first bulk allocation with the collector on (tens of thousands of
+        # DeviceStates, all acyclic): left running, it would trigger the collector's pass over every
+        # object the relists just made (1.1 s at 150,000 pods), billed to the first allocation().
+        with gc_paused():
+            for node in self._dirty:
+                names = self._node_slices.get(node)
+                if not names:
+                    self._cache.pop(node, None)
+                    continue
+                self._cache[node] = self._compute(node, [self.slices[n] for n in names], gpu_classes)
         self._dirty = set()
 
     def _compute(self, node: str, slices: list[SliceView], gpu_classes: list[DeviceClassView]) -> NodeGpus:

@@ -4,9 +4,13 @@ the claims whose pods are placed, and no node is over-committed (small sizes: a 
 
 from __future__ import annotations
 
+import gc
+import sys
+
 from kubeview.bench.model_dra import DraCluster, device_class
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
+from kubeview.model.gpu_ledger import GpuLedger
 
 
 def test_dra_bench_cluster_counts_each_claimed_device_once() -> None:
@@ -24,3 +28,35 @@ def test_dra_bench_cluster_counts_each_claimed_device_once() -> None:
     assert int(a.requested[:, col].sum()) == allocated  # no device-plugin GPUs anywhere, no mapped request counted
     assert int(a.allocatable[:, col].sum()) == 12 * 8
     assert (a.requested[:, col] <= a.allocatable[:, col]).all()
+
+
+def test_ledger_recompute_after_lists_starts_no_collection() -> None:
+    """The first allocation() after the lists recomputes every DRA node; with the collector left on,
+    that burst of DeviceStates started the collector's pass over every pod view the relist had just
+    made (1.1 s of the 5,000-node bench's 2.4 s build). Threshold 1: any collection due would start."""
+    cluster = DraCluster(nodes=60, gpu_nodes=12, pods=1500, claims=120)
+    m = ClusterModel()
+    for kind, objects in (("Node", cluster.nodes()), ("Pod", cluster.pods()), ("DeviceClass", [device_class()]),
+                          ("ResourceSlice", cluster.slices()), ("ResourceClaim", cluster.claims())):
+        m.apply(Listed(kind, objects))
+    in_compute: list[int] = []  # collections that started while the ledger computed a node's devices
+
+    def watch(phase: str, info: dict) -> None:
+        frame = sys._getframe(1)
+        while phase == "start" and frame is not None:
+            if frame.f_code is GpuLedger._compute.__code__:
+                in_compute.append(info["generation"])
+                break
+            frame = frame.f_back
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(watch)
+    gc.set_threshold(1, 1, 1)
+    try:
+        nodes = m.gpus.nodes()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(watch)
+    assert len(nodes) == 12 and sum(len(n.devices) for n in nodes.values()) == 12 * 8
+    assert in_compute == []
+    assert gc.isenabled()
