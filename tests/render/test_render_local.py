@@ -181,6 +181,8 @@ def test_killed_producer_resumes_from_its_checkpoint_and_says_so(tmp_path: Path,
     back = notices[1]
     assert back.startswith("render: the producer is back from its checkpoint "), back
     resumed = float(back.split(" at ")[1].split("%")[0]) / 100
-    assert 0 < resumed <= killed_at + 0.01, (back, killed_at)  # kept work, did not start from 0
+    # kept work, did not start from 0; the checkpoint may be ahead of the last status kubeview read
+    # before the kill (polls lag on a busy machine: 79.6% kept after a last status of 71.7%)
+    assert 0 < resumed < 1, (back, killed_at)
     image, ref = np.load(tmp_path / "out.npy"), reference(scene, tmp_path / "ref.npy")
     assert image.tobytes() == ref.tobytes()
