@@ -16,7 +16,7 @@ import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi.source_run import collect_events
 
-from kubeview.cluster.kube import KubeSource, WatchSettings
+from kubeview.cluster.kube import KINDS, KubeSource, WatchSettings
 from kubeview.cluster.source import SourceError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, Scope, WatchEvent
@@ -228,7 +228,7 @@ def test_stop_ends_run_promptly_while_watches_are_quiet(kube_api: KubeAPI) -> No
     events: list = []
     t = threading.Thread(target=src.run, args=(events.append, stop))
     t.start()
-    assert kube_api.wait_for(lambda reqs: sum(r.watch for r in reqs) == 5)
+    assert kube_api.wait_for(lambda reqs: sum(r.watch for r in reqs) == len(KINDS))  # every informer watching
     started = time.monotonic()
     stop.set()
     t.join(timeout=5)
