@@ -5,11 +5,11 @@ recorded watch, and the PATCHes kubeview sends for parallelism and suspend."""
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi import jobs as job_api
+from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube import KubeSource, WatchSettings
 from kubeview.cluster.source import ActionError
@@ -40,18 +40,7 @@ STEPS = [
 
 def run(api: KubeAPI, **kwargs) -> tuple[list, ClusterModel]:
     """One list and one watch per kind through the real client; the model after every event."""
-    src = KubeSource(str(api.kubeconfig), settings=FAST, kinds=KINDS, **kwargs)
-    events: list = []
-    lock = threading.Lock()
-
-    def emit(e) -> None:
-        with lock:
-            events.append(e)
-
-    try:
-        src.run(emit, threading.Event(), _iterations=1)
-    finally:
-        src.close()
+    events = collect_events(KubeSource(str(api.kubeconfig), settings=FAST, kinds=KINDS, **kwargs), 1)
     model = ClusterModel()
     for e in events:
         model.apply(e)
@@ -141,15 +130,7 @@ def test_refusals_are_one_line(kube_api: KubeAPI) -> None:
 def test_jobs_forbidden_by_an_older_clusterrole_show_as_none_and_the_rest_runs(kube_api: KubeAPI) -> None:
     kube_api.respond_fixture("GET", "/apis/batch/v1/jobs", "status-403-forbidden-serviceaccount.json")
     kube_api.script_watch("/api/v1/pods", WatchScript([], end="close"))
-    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS)
-    events: list = []
-    try:
-        src.run(events.append, threading.Event(), _iterations=1)
-    finally:
-        src.close()
-    model = ClusterModel()
-    for e in events:
-        model.apply(e)
+    events, model = run(kube_api)
     assert model.is_synced(KINDS) and model.jobs.jobs == {} and len(model.pods) > 0
     assert [e.state for e in events if hasattr(e, "state")][-1] == "live"
     assert not kube_api.requests_to("/apis/batch/v1/jobs", watch=True)  # no watch after the refusal
