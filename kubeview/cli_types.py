@@ -48,37 +48,31 @@ def int_range(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def seconds(text: str) -> float:
-    """A positive number of seconds."""
+def _number(text: str, ok: Callable[[float], bool], expected: str) -> float:
+    """`text` as a float for which `ok` holds (NaN fails every bound), else one line saying what was
+    expected."""
     try:
         value = float(text)
     except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+        value = float("nan")
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    return _number(text, lambda v: 0 < v < float("inf"), "a positive number of seconds")
 
 
 def ratio_at_least_one(text: str) -> float:
     """A finite number >= 1 (a "times slower" margin)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 1.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {text!r}")
-    return value
+    return _number(text, lambda v: 1.0 <= v < float("inf"), "a number of at least 1")
 
 
 def fraction(text: str) -> float:
     """A share from 0 to 1 ("0.25")."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
-    return value
+    return _number(text, lambda v: 0 <= v <= 1, "a fraction from 0 to 1")
 
 
 def cpu_amount(text: str) -> str:
