@@ -180,7 +180,7 @@ class KubeSource:
             spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
                 KindSpec(kind, plural, getattr(api, all_ns))
             spec.optional = True
-            spec.on_forbidden = self._no_events
+            spec.on_unavailable = self._no_events
             return spec
         if self.namespace and namespaced:
             in_namespace = self._namespaced(kind, plural, getattr(api, namespaced))
@@ -200,18 +200,19 @@ class KubeSource:
         return KindSpec(kind, plural, call, ns or "")
 
     def _no_events(self, why: str) -> None:
-        """Events are forbidden (403): the view shows none and says why."""
+        """Events cannot be read (a 403 or another failure): the view shows none and says why."""
         self.no_events = f"events are not shown: {why}"
         self._scope()
 
     def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
-        """An optional kind (Events) could not be read: go on without it, and say why."""
+        """An optional kind failed other than by a 403 (that is the Informer's): go on without it, and
+        let its `on_unavailable` say why (only Events say anything; a Job failure is not an Events one)."""
         log.info("%s unavailable: %s", spec.plural, exc)
-        self.no_events = f"events are not shown: {exc}"
         link.drop(spec.kind)
         if self._emit is not None:
             self._emit(Listed(spec.kind, []))
-            self._scope()
+        if spec.on_unavailable is not None:
+            spec.on_unavailable(str(exc))
 
     def _scope(self) -> None:
         if self._emit is not None:

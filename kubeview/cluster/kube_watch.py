@@ -100,9 +100,10 @@ class KindSpec:
     fallback: KindSpec | None = None
     on_fallback: Callable[[], None] | None = None
     # an optional kind (Events, Jobs) never fails the source: a 403 lists it as empty and stops
-    # watching it (`on_forbidden` hears why); a ClusterRole from before kubeview showed Jobs must not
-    # stop kubeview from starting, and the view goes on without Events
-    on_forbidden: Callable[[str], None] | None = None
+    # watching it, any other failure drops it (KubeSource); `on_unavailable` hears why either way. A
+    # ClusterRole from before kubeview showed Jobs must not stop kubeview from starting, and the view
+    # goes on without Events
+    on_unavailable: Callable[[str], None] | None = None
     optional: bool = False
 
 
@@ -192,8 +193,8 @@ class Informer:
                 self.resource_version = None
             except Forbidden as exc:
                 log.warning("%s: %s; showing none", self.spec.kind, exc)
-                if self.spec.on_forbidden is not None:
-                    self.spec.on_forbidden(str(exc))
+                if self.spec.on_unavailable is not None:
+                    self.spec.on_unavailable(str(exc))
                 self.emit(Listed(self.spec.kind, [], ""))
                 self.synced = True
                 self.link.up(self.spec.kind)

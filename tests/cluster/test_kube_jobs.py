@@ -134,3 +134,13 @@ def test_jobs_forbidden_by_an_older_clusterrole_show_as_none_and_the_rest_runs(k
     assert model.is_synced(KINDS) and model.jobs.jobs == {} and len(model.pods) > 0
     assert [e.state for e in events if hasattr(e, "state")][-1] == "live"
     assert not kube_api.requests_to("/apis/batch/v1/jobs", watch=True)  # no watch after the refusal
+
+
+def test_a_jobs_failure_other_than_403_drops_jobs_and_says_nothing_about_events(kube_api: KubeAPI) -> None:
+    """Jobs and Events are both optional kinds; only the Events informer speaks for `no_events`."""
+    kube_api.respond_fixture("GET", "/apis/batch/v1/jobs", "status-404-notfound.json")
+    kube_api.script_watch("/api/v1/pods", WatchScript([], end="close"))
+    events, model = run(kube_api)
+    assert model.jobs.jobs == {} and len(model.pods) > 0
+    assert model.no_events is None
+    assert [e.state for e in events if hasattr(e, "state")][-1] == "live"
