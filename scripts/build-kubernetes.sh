@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes control plane and its test companions from the Go module proxy into a
+# cache outside the repository, keyed by version, and reuses what is already there.
+#
+#   scripts/build-kubernetes.sh                 # v1.37.2 (the default plane)
+#   scripts/build-kubernetes.sh --version v1.36.3
+#   scripts/build-kubernetes.sh --print-dir     # where the binaries are (or would be)
+#
+# Builds: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (from k8s.io/kubernetes),
+# etcd (go.etcd.io/etcd/server/v3's etcdmain, the version k8s.io/kubernetes pins), kwok
+# (sigs.k8s.io/kwok) and kube-state-metrics (k8s.io/kube-state-metrics/v2).
+#
+# Why a scratch module: k8s.io/kubernetes' go.mod replaces its ~30 staging modules (k8s.io/api,
+# k8s.io/client-go, ...) with ./staging paths that exist only inside its own repository. A module that
+# requires k8s.io/kubernetes vX.Y.Z and replaces each k8s.io/<staging> with v0.Y.Z of the published
+# module builds the same commands. The binaries are never committed.
+set -euo pipefail
+
+version="v1.37.2"
+kwok_version="v0.8.0"
+ksm_version="v2.17.0"
+print_dir=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --version) version="${2:?--version needs a value such as v1.37.2}"; shift 2 ;;
+        --version=*) version="${1#--version=}"; shift ;;
+        --print-dir) print_dir=1; shift ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "build-kubernetes: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$version" in
+    v1.[0-9]*.[0-9]*) ;;
+    *) echo "build-kubernetes: --version must look like v1.37.2, not $version" >&2; exit 2 ;;
+esac
+
+cache="${KUBEVIEW_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/kubernetes}"
+out="$cache/$version-kwok$kwok_version-ksm$ksm_version"
+if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
+want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kube-state-metrics)
+missing=()
+for b in "${want[@]}"; do [ -x "$out/bin/$b" ] || missing+=("$b"); done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "build-kubernetes: cached in $out/bin (${want[*]})"
+    exit 0
+fi
+command -v go >/dev/null 2>&1 || { echo "build-kubernetes: needs Go (go1.26 or newer on PATH)" >&2; exit 1; }
+
+minor="${version#v1.}"; minor="${minor%%.*}"; patch="${version##*.}"
+staging_version="v0.$minor.$patch"
+mkdir -p "$out/bin" "$cache/src"
+work="$(mktemp -d "$cache/src/build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+start=$(date +%s)
+export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0
+
+# --- the control plane, kubectl and etcd: one scratch module --------------------------------
+need_k8s=0
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl etcd; do
+    [ -x "$out/bin/$b" ] || need_k8s=1
+done
+if [ "$need_k8s" = 1 ]; then
+    mkdir -p "$work/k8s/cmd/etcd"
+    cd "$work/k8s"
+    go mod download -json "k8s.io/kubernetes@$version" > kube.json
+    kmod="$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' kube.json)"
+    staging=$(grep -E '^\s*k8s.io/[a-z0-9-]+ => \./staging' "$kmod" | awk '{print $1}')
+    etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$kmod")
+    go_line=$(awk '$1=="go"{print $2; exit}' "$kmod")
+    {
+        echo "module kubeview.local/kubebuild"
+        echo "go $go_line"
+        echo "require k8s.io/kubernetes $version"
+        echo "require go.etcd.io/etcd/server/v3 $etcd_version"
+        for m in $staging; do echo "replace $m => $m $staging_version"; done
+    } > go.mod
+    cat > cmd/etcd/main.go <<'GO'
+// etcd, built from the version k8s.io/kubernetes pins.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+    # The replace/require graph of k8s.io/kubernetes itself: copy its requirements so MVS picks what
+    # upstream tested (go mod tidy would otherwise choose newer minor releases).
+    awk '/^require \(/{f=1;next} f&&/^\)/{f=0} f&&$1!~/^k8s.io\// {print "require "$1" "$2}' "$kmod" >> go.mod
+    go mod tidy >/dev/null 2>tidy.log || { cat tidy.log >&2; exit 1; }
+    cv="k8s.io/component-base/version"
+    ldflags="-s -w -X $cv.gitVersion=$version -X $cv.gitMajor=1 -X $cv.gitMinor=$minor \
+        -X $cv.gitTreeState=clean -X $cv.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+        -X k8s.io/client-go/pkg/version.gitVersion=$version"
+    for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+        if [ ! -x "$out/bin/$b" ]; then
+            echo "build-kubernetes: building $b $version ($(( $(date +%s) - start )) s so far)"
+            go build -ldflags "$ldflags" -o "$out/bin/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+            mv "$out/bin/$b.tmp" "$out/bin/$b"
+        fi
+    done
+    if [ ! -x "$out/bin/etcd" ]; then
+        echo "build-kubernetes: building etcd $etcd_version"
+        go build -ldflags "-s -w" -o "$out/bin/etcd.tmp" ./cmd/etcd
+        mv "$out/bin/etcd.tmp" "$out/bin/etcd"
+    fi
+fi
+
+# --- kwok and kube-state-metrics: their own modules, as published --------------------------
+build_module() {  # name module-path version package
+    local name="$1" mod="$2" ver="$3" pkg="$4"
+    [ -x "$out/bin/$name" ] && return 0
+    echo "build-kubernetes: building $name $ver ($(( $(date +%s) - start )) s so far)"
+    mkdir -p "$work/$name" && cd "$work/$name"
+    go mod download -json "$mod@$ver" > mod.json
+    local dir; dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
+    # Build inside a writable copy of the module so its own replace directives apply.
+    cp -r "$dir" src && chmod -R u+w src && cd src
+    go build -ldflags "-s -w" -o "$out/bin/$name.tmp" "$pkg"
+    mv "$out/bin/$name.tmp" "$out/bin/$name"
+}
+build_module kwok sigs.k8s.io/kwok "$kwok_version" ./cmd/kwok
+build_module kube-state-metrics k8s.io/kube-state-metrics/v2 "$ksm_version" .
+
+echo "build-kubernetes: built in $(( $(date +%s) - start )) s into $out/bin"
+"$out/bin/kube-apiserver" --version
