@@ -18,7 +18,7 @@ set -euo pipefail
 
 version="v1.37.2"
 kwok_version="v0.8.0"
-ksm_version="v2.17.0"
+ksm_version="v2.18.0"  # v2.16.0, v2.17.x: not served by the module proxy
 print_dir=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -62,7 +62,10 @@ done
 if [ "$need_k8s" = 1 ]; then
     mkdir -p "$work/k8s/cmd/etcd"
     cd "$work/k8s"
-    go mod download -json "k8s.io/kubernetes@$version" > kube.json
+    go mod download -json "k8s.io/kubernetes@$version" > kube.json || {
+        echo "build-kubernetes: cannot download k8s.io/kubernetes@$version: $(sed -n 's/.*"Error": "\(.*\)".*/\1/p' kube.json)" >&2
+        exit 1
+    }
     kmod="$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' kube.json)"
     staging=$(grep -E '^\s*k8s.io/[a-z0-9-]+ => \./staging' "$kmod" | awk '{print $1}')
     etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$kmod")
@@ -114,7 +117,10 @@ build_module() {  # name module-path version package
     [ -x "$out/bin/$name" ] && return 0
     echo "build-kubernetes: building $name $ver ($(( $(date +%s) - start )) s so far)"
     mkdir -p "$work/$name" && cd "$work/$name"
-    go mod download -json "$mod@$ver" > mod.json
+    go mod download -json "$mod@$ver" > mod.json || {
+        echo "build-kubernetes: cannot download $mod@$ver: $(sed -n 's/.*"Error": "\(.*\)".*/\1/p' mod.json)" >&2
+        exit 1
+    }
     local dir; dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
     # Build inside a writable copy of the module so its own replace directives apply.
     cp -r "$dir" src && chmod -R u+w src && cd src
