@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--venv", type=Path, default=ROOT / ".venv-newest")
     args = ap.parse_args()
     deadline = time.monotonic() + args.budget
-    tests = [t for t in args.tests.read_text().split() if not t.startswith("#")]
+    tests = [ln.strip() for ln in args.tests.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
 
     venv.create(args.venv, with_pip=True, clear=True)
     py = args.venv / "bin" / "python"
