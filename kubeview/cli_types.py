@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from kubeview.cluster.prometheus_queries import DURATION
+from kubeview.cluster.prometheus.queries import DURATION
 
 
 def duration(text: str) -> str:

@@ -1,7 +1,7 @@
 """Which cluster kubeview talks to: the kubeconfig's cluster when there is one, else the local one.
 
 `--local` forces the embedded cluster, and so does `--demo` (the embedded cluster with the demo's
-workloads, kubeview.cluster.local_demo), even beside a kubeconfig. The kube source is imported only when it is used, so the
+workloads, kubeview.cluster.local.demo), even beside a kubeconfig. The kube source is imported only when it is used, so the
 local path never pays for (or depends on) the kubernetes client.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from kubeview.cluster.kube_discovery import kubeconfig_available
+from kubeview.cluster.kube.discovery import kubeconfig_available
 from kubeview.cluster.source import ClusterSource, SourceError
 
 
@@ -43,14 +43,14 @@ def open_source(args: argparse.Namespace, *, events: bool = True) -> ClusterSour
     """The source for these arguments; raises SourceError (one sentence) if it cannot start. `events`:
     also watch Events (the TUI's pod view shows them; a snapshot has no use for them)."""
     if wants_kube(args):
-        from kubeview.cluster.kube import KubeSource
+        from kubeview.cluster.kube.source import KubeSource
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
                           namespace=getattr(args, "namespace", None), events=events)
     if getattr(args, "demo", False):
-        from kubeview.cluster.local_demo import open_demo
+        from kubeview.cluster.local.demo import open_demo
 
         return open_demo(metrics_listen=getattr(args, "local_metrics", None))
-    from kubeview.cluster.local import LocalSource
+    from kubeview.cluster.local.source import LocalSource
 
     return LocalSource(getattr(args, "cluster", None), metrics_listen=getattr(args, "local_metrics", None))

@@ -62,11 +62,11 @@ def _open_source(args: argparse.Namespace):
     from kubeview.cluster.select import wants_kube
 
     if wants_kube(args):
-        from kubeview.cluster.kube import KubeSource
+        from kubeview.cluster.kube.source import KubeSource
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
                           namespace=getattr(args, "namespace", None), kinds=WATCHED)
-    from kubeview.cluster.local import LocalSource
+    from kubeview.cluster.local.source import LocalSource
 
     return LocalSource(getattr(args, "cluster", None))
 
@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     binder = pods_on = None
     if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings
-        from kubeview.cluster.kube_bind import KubeBinder
-        from kubeview.cluster.kube_pods_on import KubePodsOnNode
+        from kubeview.cluster.kube.bind import KubeBinder
+        from kubeview.cluster.kube.pods_on import KubePodsOnNode
 
         binder = KubeBinder(source.api_client, source.server)
         pods_on = KubePodsOnNode(source.api_client)  # filter checks a refusal against the API first

@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.source import SourceError
 from kubeview.model.job_progress import disrupted_pods
 from kubeview.model.jobs import INDEX_KEY, format_indexes
@@ -24,7 +24,7 @@ NAMESPACE, JOB = "jobs", "work-items"
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubeview.cluster.local_demo import open_demo
+    from kubeview.cluster.local.demo import open_demo
 
     try:
         source = open_demo(job_items=args.items)

@@ -117,7 +117,7 @@ def _read_usage(args: argparse.Namespace, model: ClusterModel) -> None:
     if not getattr(args, "prometheus", None):
         return
     try:
-        from kubeview.cluster.prometheus import PrometheusUsage
+        from kubeview.cluster.prometheus.source import PrometheusUsage
 
         usage = PrometheusUsage.from_args(args)
         if usage is None:

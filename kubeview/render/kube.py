@@ -26,7 +26,7 @@ import urllib3.exceptions
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube_errors import describe_api_error, describe_connection_error, parse_status
+from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, parse_status
 from kubeview.model.kube_events import EventLog
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.source import ActionError
 from kubeview.model.quantity import QuantityError, to_units
 from kubeview.render.producer_deaths import DeathWatch

@@ -301,7 +301,7 @@ def make_app(source: ClusterSource, render_job: Any = None, **options: Any) -> K
 
 def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = None, tuner: Any = None) -> int:
     """Run the TUI until the user quits; stops the source and the render job on the way out."""
-    from kubeview.cluster.prometheus import PrometheusError, PrometheusUsage
+    from kubeview.cluster.prometheus.source import PrometheusError, PrometheusUsage
 
     try:
         usage = PrometheusUsage.from_args(args)

@@ -12,7 +12,7 @@ import pytest
 from kubeapi import KubeAPI
 from kubernetes.config import incluster_config
 
-from kubeview.cluster.kube import KubeSource
+from kubeview.cluster.kube.source import KubeSource
 from kubeview.cluster.source import SourceError
 from kubeview.commands.snapshot import sync
 

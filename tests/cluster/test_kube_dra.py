@@ -13,7 +13,7 @@ from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi.dra_model import recorded_dra_model
 from kubeapi.source_run import collect_events
 
-from kubeview.cluster.kube import KubeSource, WatchSettings
+from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
 

@@ -11,7 +11,7 @@ from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi import jobs as job_api
 from kubeapi.source_run import collect_events
 
-from kubeview.cluster.kube import KubeSource, WatchSettings
+from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from kubeapi import KubeAPI, fixtures
 
-from kubeview.cluster.kube import KubeSource
-from kubeview.cluster.kube_errors import describe_api_error
+from kubeview.cluster.kube.errors import describe_api_error
+from kubeview.cluster.kube.source import KubeSource
 from kubeview.cluster.source import ActionError
 
 RS_SCALE = "/apis/apps/v1/namespaces/default/replicasets/consumer/scale"

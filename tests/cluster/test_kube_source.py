@@ -16,7 +16,7 @@ import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi.source_run import collect_events
 
-from kubeview.cluster.kube import KINDS, KubeSource, WatchSettings
+from kubeview.cluster.kube.source import KINDS, KubeSource, WatchSettings
 from kubeview.cluster.source import SourceError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, Scope, WatchEvent

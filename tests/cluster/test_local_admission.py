@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubeview.cluster.local_objects import admit_pod
+from kubeview.cluster.local.objects import admit_pod
 from kubeview.model.views import PodView
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubeview.cluster.local_config import ClusterFileError, default_allocatable, load_cluster, parse_cluster
+from kubeview.cluster.local.config import ClusterFileError, default_allocatable, load_cluster, parse_cluster
 from kubeview.cluster.source import SourceError
 
 

@@ -13,8 +13,8 @@ import pytest
 from rich.console import Console
 
 from kubeview import cli
-from kubeview.cluster.local import LocalSource
-from kubeview.cluster.local_demo import DEMO_POLICY
+from kubeview.cluster.local.demo import DEMO_POLICY
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.select import open_source, wants_kube
 from kubeview.cluster.source import SourceError
 from kubeview.commands.snapshot import print_tables, sync

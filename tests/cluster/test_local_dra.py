@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from kubeapi import fixtures
 
-from kubeview.cluster.local_config import DEFAULT_FILE, ClusterFileError, load_cluster, parse_cluster
-from kubeview.cluster.local_state import LocalCluster
+from kubeview.cluster.local.config import DEFAULT_FILE, ClusterFileError, load_cluster, parse_cluster
+from kubeview.cluster.local.state import LocalCluster
 from kubeview.cluster.source import ActionError
 from kubeview.scheduling.config import PackingConfig
 

@@ -6,9 +6,9 @@ import pytest
 from kubeapi import fixtures
 from test_local_state import consumer_rs, gpu_pod
 
-from kubeview.cluster import local_state
-from kubeview.cluster.local_config import load_cluster
-from kubeview.cluster.local_state import LocalCluster
+from kubeview.cluster.local import state as local_state
+from kubeview.cluster.local.config import load_cluster
+from kubeview.cluster.local.state import LocalCluster
 from kubeview.scheduling.config import PackingConfig
 
 

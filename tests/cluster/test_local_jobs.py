@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.source import ActionError
 from kubeview.model.events import WatchEvent
 

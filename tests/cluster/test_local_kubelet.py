@@ -9,7 +9,7 @@ from collections.abc import Callable
 import psutil
 import pytest
 
-from kubeview.cluster.local_kubelet import (
+from kubeview.cluster.local.kubelet import (
     ContainerSpec,
     Exited,
     KubeletSettings,

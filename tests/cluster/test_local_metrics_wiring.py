@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from kubeview.cli import build_parser
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.select import open_source
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import psutil
 import pytest
 
-from kubeview.cluster.local import LocalSource
-from kubeview.cluster.local_kubelet import KubeletSettings
+from kubeview.cluster.local.kubelet import KubeletSettings
+from kubeview.cluster.local.source import LocalSource
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, WatchEvent
 from kubeview.model.usage import UsageUpdate
@@ -170,7 +170,7 @@ def test_gpu_pods_without_processes_and_policy_change(source: LocalSource) -> No
 def test_downward_api_env_and_var_expansion() -> None:
     import sys
 
-    from kubeview.cluster.local import container_argv, container_env
+    from kubeview.cluster.local.source import container_argv, container_env
 
     pod = {"metadata": {"name": "consumer-x2b7k", "namespace": "render"}, "spec": {"nodeName": "cpu-node-2"},
            "status": {"podIP": "10.244.1.5"}}

@@ -94,8 +94,8 @@ def _start_producer(tmp: Path) -> tuple[subprocess.Popen, str]:
 
 
 def _start_local(tmp: Path):  # noqa: ANN202
-    from kubeview.cluster.local import LocalSource
-    from kubeview.cluster.local_metrics import start_local_metrics
+    from kubeview.cluster.local.metrics import start_local_metrics
+    from kubeview.cluster.local.source import LocalSource
 
     source = LocalSource()
     for name, code, cpu in (("spin", BUSY, "1000m"), ("hold", HOLD, "100m")):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kubeview.cluster.prometheus import PrometheusError, PrometheusUsage
-from kubeview.cluster.prometheus_queries import QUERY_NAMES, QueryConfigError, load_queries, merge_queries
-from kubeview.cluster.prometheus_results import node_name, reading_from_results
+from kubeview.cluster.prometheus.queries import QUERY_NAMES, QueryConfigError, load_queries, merge_queries
+from kubeview.cluster.prometheus.results import node_name, reading_from_results
+from kubeview.cluster.prometheus.source import PrometheusError, PrometheusUsage
 from kubeview.model.gpu_idle import find_idle
 from kubeview.model.usage import PodUsage
 

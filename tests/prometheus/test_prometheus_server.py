@@ -13,8 +13,8 @@ import psutil
 import pytest
 from prometheus_api_client import PrometheusConnect
 
-from kubeview.cluster.prometheus import PrometheusUsage, start_poller
-from kubeview.cluster.prometheus_queries import merge_queries
+from kubeview.cluster.prometheus.queries import merge_queries
+from kubeview.cluster.prometheus.source import PrometheusUsage, start_poller
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
 from kubeview.model.gpu_idle import find_idle

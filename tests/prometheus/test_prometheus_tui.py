@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from kubeview.cluster.prometheus import PrometheusUsage
+from kubeview.cluster.prometheus.source import PrometheusUsage
 from kubeview.model.events import KINDS, ConnectionState, Listed, SourceEvent
 from kubeview.tui.app import make_app
 from kubeview.tui.widgets.cluster_header import ClusterHeader

@@ -18,8 +18,8 @@ import psutil
 import pytest
 import yaml
 
-from kubeview.cluster.local import LocalSource
-from kubeview.cluster.local_kubelet import KubeletSettings
+from kubeview.cluster.local.kubelet import KubeletSettings
+from kubeview.cluster.local.source import LocalSource
 from kubeview.render.local import CONSUMER, LocalRenderJob, RenderSettings, resolve_scene
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from kubeview.cluster.kube_config import connect
+from kubeview.cluster.kube.config import connect
 from tests.render_kube.renderapi import RenderKubeAPI
 
 NS = "kv"

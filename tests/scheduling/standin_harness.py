@@ -18,9 +18,9 @@ from kube_scheduler_standin import ExtenderConfig, StandInScheduler
 from kubeapi import KubeAPI
 from kubeapi.live import Event, LiveCluster
 
-from kubeview.cluster.kube import KubeSource
-from kubeview.cluster.kube_bind import KubeBinder
-from kubeview.cluster.kube_pods_on import KubePodsOnNode
+from kubeview.cluster.kube.bind import KubeBinder
+from kubeview.cluster.kube.pods_on import KubePodsOnNode
+from kubeview.cluster.kube.source import KubeSource
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
 from kubeview.scheduling.node_index import index_for

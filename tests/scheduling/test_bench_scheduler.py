@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kubeview.bench.scheduler import compare_table
-from kubeview.bench.scheduler_run import run_workload, throughput_summary
-from kubeview.bench.scheduler_scenarios import ScenarioError, load
+from kubeview.bench.scheduler.command import compare_table
+from kubeview.bench.scheduler.run import run_workload, throughput_summary
+from kubeview.bench.scheduler.scenarios import ScenarioError, load
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,16 +22,16 @@ from kubeapi import KubeAPI
 from kubeapi.binder import TestBinder
 from kubeapi.live import LiveCluster
 
-from kubeview.bench.scheduler_kube import KubeBench, KubeOptions
-from kubeview.bench.scheduler_kube_plan import (
+from kubeview.bench.scheduler.kube import KubeBench, KubeOptions
+from kubeview.bench.scheduler.kube_plan import (
     RUN_LABEL,
     ThroughputCollector,
     bench_node,
     bench_pod,
     foreign_nodes,
 )
-from kubeview.bench.scheduler_scenarios import load
-from kubeview.cluster.kube_config import connect
+from kubeview.bench.scheduler.scenarios import load
+from kubeview.cluster.kube.config import connect
 
 GPU112 = """
 - name: GPU112

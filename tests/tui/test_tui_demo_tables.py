@@ -11,7 +11,7 @@ import pytest
 from rich.text import Text
 from tui_helpers import middle_cut, run_async, settle, wait_for
 
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.select import open_source
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_point

@@ -99,7 +99,7 @@ async def test_parallelism_and_suspend_send_the_recorded_patches(kube_api: KubeA
 
 @run_async
 async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_job_indexes(tmp_path) -> None:  # noqa: ANN001
-    from kubeview.cluster.local import LocalSource
+    from kubeview.cluster.local.source import LocalSource
     from kubeview.tui.app import make_app
     from kubeview.tui.screens.node_detail import NodeDetailScreen
 

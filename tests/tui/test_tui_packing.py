@@ -81,7 +81,7 @@ async def test_weights_edit_in_place_and_pending_pod_pick(small_cluster: Synthet
 
 @run_async
 async def test_apply_goes_to_the_extender_on_a_real_cluster(kube_api, tmp_path) -> None:  # noqa: ANN001
-    from kubeview.cluster.kube import KubeSource
+    from kubeview.cluster.kube.source import KubeSource
     from kubeview.scheduling.extender import Extender
     from kubeview.scheduling.feed import ModelFeed
     from kubeview.scheduling.server import ExtenderServer
@@ -109,7 +109,7 @@ async def test_apply_goes_to_the_extender_on_a_real_cluster(kube_api, tmp_path) 
 
 @run_async
 async def test_without_an_extender_apply_says_what_to_do(kube_api) -> None:  # noqa: ANN001
-    from kubeview.cluster.kube import KubeSource
+    from kubeview.cluster.kube.source import KubeSource
 
     source = KubeSource(str(kube_api.kubeconfig))
     app = make_app(source)

@@ -14,7 +14,7 @@ from kubeapi import KubeAPI, WatchScript, fixtures
 from textual.widgets import Static
 from tui_helpers import run_async, settle, wait_for
 
-from kubeview.cluster.kube import KubeSource
+from kubeview.cluster.kube.source import KubeSource
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.pod_detail import PodDetailScreen
 from kubeview.tui.widgets.virtual_table import VirtualTable

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from tui_helpers import run_async, wait_for
 
-from kubeview.cluster.local import LocalSource
-from kubeview.cluster.local_kubelet import KubeletSettings
+from kubeview.cluster.local.kubelet import KubeletSettings
+from kubeview.cluster.local.source import LocalSource
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.render import RenderScreen

@@ -54,7 +54,7 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
 @contextlib.asynccontextmanager
 async def kube_app_on(key: str, kubeconfig: str, size: tuple[int, int] = (120, 40)) -> AsyncIterator[Pilot]:
     """The TUI on a KubeSource for `kubeconfig`, settled, after pressing `key` (a screen's digit)."""
-    from kubeview.cluster.kube import KubeSource
+    from kubeview.cluster.kube.source import KubeSource
     from kubeview.tui.app import make_app
 
     source = KubeSource(kubeconfig)

@@ -13,7 +13,7 @@ import optuna
 import pytest
 
 from kubeview.cli import build_parser
-from kubeview.cluster.local import LocalSource
+from kubeview.cluster.local.source import LocalSource
 from kubeview.commands.tune import _inputs, build_tuner, study_settings
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.tune import TuneScreen

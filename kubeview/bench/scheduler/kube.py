@@ -1,0 +1,357 @@
+"""`kubeview bench scheduler --kubeconfig FILE`: scheduler_perf's scenarios against a real API server.
+
+As scheduler_perf does, it creates fake nodes (no kubelets: a Node object and its status) and pods,
+and measures the real kube-scheduler's SchedulingThroughput from the pods' bindings, seen through a
+pods watch. Each workload runs once per scheduler name (`--schedulers`, default `default-scheduler`
+then `kubeview-scheduler`, the second-scheduler profile of manifests/scheduler that calls the
+extender), on the same nodes, the pods of one run deleted and gone before the next starts; the
+figures of every run after the first are also printed as a ratio to the first.
+
+Everything created carries the run's label (`kubeview.io/bench-run`) and the pods live in a
+namespace of the run's own, so cleanup is three calls (pods with grace 0, nodes by label, the
+namespace), made on the way out whatever happens, Ctrl-C and SIGTERM included. A cluster with nodes
+kubeview did not create is refused unless `--yes`: the bench's pods select only its own nodes, but
+other pods could be scheduled onto fake nodes that will never run them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from kubeview.bench.scheduler.kube_plan import (
+    RUN_LABEL,
+    ThroughputCollector,
+    allocation_of,
+    bench_namespace,
+    bench_node,
+    bench_pod,
+    foreign_nodes,
+    namespace_name,
+    new_run_id,
+)
+from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
+from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_objects
+from kubeview.cluster.kube.config import Connection
+from kubeview.cluster.kube.errors import describe_call_error
+from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
+from kubeview.model.events import Listed, WatchEvent
+
+DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
+
+
+class BenchError(Exception):
+    """The bench cannot go on; the message is one sentence for the user."""
+
+
+@dataclass
+class KubeOptions:
+    schedulers: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEDULERS))
+    yes: bool = False  # run beside nodes kubeview did not create
+    timeout: float = 600.0  # seconds for one createPods op to be placed
+    stall: float = 60.0  # seconds without a pod placed before a run is given up
+    interval: float = 1.0  # throughput sample interval (scheduler_perf: 1 s)
+    workers: int = 8  # parallel create calls
+    settle: float = 120.0  # seconds to wait for deleted pods to be gone
+
+
+class PodTally:
+    """The run's pods as the watch shows them: which are bound (and when), which were found
+    unschedulable. Fed by the pods informer from its thread; read from the bench's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.pods: dict[str, dict] = {}
+        self.unschedulable: set[str] = set()
+        self.synced = threading.Event()
+
+    def emit(self, event: object) -> None:
+        with self._lock:
+            if isinstance(event, Listed) and event.kind == "Pod":
+                self.pods = {}
+                self.unschedulable = set()
+                for obj in event.objects:
+                    self._seen(obj)
+                self.synced.set()
+            elif isinstance(event, WatchEvent) and event.kind == "Pod":
+                name = event.obj["metadata"]["name"]
+                if event.type == "DELETED":
+                    self.pods.pop(name, None)
+                    self.unschedulable.discard(name)
+                else:
+                    self._seen(event.obj)
+
+    def _seen(self, obj: dict) -> None:
+        name = obj["metadata"]["name"]
+        self.pods[name] = obj
+        if _node(obj):
+            self.unschedulable.discard(name)
+        elif any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+                 for c in (obj.get("status") or {}).get("conditions") or []):
+            self.unschedulable.add(name)
+
+    def count(self, names: set[str]) -> tuple[int, int]:
+        """(bound, unschedulable) among `names`."""
+        with self._lock:
+            bound = sum(1 for n in names if _node(self.pods.get(n, {})))
+            return bound, len(self.unschedulable & names)
+
+    def bound(self) -> list[dict]:
+        with self._lock:
+            return [p for p in self.pods.values() if _node(p)]
+
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self.pods)
+
+    def attempted(self, names: set[str]) -> bool:
+        """Whether any scheduler has looked at these pods (bound, or a PodScheduled condition)."""
+        with self._lock:
+            pods = [self.pods.get(n, {}) for n in names]
+            return any(_node(p) or (p.get("status") or {}).get("conditions") for p in pods)
+
+
+def _node(pod: dict) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName")
+
+
+class KubeBench:
+    def __init__(self, conn: Connection, options: KubeOptions, say: Callable[[str], None]) -> None:
+        self.conn = conn
+        self.options = options
+        self.say = say
+        self.core = client.CoreV1Api(conn.api_client)
+        self.run_id = new_run_id()
+        self.namespace = namespace_name(self.run_id)
+        self.tally = PodTally()
+        self._made_namespace = False
+        self._made_nodes = False
+        self._stop = threading.Event()  # stop creating (Ctrl-C, an error)
+        self._watch_stop = threading.Event()  # the pods watch runs through cleanup, which waits on it
+        self._informer: Informer | None = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kubeview-bench")  # creating, in the background
+
+    # -- the whole run -------------------------------------------------------------------------
+    def run(self, workloads: list[Workload]) -> list[WorkloadResult]:
+        self.preflight()
+        results: list[WorkloadResult] = []
+        with _sigterm_as_interrupt():
+            try:
+                self._call(f"Creating namespace {self.namespace}", self.core.create_namespace,
+                           bench_namespace(self.run_id))
+                self._made_namespace = True
+                self._start_watch()
+                for workload in workloads:
+                    results += self.run_workload(workload)
+            finally:
+                self.cleanup()
+        return results
+
+    def preflight(self) -> None:
+        nodes = self._list_nodes()
+        foreign = foreign_nodes(nodes)
+        if foreign and not self.options.yes:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise BenchError(f"{self.conn.title} has {len(foreign)} node(s) kubeview bench did not create "
+                             f"({shown}); the bench adds fake nodes that other pods could be scheduled onto. "
+                             "Use a cluster of its own, or pass --yes to run anyway.")
+        stale = len(nodes) - len(foreign)
+        if stale:
+            self.say(f"note: {stale} fake node(s) of an earlier bench run are still there "
+                     f"(kubectl delete nodes -l {RUN_LABEL}); this run's pods select only its own nodes")
+
+    def run_workload(self, workload: Workload) -> list[WorkloadResult]:
+        node_objs: list[dict] = []
+        out: list[WorkloadResult] = []
+        try:
+            for index, scheduler in enumerate(self.options.schedulers):
+                result = WorkloadResult(f"{workload.full_name}/{scheduler}", None, 0, 0, 0, 0, 0.0)
+                pod_seq = node_seq = 0
+                for op in workload.ops:
+                    if op.opcode == "createNodes":
+                        objs = node_objects(op, node_seq)
+                        node_seq += op.count
+                        if index == 0:
+                            node_objs += self._create_nodes(objs)
+                    elif op.opcode == "createPods":
+                        pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq)]
+                        pod_seq += op.count
+                        self._place(pods, scheduler, result if op.collect else None)
+                result.nodes = len(node_objs)
+                alloc = allocation_of(node_objs, self.tally.bound())
+                result.gpu = gpu_packing(alloc) if alloc.nodes else {}
+                out.append(result)
+                self._delete_pods()
+        finally:
+            self._delete_nodes()
+        return out
+
+    # -- nodes and pods ------------------------------------------------------------------------
+    def _list_nodes(self) -> list[dict]:
+        return json.loads(self._call("Listing nodes", self.core.list_node)).get("items") or []
+
+    def _create_nodes(self, templates: list[dict]) -> list[dict]:
+        start = time.monotonic()
+        made = [bench_node(t, self.run_id) for t in templates]
+
+        def one(pair: tuple[dict, dict]) -> None:
+            node, status = pair
+            name = node["metadata"]["name"]
+            self._call(f"Creating node {name}", self.core.create_node, node)
+            self._made_nodes = True
+            self._call(f"Writing the status of node {name}", self.core.patch_node_status, name, status)
+
+        self._all(one, made, "nodes")
+        self.say(f"  created {len(made)} fake nodes in {time.monotonic() - start:.1f} s")
+        return [{**node, "status": status["status"]} for node, status in made]
+
+    def _place(self, pods: list[dict], scheduler: str, result: WorkloadResult | None) -> None:
+        """Create `pods` and wait until each is bound or found unschedulable; measured when `result`."""
+        names = {p["metadata"]["name"] for p in pods}
+        collector = ThroughputCollector(self.options.interval)
+        started = time.monotonic()
+        creating = self._pool.submit(self._all, self._create_pod, pods, "pods")
+        last_progress, last_seen = started, (-1, -1)
+        while True:
+            time.sleep(self.options.interval if result is not None else 0.05)
+            now = time.monotonic()
+            bound, unschedulable = self.tally.count(names)
+            if result is not None:
+                collector.tick(now, bound)
+            if creating.done():
+                creating.result()  # raises the first create error
+            if (bound, unschedulable) != last_seen:
+                last_progress, last_seen = now, (bound, unschedulable)
+            if bound + unschedulable >= len(names):
+                break
+            if now - last_progress > self.options.stall or now - started > self.options.timeout:
+                if not self.tally.attempted(names):
+                    raise BenchError(f"no scheduler named {scheduler!r} looked at the bench's pods in "
+                                     f"{now - started:.0f} s; is it running? (the second-scheduler profile "
+                                     "is in manifests/scheduler/second-scheduler)")
+                self.say(f"  {len(names) - bound - unschedulable} of {len(names)} pods still not placed after "
+                         f"{now - started:.0f} s; counted as they are")
+                break
+        if result is not None:
+            result.seconds += time.monotonic() - started
+            result.samples += collector.samples
+            result.measured_pods += len(names)
+            result.scheduled += bound
+            result.unschedulable += len(names) - bound
+
+    def _create_pod(self, pod: dict) -> None:
+        self._call(f"Creating pod {self.namespace}/{pod['metadata']['name']}", self.core.create_namespaced_pod,
+                   self.namespace, pod)
+
+    def _delete_pods(self) -> None:
+        """Every pod of the run, at once (grace 0: no kubelet will confirm), and wait until gone."""
+        self._call(f"Deleting the pods in {self.namespace}", self.core.delete_collection_namespaced_pod,
+                   self.namespace, grace_period_seconds=0)
+        deadline = time.monotonic() + self.options.settle
+        while self.tally.remaining() and time.monotonic() < deadline and not self._watch_stop.is_set():
+            time.sleep(0.05)
+
+    def _delete_nodes(self) -> None:
+        if self._made_nodes:
+            self._call("Deleting the bench's nodes", self.core.delete_collection_node,
+                       label_selector=f"{RUN_LABEL}={self.run_id}")
+            self._made_nodes = False
+
+    def cleanup(self) -> None:
+        """Everything the run created, whatever state it is in; reports what it could not remove."""
+        self._stop.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        started = self._made_namespace
+        steps = [self._delete_pods, self._delete_nodes, self._delete_namespace] if started else [self._delete_nodes]
+        problems = []
+        for step in steps:
+            try:
+                step()
+            except BenchError as exc:
+                problems.append(str(exc))
+        self._watch_stop.set()
+        if self._informer is not None:
+            self._informer.interrupt()
+        if problems:
+            self.say("cleanup incomplete: " + " ".join(problems))
+        elif started:
+            self.say(f"cleaned up: the fake nodes and namespace {self.namespace} are deleted")
+
+    def _delete_namespace(self) -> None:
+        self._call(f"Deleting namespace {self.namespace}", self.core.delete_namespace, self.namespace)
+        self._made_namespace = False
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _start_watch(self) -> None:
+        spec = KindSpec("Pod", "pods", functools.partial(self.core.list_namespaced_pod, self.namespace),
+                        self.namespace)
+        link = Link(["Pod"], lambda e: None)
+        self._informer = Informer(spec, self.tally.emit, self._watch_stop, link, self.conn.server,
+                                  WatchSettings(watch_timeout=(60, 120)))
+        threading.Thread(target=self._watch_body, name="kubeview-bench-watch", daemon=True).start()
+        if not self.tally.synced.wait(30):
+            raise BenchError(f"the pods watch of {self.namespace} did not start in 30 s")
+
+    def _watch_body(self) -> None:
+        try:
+            assert self._informer is not None
+            self._informer.run()
+        except Exception as exc:  # Fatal (401/403): the bench sees no progress and says so
+            if not self._watch_stop.is_set():
+                self.say(f"the pods watch stopped: {exc}")
+            self._watch_stop.set()
+
+    def _all(self, fn: Callable[[dict], None], items: list, what: str) -> None:
+        """fn over items on the worker threads; stops at the first error (raised here)."""
+        if self._stop.is_set():
+            return
+        with ThreadPoolExecutor(max(1, self.options.workers), thread_name_prefix=f"kubeview-{what}") as pool:
+            for future in [pool.submit(self._unless_stopped, fn, item) for item in items]:
+                try:
+                    future.result()
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+
+    def _unless_stopped(self, fn: Callable[[dict], None], item: dict) -> None:
+        if not self._stop.is_set():
+            fn(item)
+
+    def _call(self, action: str, fn: Callable, *args: object, **kwargs: object) -> bytes:
+        """The reply's body, undecoded (the client's model classes would cost more than the bench
+        measures); an API or network error becomes a BenchError of one sentence."""
+        try:
+            resp = fn(*args, _request_timeout=(10, 60), _preload_content=False, **kwargs)
+            data = resp.data  # read whole, so the connection goes back to the pool
+            resp.release_conn()
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BenchError(describe_call_error(exc, self.conn.server, action) or str(exc)) from None
+        return data
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM cleans up as Ctrl-C does (main thread only; elsewhere nothing to install)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,163 @@
+"""scheduler_perf-style scenario files: test cases of op templates, instantiated by workloads with params.
+
+The shape follows Kubernetes' `test/integration/scheduler_perf/config/performance-config.yaml`
+(`workloadTemplate` ops with `count`/`countParam: $name`, `workloads` with `params` and
+`threshold`), with node and pod templates inline instead of in template files. See the bundled
+`scenarios/scheduler.yaml` for every field. Loading validates everything and raises `ScenarioError`
+with one sentence naming the place.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubeview.scheduling.config import PackingConfig
+
+BUNDLED = Path(__file__).resolve().parents[1] / "scenarios" / "scheduler.yaml"
+OPCODES = ("createNodes", "createPods", "barrier")
+DEFAULT_SAMPLE_INTERVAL = 0.05
+
+
+class ScenarioError(ValueError):
+    """A scenario file kubeview cannot run; the message says where and why."""
+
+
+@dataclass(slots=True)
+class Op:
+    opcode: str
+    count: int
+    templates: list[dict]  # node or pod objects (API shape; metadata.namePrefix names them)
+    collect: bool = False  # measured: SchedulingThroughput is collected while these pods schedule
+
+
+@dataclass(slots=True)
+class Workload:
+    test: str
+    name: str
+    ops: list[Op]
+    packing: PackingConfig
+    sample_interval: float = DEFAULT_SAMPLE_INTERVAL
+    threshold: float | None = None  # pods/s
+
+    @property
+    def full_name(self) -> str:
+        """scheduler_perf's `Name` label: `<test case>/<workload>`."""
+        return f"{self.test}/{self.name}"
+
+    @property
+    def nodes(self) -> int:
+        return sum(op.count for op in self.ops if op.opcode == "createNodes")
+
+
+def load(path: str | Path | None = None) -> list[Workload]:
+    """Every workload of a scenario file (the bundled one when `path` is None)."""
+    source = Path(path) if path else BUNDLED
+    try:
+        doc = yaml.safe_load(source.read_text())
+    except OSError as exc:
+        raise ScenarioError(f"cannot read {source}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{source} is not valid YAML: {exc}") from exc
+    if not isinstance(doc, list) or not doc:
+        raise ScenarioError(f"{source} must be a list of test cases")
+    return [w for i, case in enumerate(doc) for w in _test_case(case, f"{source.name}[{i}]")]
+
+
+def _test_case(case: Any, where: str) -> list[Workload]:
+    if not isinstance(case, dict) or not isinstance(case.get("name"), str):
+        raise ScenarioError(f"{where}: a test case needs a name")
+    where = f"{where} ({case['name']})"
+    try:
+        packing = PackingConfig.from_dict(case.get("packing") or {})
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: packing: {exc}") from exc
+    interval = case.get("sampleInterval", DEFAULT_SAMPLE_INTERVAL)
+    if not isinstance(interval, int | float) or isinstance(interval, bool) or interval <= 0:
+        raise ScenarioError(f"{where}: sampleInterval must be a positive number of seconds")
+    template = case.get("workloadTemplate")
+    workloads = case.get("workloads")
+    if not isinstance(template, list) or not template:
+        raise ScenarioError(f"{where}: workloadTemplate must be a non-empty list of ops")
+    if not isinstance(workloads, list) or not workloads:
+        raise ScenarioError(f"{where}: workloads must be a non-empty list")
+    defaults = {"createNodes": case.get("defaultNodeTemplate"), "createPods": case.get("defaultPodTemplate")}
+    out = []
+    for j, w in enumerate(workloads):
+        if not isinstance(w, dict) or not isinstance(w.get("name"), str):
+            raise ScenarioError(f"{where}: workloads[{j}] needs a name")
+        params = w.get("params") or {}
+        threshold = w.get("threshold")
+        if threshold is not None and (not isinstance(threshold, int | float) or threshold <= 0):
+            raise ScenarioError(f"{where}: workload {w['name']}: threshold must be a positive number")
+        ops = [_op(op, params, defaults, f"{where}: workload {w['name']}: op {k}") for k, op in enumerate(template)]
+        out.append(Workload(case["name"], w["name"], ops, packing, float(interval),
+                            None if threshold is None else float(threshold)))
+    return out
+
+
+def _op(op: Any, params: dict, defaults: dict, where: str) -> Op:
+    if not isinstance(op, dict) or op.get("opcode") not in OPCODES:
+        raise ScenarioError(f"{where}: opcode must be one of {', '.join(OPCODES)}")
+    opcode = op["opcode"]
+    if opcode == "barrier":
+        return Op(opcode, 0, [])
+    if "countParam" in op:
+        ref = op["countParam"]
+        name = ref[1:] if isinstance(ref, str) and ref.startswith("$") else None
+        if name is None or name not in params:
+            raise ScenarioError(f"{where}: countParam {ref!r} names no param of this workload")
+        count = params[name]
+    else:
+        count = op.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ScenarioError(f"{where}: count must be a whole number >= 0, not {count!r}")
+    single = "nodeTemplate" if opcode == "createNodes" else "podTemplate"
+    templates = op.get("podTemplates") if opcode == "createPods" and "podTemplates" in op else [
+        op.get(single) or defaults[opcode]]
+    if not isinstance(templates, list) or not templates or not all(isinstance(t, dict) for t in templates):
+        raise ScenarioError(f"{where}: needs a {single} (or the test case's default one)")
+    return Op(opcode, count, [copy.deepcopy(t) for t in templates], bool(op.get("collectMetrics", False)))
+
+
+def node_objects(op: Op, start: int) -> list[dict]:
+    """`op.count` Node objects from the template, named `<namePrefix><index>`; allocatable = capacity
+    unless given (scheduler_perf's templates only set capacity)."""
+    out = []
+    for i in range(op.count):
+        obj = copy.deepcopy(op.templates[i % len(op.templates)])
+        meta = obj.setdefault("metadata", {})
+        meta["name"] = f"{meta.pop('namePrefix', 'node-')}{start + i:05d}"
+        meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
+        status = obj.setdefault("status", {})
+        status.setdefault("allocatable", dict(status.get("capacity") or {}))
+        status.setdefault("capacity", dict(status["allocatable"]))
+        out.append(obj)
+    return out
+
+
+def pod_objects(op: Op, start: int, namespace: str = "default") -> list[dict]:
+    """`op.count` Pending Pod objects cycling through the op's templates."""
+    out = []
+    for i in range(op.count):
+        template = op.templates[i % len(op.templates)]
+        obj = {k: v for k, v in template.items() if k != "metadata"}  # specs are shared read-only
+        meta = dict(template.get("metadata") or {})
+        name = f"{meta.pop('namePrefix', 'pod-')}{start + i}"
+        meta.update(name=name, namespace=meta.get("namespace", namespace), uid=f"uid-{name}",
+                    resourceVersion="1")
+        obj["metadata"] = meta
+        obj["status"] = {"phase": "Pending"}
+        out.append(obj)
+    return out
+
+
+def scaled(workloads: list[Workload], factor: float) -> list[Workload]:
+    """Every count multiplied by `factor` (at least 1): `--quick` smoke runs."""
+    return [Workload(w.test, w.name, [Op(o.opcode, max(1, int(o.count * factor)) if o.count else 0, o.templates,
+                                         o.collect) for o in w.ops], w.packing, w.sample_interval, w.threshold)
+            for w in workloads]

@@ -1,0 +1,226 @@
+"""`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
+
+One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs, the DRA
+kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), and core/v1 events with
+`events=True`, as the TUI asks; see kube/watch.py for the loop), all emitting into the one `emit`
+callback, which must be thread-safe (a queue, or Textual's `post_message`). Events and Jobs are
+optional: when they cannot be read (a 403), the view goes on without them (and says so for Events,
+`Scope.no_events`). Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
+`suspend_job` merge-patch a Job's `spec` (kube/jobs.py).
+`api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
+(server-side apply, the service proxy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+
+import urllib3.exceptions
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from kubeview.cluster.kube.config import connect, kubeconfig_available
+from kubeview.cluster.kube.dra import DRA_API, served_dra_kinds
+from kubeview.cluster.kube.errors import describe_call_error
+from kubeview.cluster.kube.jobs import patch_job
+from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
+from kubeview.cluster.source import ActionError, SourceError
+from kubeview.model.events import Listed, Scope, SourceEvent
+
+__all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
+
+log = logging.getLogger(__name__)
+
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
+
+# kind -> (plural, API class, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped
+_API = {
+    "Node": ("nodes", client.CoreV1Api, "list_node", None, None),
+    "Pod": ("pods", client.CoreV1Api, "list_pod_for_all_namespaces", "list_namespaced_pod", None),
+    "ReplicaSet": ("replicasets", client.AppsV1Api, "list_replica_set_for_all_namespaces",
+                   "list_namespaced_replica_set", "patch_namespaced_replica_set_scale"),
+    "Deployment": ("deployments", client.AppsV1Api, "list_deployment_for_all_namespaces",
+                   "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
+    "StatefulSet": ("statefulsets", client.AppsV1Api, "list_stateful_set_for_all_namespaces",
+                    "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
+    # core/v1, not events.k8s.io/v1: the same objects (tests/fixtures/k8s/events*.json), and what
+    # kubectl describe reads; see docs/architecture.md
+    "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
+    **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
+    "Job": ("jobs", client.BatchV1Api, "list_job_for_all_namespaces", "list_namespaced_job", None),
+}
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class KubeSource:
+    """List+watch of a real cluster. Raises `SourceError` at construction for kubeconfig problems and
+    from `run` for failures on the wire before or while syncing (unreachable, 401, RBAC)."""
+
+    is_local = False
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
+                 *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS,
+                 events: bool = False, dra: bool = True) -> None:
+        self.connection = connect(kubeconfig, context)
+        self.api_client: client.ApiClient = self.connection.api_client
+        self.server = self.connection.server
+        self.namespace = namespace or None
+        self.settings = settings or WatchSettings()
+        self.kinds = kinds  # what must sync before the view is whole (snapshot waits for these)
+        self.events = events  # also list+watch Events (optional: never holds up or fails the view)
+        self.no_events: str | None = None
+        self.dra = dra  # also watch the DRA kinds the server serves (decided when `run` starts)
+        # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
+        # pod; only the namespace's are listed for display (the model's `display_namespace`). When
+        # the cluster-wide list is forbidden, pods are listed in the namespace only: node figures
+        # then leave the other namespaces' pods out (free capacity overstated), and `partial` and
+        # the title say so (`Scope` events tell the model; see `_narrowed`).
+        self.title = self.connection.title + (f" (namespace {self.namespace})" if self.namespace else "")
+        self.partial: str | None = None
+        self._informers: list[Informer] = []
+        self._threads: list[threading.Thread] = []
+        self._closed = threading.Event()
+        self._emit: Callable[[SourceEvent], None] | None = None
+
+    # -- ClusterSource -------------------------------------------------------------------------
+    def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event, *,
+            _iterations: int | None = None) -> None:
+        """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
+        fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
+        each informer returns after that many watch requests, and so does `run`."""
+        if self.dra:
+            self.kinds = tuple(self.kinds) + tuple(k for k in served_dra_kinds(
+                self.api_client, self.settings.connect_timeout) if k not in self.kinds)
+        watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
+        link = Link(watched, emit)
+        self._emit = emit
+        if self.namespace:
+            self._scope()
+        halt = threading.Event()  # stop, close() or a fatal error in any informer
+        failure: list[str] = []
+        self._informers = [Informer(self._spec(kind), emit, halt, link, self.server, self.settings)
+                           for kind in watched]
+        done = threading.Semaphore(0)
+
+        def body(inf: Informer) -> None:
+            try:
+                inf.run(_iterations=_iterations)
+            except Exception as exc:
+                if inf.spec.optional:  # no events, but the view stands
+                    if not halt.is_set():
+                        self._without(inf.spec, exc, link)
+                    return
+                if isinstance(exc, Fatal):
+                    failure.append(str(exc))
+                else:  # a bug: report it as the source failing, never a traceback
+                    failure.append(f"Watching {inf.spec.plural} stopped unexpectedly: {exc}.")
+                halt.set()
+            finally:
+                done.release()
+
+        self._threads = [threading.Thread(target=body, args=(inf,), name=f"kubeview-watch-{inf.spec.plural}",
+                                          daemon=True) for inf in self._informers]
+        for t in self._threads:
+            t.start()
+        finished = 0
+        while not failure and not stop.is_set() and not self._closed.is_set():
+            if done.acquire(timeout=0.1):
+                finished += 1
+                if finished == len(self._threads):
+                    break
+        halt.set()
+        for inf in self._informers:
+            inf.interrupt()
+        for t in self._threads:
+            t.join(timeout=2)
+        if failure:
+            link.failed(failure[0])
+            raise SourceError(failure[0])
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
+        """Patch `KIND/NAME/scale` with `{"spec":{"replicas":N}}` (merge patch); one-line result."""
+        canonical = next((k for k in ("ReplicaSet", "Deployment", "StatefulSet") if k.lower() == kind.lower()), None)
+        if canonical is None:
+            raise ActionError(f"Cannot scale a {kind}: only ReplicaSets, Deployments and StatefulSets have replicas.")
+        plural, api_cls, _, _, patch = _API[canonical]
+        action = f"Scaling {canonical} {namespace}/{name} to {replicas}"
+        method = getattr(api_cls(self.api_client), patch)
+        try:
+            method(name, namespace, {"spec": {"replicas": int(replicas)}}, _content_type=MERGE_PATCH,
+                   _preload_content=False, _request_timeout=(self.settings.connect_timeout, 30))
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ActionError(describe_call_error(exc, self.server, action)) from None
+        return f"{canonical} {namespace}/{name} scaled to {replicas} replica{'s' if replicas != 1 else ''}."
+
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        """Merge-patch the Job's `spec.parallelism`, as `kubectl patch --type=merge` (jobs/README.md, patch/)."""
+        return patch_job(self, namespace, name, parallelism=parallelism)
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        """Merge-patch the Job's `spec.suspend`: the controller deletes its running pods, or starts anew."""
+        return patch_job(self, namespace, name, suspend=suspend)
+
+    def close(self) -> None:
+        self._closed.set()
+        for inf in self._informers:
+            inf.interrupt()
+        for t in self._threads:
+            t.join(timeout=2)
+        with contextlib.suppress(Exception):
+            self.api_client.close()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _spec(self, kind: str) -> KindSpec:
+        plural, api_cls, all_ns, namespaced, _ = _API[kind]
+        api = api_cls(self.api_client)
+        if kind == "Event":  # the shown scope only: events are read for the pods on screen
+            spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
+                KindSpec(kind, plural, getattr(api, all_ns))
+            spec.optional = True
+            spec.on_unavailable = self._no_events
+            return spec
+        if self.namespace and namespaced:
+            in_namespace = self._namespaced(kind, plural, getattr(api, namespaced))
+            in_namespace.optional = kind == "Job"
+            if kind != "Pod":
+                return in_namespace
+            # pods: cluster-wide first (node figures need every pod), the namespace on a 403
+            return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
+        return KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
+
+    def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:
+        ns = self.namespace
+
+        def call(**kwargs: object) -> object:
+            return method(ns, **kwargs)
+
+        return KindSpec(kind, plural, call, ns or "")
+
+    def _no_events(self, why: str) -> None:
+        """Events cannot be read (a 403 or another failure): the view shows none and says why."""
+        self.no_events = f"events are not shown: {why}"
+        self._scope()
+
+    def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
+        """An optional kind failed other than by a 403 (that is the Informer's): go on without it, and
+        let its `on_unavailable` say why (only Events say anything; a Job failure is not an Events one)."""
+        log.info("%s unavailable: %s", spec.plural, exc)
+        link.drop(spec.kind)
+        if self._emit is not None:
+            self._emit(Listed(spec.kind, []))
+        if spec.on_unavailable is not None:
+            spec.on_unavailable(str(exc))
+
+    def _scope(self) -> None:
+        if self._emit is not None:
+            self._emit(Scope(self.title, self.namespace, self.partial, self.no_events))
+
+    def _narrowed(self) -> None:
+        """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""
+        self.title = f"{self.connection.title} (namespace {self.namespace}; node figures partial)"
+        self.partial = (f"pods are listed in namespace {self.namespace} only (-n; listing pods in all "
+                        "namespaces is forbidden), so node figures leave out other namespaces' pods")
+        self._scope()

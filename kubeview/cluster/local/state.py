@@ -1,0 +1,628 @@
+"""The local cluster's state: an in-memory apiserver, its controllers, scheduler and kubelet status.
+
+Everything here is a pure state transition: a call changes objects, and every change becomes a
+`WatchEvent` (appended to `events`, applied to the internal `ClusterModel` the scheduler reads) and,
+where a process must start or stop, an intent (appended to `intents`) for the process supervisor.
+No threads, no processes, no I/O: `LocalSource` holds the lock, drains both lists and runs the
+supervisor, and feeds what the processes did back in through `container_*`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import random
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from kubeview.cluster.local import dra as dra
+from kubeview.cluster.local import events as ev
+from kubeview.cluster.local import objects as obj
+from kubeview.cluster.local.config import ClusterConfig
+from kubeview.cluster.local.controllers import (
+    collect_garbage,
+    controller_uid,
+    is_active,
+    reconcile_deployment,
+    reconcile_replicaset,
+)
+from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
+from kubeview.cluster.local.scheduler import decide, queue_order
+from kubeview.cluster.source import ActionError
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.dra import DRA_KINDS, ClaimView
+from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.quantity import QuantityError, parse
+from kubeview.scheduling.config import PackingConfig
+
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job")
+MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
+# what the kubelet's graceful node shutdown writes (pkg/kubelet/nodeshutdown): a reclaimed spot node
+NODE_SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
+SCALABLE = ("ReplicaSet", "Deployment")
+TEMPLATE = "ResourceClaimTemplate"  # stored and used by the resourceclaim controller; no client watches it
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class StartPod:
+    pod: dict  # bound pod whose container has a command: the supervisor runs it
+
+
+@dataclass(frozen=True, slots=True)
+class StopPod:
+    key: Key
+    grace: float
+
+
+Intent = StartPod | StopPod
+
+
+def runs_process(pod: dict) -> bool:
+    """Containers with a `command` run as processes; the others (images whose entrypoint cannot run
+    here, e.g. the system pods) are simulated: Running with nothing behind them."""
+    return any(c.get("command") for c in (pod.get("spec") or {}).get("containers") or [])
+
+
+def _key(o: dict) -> Key:
+    meta = o.get("metadata") or {}
+    return (meta.get("namespace", ""), meta["name"])
+
+
+class LocalCluster:
+    """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
+
+    def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None) -> None:
+        self.packing = packing or PackingConfig()
+        self.model = ClusterModel("local cluster")
+        self.rng = random.Random(seed)
+        self.events: list[SourceEvent] = []
+        self.intents: list[Intent] = []
+        self.daemon_uids: set[str] = set()
+        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE,)}
+        self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
+        self._seq: dict[tuple[str, Key], int] = {}
+        self._counter = itertools.count()
+        self._rv = 0
+        self._owned: dict[str, dict[Key, dict]] = {}  # controller uid -> its pods (controllers' lookups)
+        self._processes: set[Key] = set()  # pods the supervisor was asked to run and has not stopped
+        self._pod_ips: dict[str, int] = {}
+        self._node_index: dict[str, int] = {}
+        self._schedule_needed = True
+        self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
+        self.job_ledgers: dict[str, JobLedger] = {}  # Job uid -> what its controller has counted
+        self._bootstrap(config)
+        self.reconcile()
+
+    # --- the apiserver (also the controllers' Api) -------------------------------------------------
+    @property
+    def resource_version(self) -> str:
+        return str(self._rv)
+
+    def list(self, kind: str) -> list[dict]:
+        return list(self._objects[kind].values())
+
+    def get(self, kind: str, namespace: str, name: str) -> dict | None:
+        return self._objects[kind].get((namespace, name))
+
+    def created_seq(self, kind: str, namespace: str, name: str) -> int:
+        return self._seq.get((kind, (namespace, name)), 0)
+
+    def owned(self, uid: str) -> list[dict]:
+        return list((self._owned.get(uid) or {}).values())
+
+    def pod_owners(self) -> list[str]:
+        return list(self._owned)
+
+    def _write(self, kind: str, type_: str, o: dict) -> dict:
+        self._rv += 1
+        o["metadata"]["resourceVersion"] = str(self._rv)
+        key = _key(o)
+        if type_ == "DELETED":
+            self._objects[kind].pop(key, None)
+            self._seq.pop((kind, key), None)
+        else:
+            self._objects[kind][key] = o
+        owner = controller_uid(o) if kind == "Pod" else None
+        if owner is not None:
+            pods = self._owned.setdefault(owner, {})
+            if type_ == "DELETED":
+                pods.pop(key, None)
+                if not pods:
+                    del self._owned[owner]
+            else:
+                pods[key] = o
+        if kind == TEMPLATE:  # read by the resourceclaim controller only: no client lists or watches it
+            return o
+        event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
+        self.model.apply(event)
+        self.events.append(event)
+        if kind == "Pod":
+            self._schedule_needed = True
+            if self._dra:
+                self._release_claims(o, type_)
+        return o
+
+    def create(self, kind: str, o: dict) -> dict:
+        key = _key(o)
+        if key in self._objects[kind]:
+            raise ActionError(f"{kind.lower()} {key[0]}/{key[1]} already exists")
+        self._seq[(kind, key)] = next(self._counter)
+        return self._write(kind, "ADDED", o)
+
+    def update(self, kind: str, o: dict) -> dict:
+        return self._write(kind, "MODIFIED", o)
+
+    def delete(self, kind: str, namespace: str, name: str) -> None:
+        """Delete a workload; the garbage collector removes what it owns."""
+        o = self._objects[kind].get((namespace, name))
+        if o is not None:
+            self._write(kind, "DELETED", copy.deepcopy(o))
+
+    def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str, **extra: str) -> None:
+        """Record a controller's or kubelet's Event about `o` (a kind of LOCAL_KINDS)."""
+        self.record(ev.legacy_event(kind, o, type_, reason, message, component, **extra))
+
+    def record(self, event: dict) -> None:
+        """Write an Event; the same occurrence again (object, type, reason, message) counts up instead,
+        as client-go's aggregation and the scheduler's series do. At most MAX_EVENTS are kept."""
+        agg = ev.aggregation_key(event)
+        key = self._event_keys.get(agg)
+        old = self._objects["Event"].get(key) if key is not None else None
+        if old is not None:
+            self._event_keys.move_to_end(agg)
+            self.update("Event", ev.repeated(old))
+            return
+        self._event_keys[agg] = _key(self.create("Event", event))
+        while len(self._event_keys) > MAX_EVENTS:
+            _, oldest = self._event_keys.popitem(last=False)
+            gone = self._objects["Event"].get(oldest)
+            if gone is not None:
+                self._write("Event", "DELETED", copy.deepcopy(gone))
+
+    def delete_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
+        pod = self._objects["Pod"].get((namespace, name))
+        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        period = int(grace if grace is not None else (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        if not (pod.get("spec") or {}).get("nodeName"):
+            self._write("Pod", "DELETED", copy.deepcopy(pod))  # never bound: gone at once
+            return
+        marked = self.update("Pod", obj.deleting(pod, period))
+        if (namespace, name) in self._processes:
+            self.intents.append(StopPod((namespace, name), float(period)))
+            name_ = _container_name(pod)
+            self.event("Pod", marked, "Normal", "Killing", f"Stopping container {name_}", "kubelet",
+                       host=pod["spec"]["nodeName"], field_path=f"spec.containers{{{name_}}}")
+        else:  # nothing runs behind it: the kubelet confirms at once
+            self._write("Pod", "DELETED", copy.deepcopy(marked))
+
+    def snapshot(self) -> list[Listed]:
+        """One `Listed` per kind: what a client's first list returns (items without kind/apiVersion).
+
+        StatefulSets are listed too, empty: the local cluster runs none, and a client waiting for every
+        kind to sync must not wait for ever."""
+        listed = [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
+                  for kind in LOCAL_KINDS + (DRA_KINDS if self._dra else ())]
+        return listed + [Listed("StatefulSet", [], self.resource_version)]
+
+    # --- bootstrap ------------------------------------------------------------------------------
+    def _bootstrap(self, config: ClusterConfig) -> None:
+        nodes = []
+        for i, spec in enumerate(config.nodes):
+            self._node_index[spec.name] = i
+            nodes.append(self.create("Node", obj.node_object(spec, i)))
+        if self._dra:
+            self.create("DeviceClass", dra.device_class())
+        for node, spec in zip(nodes, config.nodes, strict=True):
+            if spec.dra is not None:
+                self.create("ResourceSlice", dra.resource_slice(node, spec.dra, self.rng))
+        for w in config.system:
+            if w.kind == "Deployment":
+                self.create("Deployment", obj.system_deployment(w))
+            elif w.kind == "Static":
+                for node, spec in zip(nodes, config.nodes, strict=True):
+                    if spec.control_plane:
+                        self._kubelet_run(self.create("Pod", obj.static_pod(w, node)))
+            else:
+                owner = {"kind": "DaemonSet", "name": w.name, "uid": str(uuid.uuid4())}
+                self.daemon_uids.add(owner["uid"])
+                for node in nodes:
+                    labels = node["metadata"].get("labels") or {}
+                    if all(labels.get(k) == v for k, v in w.node_selector.items()):
+                        self._kubelet_run(self.create("Pod", obj.daemon_pod(w, node["metadata"]["name"], owner,
+                                                                            self.rng)))
+
+    # --- actions ----------------------------------------------------------------------------------
+    def create_pod(self, manifest: dict) -> dict:
+        pod = obj.admit_pod(manifest)
+        if not (pod["metadata"].get("name") or "").strip():
+            raise ActionError("a pod needs metadata.name")
+        _check_resources(pod.get("spec") or {}, f"pod {pod['metadata']['name']}")
+        created = self.create("Pod", pod)
+        if (created.get("spec") or {}).get("nodeName"):
+            self._kubelet_run(created)
+        self.reconcile()
+        return created
+
+    def apply_workload(self, manifest: dict) -> dict:
+        """Create or replace a ReplicaSet or Deployment (`kind` says which; `kubectl apply`, roughly)."""
+        kind = manifest.get("kind")
+        if kind == "Job":
+            return self.apply_job(manifest)
+        if kind not in SCALABLE:
+            raise ActionError(f"the local cluster runs ReplicaSets, Deployments and Jobs, "
+                              f"not {kind or 'objects without a kind'}")
+        name = (manifest.get("metadata") or {}).get("name")
+        if not name:
+            raise ActionError(f"a {kind} needs metadata.name")
+        ns = (manifest.get("metadata") or {}).get("namespace") or "default"
+        _check_resources(((manifest.get("spec") or {}).get("template") or {}).get("spec") or {}, f"{kind} {name}")
+        old = self.get(kind, ns, name)
+        if old is None:
+            made = self.create(kind, obj.normalize_workload(kind, manifest))
+        else:
+            fresh = obj.normalize_workload(kind, {**manifest, "metadata": {**old["metadata"], **manifest["metadata"],
+                                                                           "namespace": ns}})
+            fresh["status"] = copy.deepcopy(old.get("status") or {})
+            made = self.update(kind, fresh)
+        self.reconcile()
+        return made
+
+    def create_claim_object(self, manifest: dict) -> dict:
+        """Create a ResourceClaimTemplate or a standalone ResourceClaim (`kubectl create`)."""
+        kind = manifest.get("kind")
+        if kind not in (TEMPLATE, "ResourceClaim"):
+            raise ActionError(f"{kind or 'an object without a kind'} is not a ResourceClaim or ResourceClaimTemplate")
+        if not self._dra:
+            raise ActionError(f"the local cluster serves no resource.k8s.io/v1 (no node has dra:), so no {kind}")
+        meta = manifest.get("metadata") or {}
+        if not (meta.get("name") or "").strip():
+            raise ActionError(f"a {kind} needs metadata.name")
+        made = obj.metadata(meta["name"], meta.get("namespace") or "default", labels=meta.get("labels"))
+        spec = manifest.get("spec") or {}
+        if kind == "ResourceClaim":
+            body = {"metadata": made, "spec": dra.claim_spec(spec), "status": {}}
+        else:
+            body = {"metadata": made, "spec": {**spec, "spec": dra.claim_spec(spec.get("spec") or {})}}
+        created = self.create(kind, body)
+        self.reconcile()
+        return created
+
+    def delete_workload(self, kind: str, namespace: str, name: str) -> None:
+        if self.get(kind, namespace, name) is None:
+            raise ActionError(f"{kind.lower()} {namespace}/{name} not found")
+        self.delete(kind, namespace, name)
+        self.reconcile()
+
+    def remove_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
+        if self.get("Pod", namespace, name) is None:
+            raise ActionError(f"pod {namespace}/{name} not found")
+        self.delete_pod(namespace, name, grace)
+        self.reconcile()
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
+        if kind not in SCALABLE:
+            raise ActionError(f"the local cluster can scale ReplicaSets and Deployments, not {kind}")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise ActionError(f"replicas must be 0 or more, not {replicas}")
+        current = self.get(kind, namespace, name)
+        if current is None:
+            raise ActionError(f"{kind.lower()} {namespace}/{name} not found")
+        owner = next((r for r in current["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+        if owner is not None:
+            raise ActionError(f"{kind.lower()} {name} is managed by {owner['kind'].lower()} {owner['name']}: "
+                              f"scale the {owner['kind'].lower()} instead")
+        if int(current["spec"].get("replicas", 1)) != replicas:
+            fresh = copy.deepcopy(current)
+            fresh["spec"]["replicas"] = replicas
+            fresh["metadata"]["generation"] = int(fresh["metadata"].get("generation", 1)) + 1
+            self.update(kind, fresh)
+            self.reconcile()
+        return f"{kind.lower()} {namespace}/{name} scaled to {replicas}"
+
+    def apply_job(self, manifest: dict) -> dict:
+        """Create a Job (a Job's pod template cannot change: an existing one is refused, as kube does)."""
+        name = (manifest.get("metadata") or {}).get("name")
+        if not name:
+            raise ActionError("a Job needs metadata.name")
+        ns = (manifest.get("metadata") or {}).get("namespace") or "default"
+        if self.get("Job", ns, name) is not None:
+            raise ActionError(f"job {ns}/{name} already exists")
+        try:
+            job = normalize_job({**manifest, "metadata": {**manifest["metadata"], "namespace": ns}})
+        except ValueError as exc:
+            raise ActionError(f"Job {ns}/{name} is invalid: {exc}") from None
+        _check_resources(job["spec"]["template"]["spec"], f"Job {name}")
+        made = self.create("Job", job)
+        self.reconcile()
+        return made
+
+    def _patch_job(self, namespace: str, name: str, change: dict) -> None:
+        current = self.get("Job", namespace, name)
+        if current is None:
+            raise ActionError(f"job {namespace}/{name} not found")
+        fresh = copy.deepcopy(current)
+        fresh["spec"].update(change)
+        if fresh["spec"] != current["spec"]:
+            fresh["metadata"]["generation"] = int(fresh["metadata"].get("generation", 1)) + 1
+            self.update("Job", fresh)
+            self.reconcile()
+
+    def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 0:
+            raise ActionError(f"parallelism must be 0 or more, not {parallelism}")
+        self._patch_job(namespace, name, {"parallelism": parallelism})
+        return f"Job {namespace}/{name} parallelism set to {parallelism}."
+
+    def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
+        self._patch_job(namespace, name, {"suspend": bool(suspend)})
+        return f"Job {namespace}/{name} {'suspended' if suspend else 'resumed'}."
+
+    def preempt_node(self, name: str) -> str:
+        """A spot node reclaimed: its pods are killed and marked `DisruptionTarget` (reason
+        `TerminationByKubelet`, the node-shutdown message), then the Node object goes. Controllers
+        replace what they own; a Job's podFailurePolicy decides whether the failures count."""
+        node = self.get("Node", "", name)
+        if node is None:
+            raise ActionError(f"node {name} not found")
+        killed = 0
+        for pod in self.list("Pod"):
+            if (pod.get("spec") or {}).get("nodeName") != name:
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            key = _key(pod)
+            if key in self._processes:
+                self._processes.discard(key)  # what the process does from now on is not reported
+                self.intents.append(StopPod(key, 0.0))
+            self.update("Pod", obj.disrupted(pod, "TerminationByKubelet", NODE_SHUTDOWN_MESSAGE))
+            killed += 1
+        self._write("Node", "DELETED", copy.deepcopy(node))
+        self._node_index.pop(name, None)
+        self.reconcile()
+        return f"node {name} preempted: {killed} pod{'s' if killed != 1 else ''} killed, node removed."
+
+    def set_packing(self, config: PackingConfig) -> str:
+        self.packing = config
+        self._schedule_needed = True
+        self.reconcile()
+        return f"local scheduler now packs with policy {config.policy}"
+
+    # --- controllers and scheduler ---------------------------------------------------------------
+    def reconcile(self, rounds: int = 20) -> None:
+        """Run the controllers and the scheduler until nothing changes."""
+        for _ in range(rounds):
+            before = self._rv
+            collect_garbage(self)
+            if self._dra:
+                self._make_template_claims()
+            for dep in self.list("Deployment"):
+                reconcile_deployment(self, dep)
+            for rs in self.list("ReplicaSet"):
+                reconcile_replicaset(self, rs)
+            for job in self.list("Job"):
+                reconcile_job(self, job, self.job_ledgers.setdefault(job["metadata"]["uid"], JobLedger()))
+            self._schedule()
+            if self._rv == before:  # a round that wrote nothing: settled
+                return
+
+    def _schedule(self) -> bool:
+        if not self._schedule_needed:
+            return False
+        self._schedule_needed = False
+        bound_any = False
+        # only unbound, unfinished pods can be scheduled: the model keeps them (finished Job pods
+        # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
+        pods = self._objects["Pod"]
+        seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
+        for pod in queue_order(seq):
+            claims = self._pod_claims(pod) if self._dra else []
+            if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
+                continue
+            fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
+            decision = decide(self.model.allocation(), pod, self.packing, fit)
+            meta = pod["metadata"]
+            if decision.node is not None:
+                pod = self._allocate_claims(pod, decision.node)
+                placed = self.update("Pod", obj.bound(pod, decision.node))
+                self.record(ev.scheduler_event(placed, "Normal", "Scheduled", f"Successfully assigned "
+                                               f"{meta['namespace']}/{meta['name']} to {decision.node}", "Binding"))
+                self._kubelet_run(placed)
+                bound_any = True
+            elif _scheduled_message(pod) != decision.message:  # a new verdict; the same one again counts up
+                failed = self.update("Pod", obj.unschedulable(pod, decision.message))
+                self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", decision.message, "Scheduling"))
+        self._schedule_needed = False  # our own writes above need no second pass
+        return bound_any
+
+    # --- DRA: what kube-scheduler and the resourceclaim controller write ---------------------------
+    def _make_template_claims(self) -> None:
+        """The resourceclaim controller: a claim per template entry of a live pod's `spec.resourceClaims`,
+        then the pod's `status.resourceClaimStatuses` (recorded order: claim ADDED, pod MODIFIED)."""
+        for pod in list(self._objects["Pod"].values()):
+            entries = [c for c in (pod.get("spec") or {}).get("resourceClaims") or [] if c.get("resourceClaimTemplateName")]
+            status = pod.get("status") or {}
+            done = {s.get("name") for s in status.get("resourceClaimStatuses") or []}
+            todo = [c for c in entries if c.get("name") not in done]
+            if not todo or (pod.get("metadata") or {}).get("deletionTimestamp") or \
+                    status.get("phase") in ("Succeeded", "Failed"):
+                continue
+            statuses = list(status.get("resourceClaimStatuses") or [])
+            ns = pod["metadata"]["namespace"]
+            for entry in todo:
+                template = self.get(TEMPLATE, ns, entry["resourceClaimTemplateName"])
+                if template is None:  # the controller retries until the template exists
+                    continue
+                claim = self.create("ResourceClaim", dra.template_claim(pod, entry["name"], template, self.rng))
+                statuses.append({"name": entry["name"], "resourceClaimName": claim["metadata"]["name"]})
+            if len(statuses) > len(status.get("resourceClaimStatuses") or []):
+                self.update("Pod", dra.with_claim_statuses(pod, statuses))
+
+    def _pod_claims(self, pod: dict) -> list[ClaimView] | None:
+        """The pod's own claims (by name or made from its templates); None while one does not exist."""
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        made = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
+        out = []
+        for entry in spec.get("resourceClaims") or []:
+            name = entry.get("resourceClaimName") or made.get(entry.get("name"))
+            claim = self.get("ResourceClaim", pod["metadata"]["namespace"], name) if name else None
+            if claim is None:
+                return None
+            out.append(ClaimView.from_api(claim))
+        return out
+
+    def _allocate_claims(self, pod: dict, node: str) -> dict:
+        """Before binding: allocate the pod's own claims on `node` (or reserve a shared one already
+        allocated there), and for a pod whose nvidia.com/gpu a DRA node serves create its
+        extended-resource claim, allocate it the first free devices and reserve it for the pod, then
+        map the pod to it (the recorded order: claim ADDED, claim allocated, pod status, binding)."""
+        own = self._pod_claims(pod) if self._dra else None
+        if own:
+            picks = dra.allocate_on(self.model.gpus, node, own)
+            if picks is None:  # the filter said they fit: a bug, not a state to paper over
+                raise ActionError(f"{node} cannot allocate the claims of pod {pod['metadata']['name']}")
+            for view, results in zip(own, picks, strict=True):
+                claim = self.get("ResourceClaim", view.namespace, view.name)
+                if view.allocated:
+                    self.update("ResourceClaim", dra.reserved(claim, pod))
+                else:
+                    self.update("ResourceClaim", dra.allocated(claim, pod, node, results))
+        count = dra.gpu_request(pod) if self._dra else 0
+        if count <= 0 or self.model.gpus.node(node) is None:
+            return pod
+        devices = dra.free_gpus(self.model.gpus, node)[:count]
+        if len(devices) < count:  # the filter saw them free: a bug, not a state to paper over
+            raise ActionError(f"{node} has {len(devices)} free DRA GPUs for a pod asking {count}")
+        claim = self.create("ResourceClaim", dra.extended_claim(pod, self.rng, count))
+        self.update("ResourceClaim", dra.allocated(claim, pod, node, [(dra.REQUEST_NAME, d) for d in devices]))
+        return self.update("Pod", dra.mapped(pod, claim["metadata"]["name"]))
+
+    def _release_claims(self, pod: dict, type_: str) -> None:
+        """A pod deleted or finished: the claims it owns (extended-resource and template claims) are
+        deallocated, then deleted (the recorded order; the device is free once `status.allocation` is
+        gone); a standalone claim drops it from `reservedFor` and is deallocated when nobody is left."""
+        if type_ != "DELETED" and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            return
+        uid = pod["metadata"].get("uid")
+        for claim in list(self._objects["ResourceClaim"].values()):
+            owners = claim["metadata"].get("ownerReferences") or []
+            if any(r.get("uid") == uid for r in owners):
+                self.update("ResourceClaim", dra.deallocated(claim))
+                self._write("ResourceClaim", "DELETED", copy.deepcopy(self._objects["ResourceClaim"][_key(claim)]))
+            elif any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or []):
+                self.update("ResourceClaim", dra.unreserved(claim, uid))
+
+    # --- kubelet ----------------------------------------------------------------------------------
+    def _ips(self, pod: dict) -> tuple[str, str]:
+        node = pod["spec"]["nodeName"]
+        i = self._node_index.get(node, 0)
+        n = self._pod_ips.get(node, 1) + 1
+        self._pod_ips[node] = n
+        node_obj = self.get("Node", "", node)
+        host = obj.node_ip(node_obj) if node_obj else ""
+        if (pod.get("spec") or {}).get("hostNetwork"):
+            return host, host
+        return host, f"10.244.{i}.{n % 254 + 1}"
+
+    def _kubelet_run(self, pod: dict) -> None:
+        """A pod was bound: start its process, or (simulated containers) report it Running."""
+        key = _key(pod)
+        if runs_process(pod):
+            self._processes.add(key)
+            self.intents.append(StartPod(copy.deepcopy(pod)))
+            waiting = {"waiting": {"reason": "ContainerCreating"}}
+            self.update("Pod", obj.container_state(pod, waiting, False, 0, host_ip=self._ips(pod)[0]))
+        else:
+            host, ip = self._ips(pod)
+            self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True, 0,
+                                                   host_ip=host, pod_ip=ip))
+
+    def container_started(self, key: Key, pid: int, restarts: int) -> None:
+        pod = self.get("Pod", *key)
+        if pod is None or key not in self._processes:
+            return
+        status = pod.get("status") or {}
+        host = status.get("hostIP", "")
+        ip = status.get("podIP") or self._ips(pod)[1]
+        running = self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True,
+                                                         restarts, host_ip=host, pod_ip=ip))
+        name = _container_name(pod)
+        self.event("Pod", running, "Normal", "Started", f"Started container {name}", "kubelet",
+                   host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
+        self.reconcile()
+
+    def container_exited(self, key: Key, exit_code: int, restarts: int, restart_in: float | None) -> None:
+        pod = self.get("Pod", *key)
+        if pod is None or key not in self._processes:
+            return
+        started = obj.started_at(pod)
+        last = obj.terminated_state(exit_code, started)
+        if restart_in is not None:
+            name = _container_name(pod)
+            waiting = {"waiting": {"reason": "CrashLoopBackOff",
+                                   "message": f"back-off {_duration(restart_in)} restarting failed container={name} "
+                                              f"pod={key[1]}_{key[0]}({pod['metadata']['uid']})"}}
+            backing_off = self.update("Pod", obj.container_state(pod, waiting, False, restarts, last_state=last))
+            self.event("Pod", backing_off, "Warning", "BackOff",  # the kubelet's message
+                       f"Back-off restarting failed container {name} in pod {key[1]}_{key[0]}({pod['metadata']['uid']})",
+                       "kubelet", host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
+        else:
+            self._processes.discard(key)
+            phase = "Succeeded" if exit_code == 0 else "Failed"
+            self.update("Pod", obj.container_state(pod, last, False, restarts, phase=phase))
+        self.reconcile()
+
+    def container_stopped(self, key: Key) -> None:
+        """The supervisor has stopped a deleted pod's process: the pod is gone."""
+        self._processes.discard(key)
+        pod = self.get("Pod", *key)
+        if pod is not None and (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self._write("Pod", "DELETED", copy.deepcopy(pod))
+            self.reconcile()
+
+    def running_pods(self) -> list[Key]:
+        return sorted(self._processes)
+
+    def active_pods(self, owner_kind: str, namespace: str, name: str) -> list[dict]:
+        """Pods of a workload that are not finished and not being deleted (a Deployment's via its RS)."""
+        owner = self.get(owner_kind, namespace, name)
+        if owner is None:
+            return []
+        uids = {owner["metadata"]["uid"]}
+        if owner_kind == "Deployment":
+            uids |= {rs["metadata"]["uid"] for rs in self.list("ReplicaSet")
+                     if any(r.get("uid") in uids for r in rs["metadata"].get("ownerReferences") or [])}
+        return [p for p in self.list("Pod") if is_active(p)
+                and any(r.get("uid") in uids for r in p["metadata"].get("ownerReferences") or [])]
+
+
+def _check_resources(spec: dict, what: str) -> None:
+    """Quantities the apiserver would reject (422) are refused here, in one sentence."""
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        for field in ("requests", "limits"):
+            for resource, value in ((c.get("resources") or {}).get(field) or {}).items():
+                try:
+                    if parse(value) < 0:
+                        raise QuantityError
+                except QuantityError:
+                    raise ActionError(f"{what}: container {c.get('name', '')!r} {field} {resource}: "
+                                      f"{value!r} is not a valid quantity") from None
+
+
+def _scheduled_message(pod: dict) -> str | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message")
+    return None
+
+
+def _container_name(pod: dict) -> str:
+    """The container a local pod runs (the first with a command, as the supervisor picks it)."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return next((c for c in containers if c.get("command")), containers[0]).get("name", "")
+
+
+def _duration(seconds: float) -> str:
+    return f"{int(seconds * 1000)}ms" if seconds < 1 else f"{seconds:g}s"
