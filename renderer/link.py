@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from renderer import protocol as proto
 
 if TYPE_CHECKING:
-    from renderer.status import ConsumerInfo
+    from renderer.consumer_stats import ConsumerInfo
 
 log = logging.getLogger("renderer.producer")
 

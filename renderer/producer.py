@@ -26,11 +26,12 @@ import numpy as np
 from renderer import checkpoint as ckpt
 from renderer import fd_budget
 from renderer import protocol as proto
+from renderer.consumer_stats import ConsumerInfo, RateMeter
 from renderer.fixed import MAX_SAMPLE
 from renderer.image import OutputError, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
-from renderer.status import ConsumerInfo, RateMeter, StatusServer
+from renderer.status import StatusServer
 from renderer.tasks import TaskBook, lease_seconds
 from renderer.verify import Verifier
 

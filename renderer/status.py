@@ -10,68 +10,41 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from renderer.consumer_stats import ConsumerInfo, RateMeter
 from renderer.png_cache import PngCache
 
 if TYPE_CHECKING:
-    from renderer.producer import Producer
+    from renderer.scene import Scene
+    from renderer.tasks import TaskBook
 
 log = logging.getLogger("renderer.producer")
 
 MAX_REQUEST = 8192
-WINDOW = 10.0  # seconds over which samples/s are measured
 
 
-class RateMeter:
-    """Samples per second over the last ``window`` seconds."""
+class StatusSource(Protocol):
+    """What the status endpoint reads from the producer (the producer imports this module, never
+    the other way round)."""
 
-    def __init__(self, window: float = WINDOW) -> None:
-        self.window = window
-        self.events: deque[tuple[float, int]] = deque()
-        self.since: float | None = None
-
-    def start(self, now: float) -> None:
-        if self.since is None:
-            self.since = now
-
-    def add(self, now: float, n: int) -> None:
-        self.start(now)
-        self.events.append((now, n))
-
-    def rate(self, now: float) -> float:
-        while self.events and self.events[0][0] < now - self.window:
-            self.events.popleft()
-        if self.since is None or not self.events:
-            return 0.0
-        span = min(self.window, now - self.since)
-        return sum(n for _, n in self.events) / span if span > 0 else 0.0
+    book: TaskBook
+    scene: Scene
+    consumers: dict[str, ConsumerInfo]
+    meter: RateMeter
+    clock: Callable[[], float]
+    finished: bool
+    finished_at: float | None
+    started: float
+    max_status: int
+    output_name: str | None
 
 
-@dataclass
-class ConsumerInfo:
-    id: str
-    address: str
-    last_seen: float
-    tasks_done: int = 0
-    state: str = "idle"  # working | idle | gone
-    meter: RateMeter = field(default_factory=RateMeter)
-
-    def as_dict(self, now: float) -> dict:
-        return {
-            "id": self.id, "address": self.address, "tasks_done": self.tasks_done,
-            "samples_per_second": 0.0 if self.state == "gone" else round(self.meter.rate(now), 1),
-            "state": self.state, "last_seen_seconds": round(max(0.0, now - self.last_seen), 3),
-        }
-
-
-def status_dict(p: Producer, now: float) -> dict:
+def status_dict(p: StatusSource, now: float) -> dict:
     """The ``GET /status`` document (see the renderer contract in the README of issue 3)."""
     book = p.book
     rate = p.meter.rate(now)
@@ -98,7 +71,7 @@ def status_dict(p: Producer, now: float) -> dict:
 class _Collector:
     """Prometheus metrics read from the producer at scrape time."""
 
-    def __init__(self, p: Producer) -> None:
+    def __init__(self, p: StatusSource) -> None:
         self.p = p
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
@@ -124,7 +97,7 @@ class _Collector:
         yield per
 
 
-def metrics_registry(p: Producer) -> CollectorRegistry:
+def metrics_registry(p: StatusSource) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
     reg.register(_Collector(p))  # type: ignore[arg-type]
     return reg
@@ -133,7 +106,7 @@ def metrics_registry(p: Producer) -> CollectorRegistry:
 class StatusServer:
     """Serves the three endpoints for one producer."""
 
-    def __init__(self, p: Producer) -> None:
+    def __init__(self, p: StatusSource) -> None:
         self.p = p
         self.registry = metrics_registry(p)
         self.png = PngCache(p.book)

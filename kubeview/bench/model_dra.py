@@ -10,7 +10,7 @@ DELETED, the new one ADDED allocated before the pod is bound (the recorded order
 
 from __future__ import annotations
 
-from kubeview.bench.model import CLAIMS, Cluster, pod
+from kubeview.bench.model_cluster import CLAIMS, Cluster, pod
 from kubeview.model.events import WatchEvent
 
 DRIVER = "gpu.nvidia.com"

@@ -30,10 +30,10 @@ import yaml
 
 from kubeview.bench.machine import describe
 from kubeview.bench.scheduler.extender import WINDOW, LatencyResult, gpu_node, measure
+from kubeview.bench.scheduler.report import emit, throughput_line, verdict
 from kubeview.bench.scheduler.run import WorkloadResult, run_workload
 from kubeview.bench.scheduler.scenarios import ScenarioError, Workload, load, scaled
 
-THROUGHPUT_TARGET = 2000.0  # pods/s at 5,000 nodes (kube-scheduler's CI threshold there is 270)
 EXTENDER_P99_TARGET_MS = 3.0
 FULL_NODES_P99_TARGET_MS = 15.0
 # A plain kube-scheduler v1.36.2 placed 32 pods/s at 5,000 nodes on 2 shared cores (issue #14's live
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for workload in workloads:
         result = run_workload(workload)
         results.append(result)
-        say(_throughput_line(result))
+        say(throughput_line(result))
         if result.gpu:
             say("    GPU packing: " + ", ".join(f"{k}={v}" for k, v in result.gpu.items()))
 
@@ -93,15 +93,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def emit(items: list[dict], as_json: bool, previous: dict | None) -> None:
-    """The results file on stdout with --json; the comparison beside it (stderr then) with --compare."""
-    doc = {"version": "v1", "dataItems": items}
-    if as_json:
-        print(json.dumps(doc, indent=2))
-    if previous is not None:
-        out = sys.stderr if as_json else sys.stdout
-        out.write(compare_table(previous, doc) + "\n")
-
 
 def _no_threshold(workload: Workload) -> Workload:
     workload.threshold = 0.0
@@ -113,21 +104,6 @@ def _full_nodes(count: int) -> list[dict]:
     template = yaml.safe_load(NODE_TEMPLATE.read_text())
     return [gpu_node(f"gpu-node-{i:05d}", template) for i in range(count)]
 
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
-def _throughput_line(r: WorkloadResult) -> str:
-    d = r.data_item()["data"]
-    figures = (f"{r.name:<28} {r.nodes:>5} nodes {r.measured_pods:>5} pods  Average {d['Average']:>8.1f}  "
-               f"Perc50 {d['Perc50']:>8.1f}  Perc90 {d['Perc90']:>8.1f}  Perc99 {d['Perc99']:>8.1f}")
-    if r.unschedulable:
-        figures += f"  ({r.unschedulable} unschedulable)"
-    target = r.threshold if r.threshold is not None else (THROUGHPUT_TARGET if r.nodes >= 5000 else None)
-    if not target:
-        return figures + "  target -"
-    return figures + f"  target >= {target:.0f}: {_verdict(d['Average'] >= target)} ({d['Average'] / target:.2f}x)"
 
 
 def _latency_line(lat: LatencyResult) -> str:
@@ -149,7 +125,7 @@ def _latency_line(lat: LatencyResult) -> str:
     windows = ", ".join(f"{w:.2f}" for w in lat.window_p99_ms or [])
     ok = judged <= lat.target_p99_ms
     return figures + (f"\n    p99 per window of {WINDOW} pods: {windows} ms; median window {judged:.3f} ms; "
-                      f"target p99 <= {lat.target_p99_ms:g} ms: {_verdict(ok)} ({lat.target_p99_ms / judged:.2f}x)")
+                      f"target p99 <= {lat.target_p99_ms:g} ms: {verdict(ok)} ({lat.target_p99_ms / judged:.2f}x)")
 
 
 def predicted_ratio(lat: LatencyResult, scheduler_ms: float = KUBE_SCHEDULER_MS_PER_POD) -> float | None:
@@ -173,7 +149,7 @@ def _prediction_line(lat: LatencyResult) -> str:
              f"plane at 5,000 nodes) this predicts {ratio:.3f} of plain throughput")
     if target is None:  # what the extender costs; kube-scheduler's Go side encodes ~4 KB per Node per call
         return line + " (kube-scheduler's own encoding of the full Node list is not in this figure)"
-    return line + f", target >= {target:.2f}: {_verdict(ratio >= target)}"
+    return line + f", target >= {target:.2f}: {verdict(ratio >= target)}"
 
 
 def _load_previous(path: str | None) -> dict | None:
@@ -190,27 +166,4 @@ def _load_previous(path: str | None) -> dict | None:
     return doc
 
 
-def _key(item: dict) -> tuple[str, str]:
-    labels = item.get("labels") or {}
-    return labels.get("Metric", ""), labels.get("Name", "")
 
-
-def compare_table(previous: dict, current: dict) -> str:
-    """previous / current / diff % per workload, as release notes show scheduler_perf results."""
-    before = {_key(i): i for i in previous.get("dataItems", []) if isinstance(i, dict)}
-    rows = [("Metric", "Name", "stat", "previous", "current", "diff %")]
-    for item in current["dataItems"]:
-        old = before.get(_key(item))
-        stat = "Average" if "Average" in item["data"] else "Perc99"
-        now = item["data"][stat]
-        if old is None or stat not in (old.get("data") or {}):
-            rows.append((*_key(item), stat, "-", f"{now:.2f}", "new"))
-            continue
-        was = float(old["data"][stat])
-        diff = f"{(now - was) / was * 100:+.1f}" if was else "-"
-        rows.append((*_key(item), stat, f"{was:.2f}", f"{now:.2f}", diff))
-    widths = [max(len(str(r[i])) for r in rows) for i in range(6)]
-    lines = ["  ".join(str(c).ljust(w) if i < 3 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in rows]
-    unit_note = "(SchedulingThroughput in pods/s, higher is better; latency in ms, lower is better)"
-    return "\n".join(["compared with the previous run " + unit_note, *lines])

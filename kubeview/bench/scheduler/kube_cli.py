@@ -11,8 +11,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from kubeview.bench.scheduler.command import _throughput_line, emit
 from kubeview.bench.scheduler.kube import BenchError, KubeBench, KubeOptions
+from kubeview.bench.scheduler.report import emit, throughput_line
 from kubeview.bench.scheduler.run import WorkloadResult, throughput_summary
 from kubeview.bench.scheduler.scenarios import Workload
 from kubeview.cluster.kube.config import connect
@@ -44,7 +44,7 @@ def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous
         by_workload.setdefault(r.name.rsplit("/", 1)[0], []).append(r)
     for group in by_workload.values():
         for r in group:
-            say(_throughput_line(r))
+            say(throughput_line(r))
             if r.gpu:
                 say("    GPU packing: " + ", ".join(f"{k}={v}" for k, v in r.gpu.items()))
         say(ratio_line(group))

@@ -8,17 +8,12 @@ counted as failed). The result line says what was asked, not what the controller
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import urllib3.exceptions
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.source import ActionError
-
-if TYPE_CHECKING:
-    from kubeview.cluster.kube.source import KubeSource
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -44,16 +39,18 @@ def describe_change(namespace: str, name: str, body: dict) -> str:
     return f"Job {namespace}/{name} {'suspended' if spec['suspend'] else 'resumed'}."
 
 
-def patch_job(source: KubeSource, namespace: str, name: str, *, parallelism: int | None = None,
-              suspend: bool | None = None) -> str:
+def patch_job(api_client: client.ApiClient, server: str, connect_timeout: float, namespace: str, name: str, *,
+              parallelism: int | None = None, suspend: bool | None = None) -> str:
+    """Merge-patch the Job through `api_client` (the source's; passed in, so this module sits below
+    the source rather than importing it)."""
     body = job_change(parallelism, suspend)
     what = "Setting parallelism of" if "parallelism" in body["spec"] else (
         "Suspending" if body["spec"]["suspend"] else "Resuming")
     action = f"{what} Job {namespace}/{name}"
-    api = client.BatchV1Api(source.api_client)
+    api = client.BatchV1Api(api_client)
     try:
         api.patch_namespaced_job(name, namespace, body, _content_type=MERGE_PATCH, _preload_content=False,
-                                 _request_timeout=(source.settings.connect_timeout, 30))
+                                 _request_timeout=(connect_timeout, 30))
     except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-        raise ActionError(describe_call_error(exc, source.server, action)) from None
+        raise ActionError(describe_call_error(exc, server, action)) from None
     return describe_change(namespace, name, body)

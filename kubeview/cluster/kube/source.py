@@ -157,11 +157,13 @@ class KubeSource:
 
     def set_parallelism(self, namespace: str, name: str, parallelism: int) -> str:
         """Merge-patch the Job's `spec.parallelism`, as `kubectl patch --type=merge` (jobs/README.md, patch/)."""
-        return patch_job(self, namespace, name, parallelism=parallelism)
+        return patch_job(self.api_client, self.server, self.settings.connect_timeout, namespace, name,
+                         parallelism=parallelism)
 
     def suspend_job(self, namespace: str, name: str, suspend: bool) -> str:
         """Merge-patch the Job's `spec.suspend`: the controller deletes its running pods, or starts anew."""
-        return patch_job(self, namespace, name, suspend=suspend)
+        return patch_job(self.api_client, self.server, self.settings.connect_timeout, namespace, name,
+                         suspend=suspend)
 
     def close(self) -> None:
         self._closed.set()
