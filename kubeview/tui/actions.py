@@ -17,13 +17,13 @@ from kubeview.scheduling.config import PackingConfig
 from kubeview.tui.messages import ActionDone
 
 if TYPE_CHECKING:
-    from kubeview.tui.app import KubeviewApp
+    from kubeview.tui.host import AppHost
 
 
 class ActionsMixin:
     """Scaling and packing for `KubeviewApp` (kept out of app.py so that stays small)."""
 
-    def init_packing(self: KubeviewApp) -> None:
+    def init_packing(self: AppHost) -> None:
         live = getattr(self.source, "packing", None)
         if isinstance(live, PackingConfig) and hasattr(self.source, "set_packing"):
             self.packing_where = "embedded scheduler"
@@ -35,15 +35,15 @@ class ActionsMixin:
             self.packing_where = ""
             self.packing_label = "not managed here (start with --extender URL)"
 
-    def set_packing_live(self: KubeviewApp, config: PackingConfig) -> None:
+    def set_packing_live(self: AppHost, config: PackingConfig) -> None:
         self.packing_live = config
         self.packing_label = f"{config.policy} · {self.packing_where}"
 
-    def _extender(self: KubeviewApp) -> ExtenderClient:
+    def _extender(self: AppHost) -> ExtenderClient:
         return ExtenderClient.from_options(self.extender_url or "", self.extender_token_file)
 
     @work(thread=True, group="actions", exit_on_error=False, name="reading the extender's config")
-    def fetch_packing(self: KubeviewApp) -> None:
+    def fetch_packing(self: AppHost) -> None:
         try:
             config = self._extender().get_config()
         except ActionError as exc:
@@ -52,7 +52,7 @@ class ActionsMixin:
         self.call_from_thread(self.set_packing_live, config)
 
     @work(thread=True, group="actions", exit_on_error=False, name="scaling")
-    def scale(self: KubeviewApp, kind: str, namespace: str, name: str, replicas: int) -> None:
+    def scale(self: AppHost, kind: str, namespace: str, name: str, replicas: int) -> None:
         """`source.scale` in a thread; the result or refusal comes back as one line."""
         try:
             text = self.source.scale(kind, namespace, name, replicas)
@@ -64,7 +64,7 @@ class ActionsMixin:
             self.post_message(ActionDone(text or f"{kind} {namespace}/{name} scaled to {replicas}."))
 
     @work(thread=True, group="actions", exit_on_error=False, name="changing a Job")
-    def job_action(self: KubeviewApp, namespace: str, name: str, *, parallelism: int | None = None,
+    def job_action(self: AppHost, namespace: str, name: str, *, parallelism: int | None = None,
                    suspend: bool | None = None) -> None:
         """`source.set_parallelism` or `source.suspend_job` in a thread; one line back."""
         source: Any = self.source
@@ -83,7 +83,7 @@ class ActionsMixin:
             self.post_message(ActionDone(text))
 
     @work(thread=True, group="actions", exit_on_error=False, name="preempting a node")
-    def preempt(self: KubeviewApp, node: str) -> None:
+    def preempt(self: AppHost, node: str) -> None:
         """The embedded cluster's `preempt_node` in a thread; one line back."""
         source: Any = self.source
         try:
@@ -96,7 +96,7 @@ class ActionsMixin:
             self.post_message(ActionDone(text))
 
     @work(thread=True, group="actions", exit_on_error=False, name="applying packing")
-    def apply_packing(self: KubeviewApp, config: PackingConfig) -> None:
+    def apply_packing(self: AppHost, config: PackingConfig) -> None:
         """Make `config` live: on the embedded scheduler, else on the extender."""
         source: Any = self.source
         try:

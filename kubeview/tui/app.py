@@ -195,6 +195,11 @@ class KubeviewApp(ActionsMixin, App[int]):
             self._ui_busy_until = time.monotonic() + KEY_PRIORITY_SECONDS
         await super().on_event(event)
 
+    @property
+    def stopping(self) -> threading.Event:
+        """Set when kubeview is quitting (`AppHost`): the workers' loops end."""
+        return self._stop
+
     def yield_to_ui(self) -> None:
         """Called by background workers between steps: wait while the UI thread answers a key.
 

@@ -14,11 +14,11 @@ import itertools
 import random
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
 
 from kubeview.cluster.local import dra as dra
 from kubeview.cluster.local import events as ev
 from kubeview.cluster.local import objects as obj
+from kubeview.cluster.local.claims import TEMPLATE, ClaimControllers
 from kubeview.cluster.local.config import ClusterConfig
 from kubeview.cluster.local.controllers import (
     collect_garbage,
@@ -28,10 +28,20 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
+from kubeview.cluster.local.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
+    Intent,
+    Key,
+    KubeletStatus,
+    StartPod,
+    StopPod,
+    _container_name,
+    _key,
+    runs_process,
+)
 from kubeview.cluster.local.scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import DRA_KINDS, ClaimView
+from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
@@ -41,36 +51,9 @@ MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them e
 # what the kubelet's graceful node shutdown writes (pkg/kubelet/nodeshutdown): a reclaimed spot node
 NODE_SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
 SCALABLE = ("ReplicaSet", "Deployment")
-TEMPLATE = "ResourceClaimTemplate"  # stored and used by the resourceclaim controller; no client watches it
-Key = tuple[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class StartPod:
-    pod: dict  # bound pod whose container has a command: the supervisor runs it
-
-
-@dataclass(frozen=True, slots=True)
-class StopPod:
-    key: Key
-    grace: float
-
-
-Intent = StartPod | StopPod
-
-
-def runs_process(pod: dict) -> bool:
-    """Containers with a `command` run as processes; the others (images whose entrypoint cannot run
-    here, e.g. the system pods) are simulated: Running with nothing behind them."""
-    return any(c.get("command") for c in (pod.get("spec") or {}).get("containers") or [])
-
-
-def _key(o: dict) -> Key:
-    meta = o.get("metadata") or {}
-    return (meta.get("namespace", ""), meta["name"])
-
-
-class LocalCluster:
+class LocalCluster(ClaimControllers, KubeletStatus):
     """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
 
     def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None) -> None:
@@ -437,154 +420,6 @@ class LocalCluster:
         self._schedule_needed = False  # our own writes above need no second pass
         return bound_any
 
-    # --- DRA: what kube-scheduler and the resourceclaim controller write ---------------------------
-    def _make_template_claims(self) -> None:
-        """The resourceclaim controller: a claim per template entry of a live pod's `spec.resourceClaims`,
-        then the pod's `status.resourceClaimStatuses` (recorded order: claim ADDED, pod MODIFIED)."""
-        for pod in list(self._objects["Pod"].values()):
-            entries = [c for c in (pod.get("spec") or {}).get("resourceClaims") or [] if c.get("resourceClaimTemplateName")]
-            status = pod.get("status") or {}
-            done = {s.get("name") for s in status.get("resourceClaimStatuses") or []}
-            todo = [c for c in entries if c.get("name") not in done]
-            if not todo or (pod.get("metadata") or {}).get("deletionTimestamp") or \
-                    status.get("phase") in ("Succeeded", "Failed"):
-                continue
-            statuses = list(status.get("resourceClaimStatuses") or [])
-            ns = pod["metadata"]["namespace"]
-            for entry in todo:
-                template = self.get(TEMPLATE, ns, entry["resourceClaimTemplateName"])
-                if template is None:  # the controller retries until the template exists
-                    continue
-                claim = self.create("ResourceClaim", dra.template_claim(pod, entry["name"], template, self.rng))
-                statuses.append({"name": entry["name"], "resourceClaimName": claim["metadata"]["name"]})
-            if len(statuses) > len(status.get("resourceClaimStatuses") or []):
-                self.update("Pod", dra.with_claim_statuses(pod, statuses))
-
-    def _pod_claims(self, pod: dict) -> list[ClaimView] | None:
-        """The pod's own claims (by name or made from its templates); None while one does not exist."""
-        spec, status = pod.get("spec") or {}, pod.get("status") or {}
-        made = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
-        out = []
-        for entry in spec.get("resourceClaims") or []:
-            name = entry.get("resourceClaimName") or made.get(entry.get("name"))
-            claim = self.get("ResourceClaim", pod["metadata"]["namespace"], name) if name else None
-            if claim is None:
-                return None
-            out.append(ClaimView.from_api(claim))
-        return out
-
-    def _allocate_claims(self, pod: dict, node: str) -> dict:
-        """Before binding: allocate the pod's own claims on `node` (or reserve a shared one already
-        allocated there), and for a pod whose nvidia.com/gpu a DRA node serves create its
-        extended-resource claim, allocate it the first free devices and reserve it for the pod, then
-        map the pod to it (the recorded order: claim ADDED, claim allocated, pod status, binding)."""
-        own = self._pod_claims(pod) if self._dra else None
-        if own:
-            picks = dra.allocate_on(self.model.gpus, node, own)
-            if picks is None:  # the filter said they fit: a bug, not a state to paper over
-                raise ActionError(f"{node} cannot allocate the claims of pod {pod['metadata']['name']}")
-            for view, results in zip(own, picks, strict=True):
-                claim = self.get("ResourceClaim", view.namespace, view.name)
-                if view.allocated:
-                    self.update("ResourceClaim", dra.reserved(claim, pod))
-                else:
-                    self.update("ResourceClaim", dra.allocated(claim, pod, node, results))
-        count = dra.gpu_request(pod) if self._dra else 0
-        if count <= 0 or self.model.gpus.node(node) is None:
-            return pod
-        devices = dra.free_gpus(self.model.gpus, node)[:count]
-        if len(devices) < count:  # the filter saw them free: a bug, not a state to paper over
-            raise ActionError(f"{node} has {len(devices)} free DRA GPUs for a pod asking {count}")
-        claim = self.create("ResourceClaim", dra.extended_claim(pod, self.rng, count))
-        self.update("ResourceClaim", dra.allocated(claim, pod, node, [(dra.REQUEST_NAME, d) for d in devices]))
-        return self.update("Pod", dra.mapped(pod, claim["metadata"]["name"]))
-
-    def _release_claims(self, pod: dict, type_: str) -> None:
-        """A pod deleted or finished: the claims it owns (extended-resource and template claims) are
-        deallocated, then deleted (the recorded order; the device is free once `status.allocation` is
-        gone); a standalone claim drops it from `reservedFor` and is deallocated when nobody is left."""
-        if type_ != "DELETED" and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-            return
-        uid = pod["metadata"].get("uid")
-        for claim in list(self._objects["ResourceClaim"].values()):
-            owners = claim["metadata"].get("ownerReferences") or []
-            if any(r.get("uid") == uid for r in owners):
-                self.update("ResourceClaim", dra.deallocated(claim))
-                self._write("ResourceClaim", "DELETED", copy.deepcopy(self._objects["ResourceClaim"][_key(claim)]))
-            elif any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or []):
-                self.update("ResourceClaim", dra.unreserved(claim, uid))
-
-    # --- kubelet ----------------------------------------------------------------------------------
-    def _ips(self, pod: dict) -> tuple[str, str]:
-        node = pod["spec"]["nodeName"]
-        i = self._node_index.get(node, 0)
-        n = self._pod_ips.get(node, 1) + 1
-        self._pod_ips[node] = n
-        node_obj = self.get("Node", "", node)
-        host = obj.node_ip(node_obj) if node_obj else ""
-        if (pod.get("spec") or {}).get("hostNetwork"):
-            return host, host
-        return host, f"10.244.{i}.{n % 254 + 1}"
-
-    def _kubelet_run(self, pod: dict) -> None:
-        """A pod was bound: start its process, or (simulated containers) report it Running."""
-        key = _key(pod)
-        if runs_process(pod):
-            self._processes.add(key)
-            self.intents.append(StartPod(copy.deepcopy(pod)))
-            waiting = {"waiting": {"reason": "ContainerCreating"}}
-            self.update("Pod", obj.container_state(pod, waiting, False, 0, host_ip=self._ips(pod)[0]))
-        else:
-            host, ip = self._ips(pod)
-            self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True, 0,
-                                                   host_ip=host, pod_ip=ip))
-
-    def container_started(self, key: Key, pid: int, restarts: int) -> None:
-        pod = self.get("Pod", *key)
-        if pod is None or key not in self._processes:
-            return
-        status = pod.get("status") or {}
-        host = status.get("hostIP", "")
-        ip = status.get("podIP") or self._ips(pod)[1]
-        running = self.update("Pod", obj.container_state(pod, {"running": {"startedAt": obj.timestamp()}}, True,
-                                                         restarts, host_ip=host, pod_ip=ip))
-        name = _container_name(pod)
-        self.event("Pod", running, "Normal", "Started", f"Started container {name}", "kubelet",
-                   host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
-        self.reconcile()
-
-    def container_exited(self, key: Key, exit_code: int, restarts: int, restart_in: float | None) -> None:
-        pod = self.get("Pod", *key)
-        if pod is None or key not in self._processes:
-            return
-        started = obj.started_at(pod)
-        last = obj.terminated_state(exit_code, started)
-        if restart_in is not None:
-            name = _container_name(pod)
-            waiting = {"waiting": {"reason": "CrashLoopBackOff",
-                                   "message": f"back-off {_duration(restart_in)} restarting failed container={name} "
-                                              f"pod={key[1]}_{key[0]}({pod['metadata']['uid']})"}}
-            backing_off = self.update("Pod", obj.container_state(pod, waiting, False, restarts, last_state=last))
-            self.event("Pod", backing_off, "Warning", "BackOff",  # the kubelet's message
-                       f"Back-off restarting failed container {name} in pod {key[1]}_{key[0]}({pod['metadata']['uid']})",
-                       "kubelet", host=pod["spec"].get("nodeName", ""), field_path=f"spec.containers{{{name}}}")
-        else:
-            self._processes.discard(key)
-            phase = "Succeeded" if exit_code == 0 else "Failed"
-            self.update("Pod", obj.container_state(pod, last, False, restarts, phase=phase))
-        self.reconcile()
-
-    def container_stopped(self, key: Key) -> None:
-        """The supervisor has stopped a deleted pod's process: the pod is gone."""
-        self._processes.discard(key)
-        pod = self.get("Pod", *key)
-        if pod is not None and (pod.get("metadata") or {}).get("deletionTimestamp"):
-            self._write("Pod", "DELETED", copy.deepcopy(pod))
-            self.reconcile()
-
-    def running_pods(self) -> list[Key]:
-        return sorted(self._processes)
-
     def active_pods(self, owner_kind: str, namespace: str, name: str) -> list[dict]:
         """Pods of a workload that are not finished and not being deleted (a Deployment's via its RS)."""
         owner = self.get(owner_kind, namespace, name)
@@ -616,13 +451,3 @@ def _scheduled_message(pod: dict) -> str | None:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             return c.get("message")
     return None
-
-
-def _container_name(pod: dict) -> str:
-    """The container a local pod runs (the first with a command, as the supervisor picks it)."""
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    return next((c for c in containers if c.get("command")), containers[0]).get("name", "")
-
-
-def _duration(seconds: float) -> str:
-    return f"{int(seconds * 1000)}ms" if seconds < 1 else f"{seconds:g}s"

@@ -24,7 +24,7 @@ from kubeview.tui.widgets.prompt_bar import PromptBar
 from kubeview.tui.widgets.quiet_footer import QuietFooter
 
 if TYPE_CHECKING:
-    from kubeview.tui.app import KubeviewApp
+    from kubeview.tui.host import AppHost
     from kubeview.tui.state import ClusterState
 
 
@@ -53,7 +53,7 @@ class ClusterScreen(Screen):
             self._css_update_count = self.app._css_update_count
 
     @property
-    def kv(self) -> KubeviewApp:
+    def kv(self) -> AppHost:
         return self.app  # type: ignore[return-value]
 
     @property

@@ -32,7 +32,6 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close", tooltip="Close the help")]
 
     def compose(self) -> ComposeResult:
-        from kubeview.tui.app import KubeviewApp
         from kubeview.tui.screens.indexed import IndexedScreen
         from kubeview.tui.screens.node_detail import NodeDetailScreen
         from kubeview.tui.screens.nodes import NodesScreen
@@ -43,7 +42,7 @@ class HelpScreen(ModalScreen[None]):
         from kubeview.tui.widgets.virtual_table import VirtualTable
 
         sections = [
-            ("Everywhere", [*KubeviewApp.BINDINGS, Binding("ctrl+p", "", "", tooltip="Command palette: every action"),
+            ("Everywhere", [*type(self.app).BINDINGS, Binding("ctrl+p", "", "", tooltip="Command palette: every action"),
                             Binding("slash", "", "", tooltip="Filter the rows (Escape clears)")]),
             ("Tables", VirtualTable.BINDINGS + IndexedScreen.BINDINGS),
             ("Nodes", NodesScreen.BINDINGS),

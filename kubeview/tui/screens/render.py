@@ -84,7 +84,7 @@ class RenderScreen(ClusterScreen):
     @work(thread=True, exclusive=True, group="render", exit_on_error=False, name="following the render")
     def follow(self) -> None:
         worker = get_current_worker()
-        job, stop = self.job, self.kv._stop
+        job, stop = self.job, self.kv.stopping
         last_image = 0.0
         last_samples = -1
         while not worker.is_cancelled and not stop.is_set():
