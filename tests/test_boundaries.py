@@ -18,8 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (package, modules it must never pull in, directly or through anything it imports)
 RULES = [
-    ("kubeview.model", ["textual", "kubernetes"]),
-    ("kubeview.scheduling", ["textual"]),
+    ("kubeview.model", ["textual", "kubernetes", "kubeview.cluster", "kubeview.scheduling", "kubeview.tui"]),
+    ("kubeview.scheduling", ["textual", "kubeview.cluster", "kubeview.tui", "kubeview.render"]),
+    ("kubeview.cluster.local", ["textual", "kubernetes", "kubeview.cluster.kube", "kubeview.tui"]),
+    ("kubeview.cluster.kube", ["textual", "kubeview.cluster.local", "kubeview.tui"]),
+    ("kubeview.cluster.prometheus", ["textual", "kubeview.cluster.kube", "kubeview.cluster.local", "kubeview.tui"]),
     ("renderer", ["textual", "kubeview"]),
 ]
 
@@ -86,3 +89,111 @@ def test_library_modules_never_import_commands(tmp_path: Path) -> None:
     (tmp_path / "kubeview" / "render" / "planted.py").write_text(
         "def f():\n    from kubeview.commands import snapshot  # noqa: F401\n")
     assert _commands_imports(tmp_path) == ["kubeview/render/planted.py:2"]
+
+
+# --- no circles between files, no file over 500 lines (#26) --------------------------------------
+MAX_LINES = 500
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """module -> the project modules it imports anywhere (function bodies and TYPE_CHECKING too)."""
+    import ast
+
+    mods = {}
+    for pkg in ("kubeview", "renderer"):
+        for path in (root / pkg).rglob("*.py"):
+            parts = path.relative_to(root).with_suffix("").parts
+            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def resolve(name: str) -> str:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else resolve(base) for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [resolve(a.name) for a in node.names]
+            else:
+                continue
+            graph[mod].update(t for t in targets if t and t != mod)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    out.append(sorted(group))
+    return out
+
+
+def test_no_import_circles_between_files(tmp_path: Path) -> None:
+    assert circles(import_graph(ROOT)) == []
+    for pkg in ("kubeview", "renderer"):
+        shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    link = tmp_path / "renderer" / "link.py"  # plant the circle #26 cut: link -> producer -> link
+    link.write_text(link.read_text() + "\nfrom renderer.producer import Producer  # noqa: E402,F401\n")
+    assert circles(import_graph(tmp_path)) == [["renderer.link", "renderer.producer"]]
+
+
+def test_no_file_over_500_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for pkg in ("kubeview", "renderer") for p in (ROOT / pkg).rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}, f"split these where the code has a seam: {long}"
+
+
+def test_subpackages_say_what_they_hold_and_may_import() -> None:
+    for pkg in ("cluster/kube", "cluster/local", "cluster/prometheus", "bench/scheduler"):
+        doc = (ROOT / "kubeview" / pkg / "__init__.py").read_text()
+        assert doc.startswith('"""') and "May import" in doc, pkg
+
+
+def test_checker_catches_a_planted_cross_source_import(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "kubeview" / "cluster" / "local" / "planted.py").write_text(
+        "import kubeview.cluster.kube.errors  # noqa: F401\n")
+    _, bad = violations(tmp_path, "kubeview.cluster.local", ["kubeview.cluster.kube"])
+    assert bad == ["kubeview.cluster.kube"]
