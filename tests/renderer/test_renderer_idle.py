@@ -123,7 +123,7 @@ def _stop_holding_a_lease(consumer, p: InProcessProducer, tries: int = 20) -> No
     for _ in range(tries):
         consumer.send_signal(signal.SIGSTOP)
         after = done() + 4
-        wait_for(lambda: done() >= after, 30, "the working consumer's next 4 tasks")
+        wait_for(lambda after=after: done() >= after, 30, "the working consumer's next 4 tasks")
         if held() >= 1:
             return
         consumer.send_signal(signal.SIGCONT)
