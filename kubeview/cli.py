@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Serve kube-scheduler's extender API (filter, prioritize) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
     ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
+    ext.add_argument("--insecure-allow-unauthenticated", action="store_true",
+                     help="listen on a non-loopback address with neither --token-file nor --client-ca "
+                          "(anyone who reaches it can change GPU placement)")
     ext.add_argument("--policy", default="pack", help="initial policy: pack, spread or balanced (default: pack)")
     _extender_limit_options(ext)
     ext.set_defaults(command="extender")
