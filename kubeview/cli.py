@@ -298,24 +298,51 @@ COMMANDS = {
 }
 
 
+def _check_queries(args: argparse.Namespace) -> str | None:
+    """`--prometheus-queries` is read only with `--prometheus`: without it, or unreadable, it was
+    silently ignored. The file is loaded (and validated) here, before anything starts."""
+    path = getattr(args, "prometheus_queries", None)
+    if not path:
+        return None
+    if not getattr(args, "prometheus", None):
+        return f"--prometheus-queries {path} needs --prometheus URL (the queries are sent there)."
+    from kubeview.cluster.prometheus_queries import QueryConfigError, load_queries
+
+    try:
+        load_queries(path)
+    except QueryConfigError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    module = importlib.import_module(COMMANDS[args.command])
+    bad = _check_queries(args)
+    if bad:
+        sys.stderr.write(f"kubeview: {bad}\n")
+        return 2
+    from kubeview.terminate import Terminated, sigterm_raises
+
     try:
-        code = int(module.run(args) or 0)
-        sys.stdout.flush()  # here, where a closed pipe can still be caught, not at interpreter exit
-        return code
+        with sigterm_raises():
+            module = importlib.import_module(COMMANDS[args.command])
+            code = int(module.run(args) or 0)
+            sys.stdout.flush()  # here, where a closed pipe can still be caught, not at interpreter exit
+            return code
     except KeyboardInterrupt:
         sys.stderr.write("kubeview: interrupted\n")
         return 130
+    except Terminated as exc:  # SIGTERM, as Ctrl-C: everything was stopped on the way out
+        sys.stderr.write("kubeview: terminated\n")
+        return int(exc.code or 143)
     except BrokenPipeError:
         # the reader went away (`| head -1`): stop quietly, as Unix tools do; everything kubeview
         # started was stopped by the `finally` blocks on the way out
-        _discard_stdout()
+        discard_stdout()
         return 141  # 128 + SIGPIPE, what a shell shows for a tool the closed pipe killed
 
 
-def _discard_stdout() -> None:
+def discard_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
