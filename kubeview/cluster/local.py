@@ -91,6 +91,7 @@ class LocalSource:
 
     title = "local cluster"
     is_local = True
+    demo = False  # the demo (local_demo.open_demo sets it): what commands suggested on screen say
 
     def __init__(self, cluster_file: str | None = None, policy: PackingConfig | None = None, *,
                  kubelet: KubeletSettings | None = None, seed: int | None = None,
