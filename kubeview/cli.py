@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from kubeview import __version__
 from kubeview import cli_types as t
@@ -34,8 +38,57 @@ examples:
 """
 
 
+HELP_WIDTH = 100  # --help never wider than this, however wide the terminal
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Description, epilog and options wrapped at one width: the terminal's, at most HELP_WIDTH
+    (descriptions were pre-wrapped at ~100 while options followed the terminal). Paragraphs of
+    unindented lines are refilled; indented lines (examples), headings ending in ':' and blank
+    lines are kept as written."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            width = min(shutil.get_terminal_size().columns, HELP_WIDTH) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                out.extend(textwrap.wrap(" ".join(paragraph), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+                paragraph.clear()
+
+        for line in text.splitlines():
+            if line.strip() and not line[0].isspace() and not line.rstrip().endswith(":"):
+                paragraph.append(line.strip())
+            else:
+                flush()
+                out.extend(_hang(indent + line, width + len(indent)) if line.strip() else [""])
+        flush()
+        return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _hang(line: str, width: int) -> list[str]:
+    """An indented line (an example: command, then its note after 2+ spaces) cut to `width`, the
+    rest aligned under the note."""
+    if len(line) <= width:
+        return [line]
+    match = re.match(r"(\s*\S.*?\s{2,})\S", line)
+    hang = " " * (len(match.group(1)) if match and len(match.group(1)) < width // 2 else len(line) - len(line.lstrip()) + 4)
+    return textwrap.wrap(line, width, subsequent_indent=hang, break_on_hyphens=False, drop_whitespace=True) or [line]
+
+
 class _Parser(argparse.ArgumentParser):
-    """One line on bad usage, exit 2: no usage dump, never a traceback."""
+    """One line on bad usage, exit 2: no usage dump, never a traceback; help at one width."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -128,7 +181,6 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=EPILOG,
         parents=[conn],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"kubeview {__version__}")
     r = parser.add_argument_group("render")
@@ -199,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("preempt", help="demo: preempt a node under the demo's Indexed Job, headless",
                          description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
                                      "mid-way, and show that every index succeeds exactly once.")
-    pre.add_argument("node", help="the node to preempt, e.g. cpu-node-1")
+    pre.add_argument("node", help="the node to preempt, e.g. gpu-node-2")
     pre.add_argument("--after", type=t.fraction, default=0.25, metavar="FRACTION",
                      help="preempt once this share of the indexes succeeded (default: 0.25)")
     pre.add_argument("--items", type=t.int_range(1, 100_000), default=3600, help="work items (default: 3600)")
@@ -254,7 +306,7 @@ def _tune_parser(sub: argparse._SubParsersAction) -> None:
                     "cluster only with --kubeconfig or --context). The study is stored (SQLite by default)\n"
                     "and resumable: run the same command again to finish it. Without --headless the TUI\n"
                     "opens on its Tune screen: the trials, the best so far, wall time plotted live.",
-        epilog=TUNE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=TUNE_EPILOG)
     tune.add_argument("scene", help=f"scene YAML path or bundled name ({_scene_names()})")
     s = tune.add_argument_group("study")
     s.add_argument("--trials", type=t.int_range(1, 100_000), default=20,
