@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview: {exc}\n")
         return 1
     _read_usage(args, model)
+    if model.partial:  # what the figures leave out (a 403 narrowed them), said once, beside any output
+        sys.stderr.write(f"kubeview: {model.partial}\n")
     try:
         if getattr(args, "json", False):
             # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)

@@ -51,6 +51,8 @@ def test_snapshot_exits_0_and_says_dra_devices_are_not_shown(kube_api: KubeAPI) 
                          text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
+    assert out.stderr in {f"kubeview: {REASON.format(p)}\n" for p in ("deviceclasses", "resourceslices",
+                                                                      "resourceclaims")}  # one line
     assert doc["cluster"]["title"].endswith("(DRA devices not shown)")
     assert doc["cluster"]["partial"]["reason"] in {REASON.format(p) for p in ("deviceclasses", "resourceslices",
                                                                                "resourceclaims")}
