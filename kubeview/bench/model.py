@@ -34,6 +34,15 @@ _TS = "2026-11-22T10:00:00Z"
 _NOT_READY_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 
 
+def cpu_note(f: Figure) -> str:
+    """The figure measured on process CPU time, labelled as what it is: a time for a duration
+    ("cpu time: 1.20 s"), a rate for a rate ("rate on cpu time: 31,000 events/s"; it said "cpu time")."""
+    if f.cpu is None:
+        return ""
+    n = f"{f.cpu:,.0f}" if f.cpu >= 1000 else f"{f.cpu:.2f}"
+    return f"  (cpu time: {n} {f.unit})" if f.unit == "s" else f"  (rate on cpu time: {n} {f.unit})"
+
+
 @dataclass
 class Figure:
     name: str
@@ -315,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         op = ">=" if f.higher_is_better else "<="
         value = f"{f.value:,.0f}" if f.value >= 1000 else f"{f.value:.2f}"
         target = f"{f.target:,.0f}" if f.target >= 1000 else f"{f.target:g}"
-        cpu = "" if f.cpu is None else f"  (cpu time: {f.cpu:,.0f})" if f.cpu >= 1000 else f"  (cpu time: {f.cpu:.2f})"
+        cpu = cpu_note(f)
         print(f"  {f.name:<22} {value:>10} {f.unit:<9} target {op} {target:>7} {f.unit:<9} "
               f"x{f.ratio:5.2f}  {'pass' if f.passed else 'FAIL'}{cpu}")
         if plain is not None and f.name in plain:

@@ -77,6 +77,9 @@ class LocalCluster:
         self.packing = packing or PackingConfig()
         self.model = ClusterModel("local cluster")
         self.rng = random.Random(seed)
+        # the scheduler's tie-breaks (local_scheduler.decide): their own stream, so that pod names
+        # (self.rng) stay what they were for a seed however many ties came before
+        self.ties = random.Random(f"ties-{seed}") if seed is not None else random.Random()
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
@@ -422,7 +425,7 @@ class LocalCluster:
             if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
                 continue
             fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
-            decision = decide(self.model.allocation(), pod, self.packing, fit)
+            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties)
             meta = pod["metadata"]
             if decision.node is not None:
                 pod = self._allocate_claims(pod, decision.node)
