@@ -58,7 +58,7 @@ def pytest_ids(python: Path, tests: list[str], report: Path, timeout: float) -> 
     """Run pytest; return its exit code and the failed/errored test ids (from its JUnit XML)."""
     report.unlink(missing_ok=True)
     env = dict(os.environ, PYTHONPATH=str(PLUGIN.parent))
-    r = run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "drift_imports",
+    r = run([str(python), "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider", "-p", "drift_imports",
              f"--junitxml={report}", *tests], env=env, timeout=timeout)
     failed: list[str] = []
     if report.exists():
@@ -130,7 +130,7 @@ def main() -> int:
     if not failed:
         print(f"drift: FAILED: pytest exited {code} on the newest versions with no failed test to retry")
         return 1
-    print(f"drift: {len(failed)} test(s) fail on the newest versions: {', '.join(failed[:8])}")
+    print(f"drift: {len(failed)} test(s) fail on the newest versions: {', '.join(f[:160] for f in failed[:8])}")
     names = culprits(args.locked_venv / "bin" / "python", moved, failed, report, deadline)
     if names:
         print(f"drift: FAILED: newer release(s) break kubeview: {'; '.join(names)}")

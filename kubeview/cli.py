@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from kubeview import __version__
 from kubeview import cli_types as t
@@ -34,8 +38,57 @@ examples:
 """
 
 
+HELP_WIDTH = 100  # --help never wider than this, however wide the terminal
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Description, epilog and options wrapped at one width: the terminal's, at most HELP_WIDTH
+    (descriptions were pre-wrapped at ~100 while options followed the terminal). Paragraphs of
+    unindented lines are refilled; indented lines (examples), headings ending in ':' and blank
+    lines are kept as written."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            width = min(shutil.get_terminal_size().columns, HELP_WIDTH) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                out.extend(textwrap.wrap(" ".join(paragraph), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+                paragraph.clear()
+
+        for line in text.splitlines():
+            if line.strip() and not line[0].isspace() and not line.rstrip().endswith(":"):
+                paragraph.append(line.strip())
+            else:
+                flush()
+                out.extend(_hang(indent + line, width + len(indent)) if line.strip() else [""])
+        flush()
+        return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _hang(line: str, width: int) -> list[str]:
+    """An indented line (an example: command, then its note after 2+ spaces) cut to `width`, the
+    rest aligned under the note."""
+    if len(line) <= width:
+        return [line]
+    match = re.match(r"(\s*\S.*?\s{2,})\S", line)
+    hang = " " * (len(match.group(1)) if match and len(match.group(1)) < width // 2 else len(line) - len(line.lstrip()) + 4)
+    return textwrap.wrap(line, width, subsequent_indent=hang, break_on_hyphens=False, drop_whitespace=True) or [line]
+
+
 class _Parser(argparse.ArgumentParser):
-    """One line on bad usage, exit 2: no usage dump, never a traceback."""
+    """One line on bad usage, exit 2: no usage dump, never a traceback; help at one width."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -128,7 +181,6 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=EPILOG,
         parents=[conn],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"kubeview {__version__}")
     r = parser.add_argument_group("render")
@@ -162,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Serve kube-scheduler's extender API (filter, prioritize) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
     ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
+    ext.add_argument("--insecure-allow-unauthenticated", action="store_true",
+                     help="listen on a non-loopback address with neither --token-file nor --client-ca "
+                          "(anyone who reaches it can change GPU placement)")
     ext.add_argument("--policy", default="pack", help="initial policy: pack, spread or balanced (default: pack)")
     _extender_limit_options(ext)
     ext.set_defaults(command="extender")
@@ -196,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("preempt", help="demo: preempt a node under the demo's Indexed Job, headless",
                          description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
                                      "mid-way, and show that every index succeeds exactly once.")
-    pre.add_argument("node", help="the node to preempt, e.g. cpu-node-1")
+    pre.add_argument("node", help="the node to preempt, e.g. gpu-node-2")
     pre.add_argument("--after", type=t.fraction, default=0.25, metavar="FRACTION",
                      help="preempt once this share of the indexes succeeded (default: 0.25)")
     pre.add_argument("--items", type=t.int_range(1, 100_000), default=3600, help="work items (default: 3600)")
@@ -251,7 +306,7 @@ def _tune_parser(sub: argparse._SubParsersAction) -> None:
                     "cluster only with --kubeconfig or --context). The study is stored (SQLite by default)\n"
                     "and resumable: run the same command again to finish it. Without --headless the TUI\n"
                     "opens on its Tune screen: the trials, the best so far, wall time plotted live.",
-        epilog=TUNE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=TUNE_EPILOG)
     tune.add_argument("scene", help=f"scene YAML path or bundled name ({_scene_names()})")
     s = tune.add_argument_group("study")
     s.add_argument("--trials", type=t.int_range(1, 100_000), default=20,
@@ -295,24 +350,51 @@ COMMANDS = {
 }
 
 
+def _check_queries(args: argparse.Namespace) -> str | None:
+    """`--prometheus-queries` is read only with `--prometheus`: without it, or unreadable, it was
+    silently ignored. The file is loaded (and validated) here, before anything starts."""
+    path = getattr(args, "prometheus_queries", None)
+    if not path:
+        return None
+    if not getattr(args, "prometheus", None):
+        return f"--prometheus-queries {path} needs --prometheus URL (the queries are sent there)."
+    from kubeview.cluster.prometheus.queries import QueryConfigError, load_queries
+
+    try:
+        load_queries(path)
+    except QueryConfigError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    module = importlib.import_module(COMMANDS[args.command])
+    bad = _check_queries(args)
+    if bad:
+        sys.stderr.write(f"kubeview: {bad}\n")
+        return 2
+    from kubeview.terminate import Terminated, sigterm_raises
+
     try:
-        code = int(module.run(args) or 0)
-        sys.stdout.flush()  # here, where a closed pipe can still be caught, not at interpreter exit
-        return code
+        with sigterm_raises():
+            module = importlib.import_module(COMMANDS[args.command])
+            code = int(module.run(args) or 0)
+            sys.stdout.flush()  # here, where a closed pipe can still be caught, not at interpreter exit
+            return code
     except KeyboardInterrupt:
         sys.stderr.write("kubeview: interrupted\n")
         return 130
+    except Terminated as exc:  # SIGTERM, as Ctrl-C: everything was stopped on the way out
+        sys.stderr.write("kubeview: terminated\n")
+        return int(exc.code or 143)
     except BrokenPipeError:
         # the reader went away (`| head -1`): stop quietly, as Unix tools do; everything kubeview
         # started was stopped by the `finally` blocks on the way out
-        _discard_stdout()
+        discard_stdout()
         return 141  # 128 + SIGPIPE, what a shell shows for a tool the closed pipe killed
 
 
-def _discard_stdout() -> None:
+def discard_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -80,11 +80,11 @@ def cpu_amount(text: str) -> str:
     from kubeview.model.quantity import QuantityError, to_units
 
     try:
-        ok = to_units("cpu", text) > 0
+        units = to_units("cpu", text)
     except QuantityError:
-        ok = False
-    if not ok:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a cpu amount (examples: 1000m, 0.5, 2)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a cpu amount (examples: 1000m, 0.5, 2)") from None
+    if units <= 0:  # a cpu amount, but no consumer can run on none
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 (examples: 1000m, 0.5, 2)")
     return text
 
 

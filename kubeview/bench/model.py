@@ -28,6 +28,15 @@ from kubeview.model.events import Listed
 from kubeview.model.snapshot import snapshot_json
 
 
+def cpu_note(f: Figure) -> str:
+    """The figure measured on process CPU time, labelled as what it is: a time for a duration
+    ("cpu time: 1.20 s"), a rate for a rate ("rate on cpu time: 31,000 events/s"; it said "cpu time")."""
+    if f.cpu is None:
+        return ""
+    n = f"{f.cpu:,.0f}" if f.cpu >= 1000 else f"{f.cpu:.2f}"
+    return f"  (cpu time: {n} {f.unit})" if f.unit == "s" else f"  (rate on cpu time: {n} {f.unit})"
+
+
 @dataclass
 class Figure:
     name: str
@@ -141,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         op = ">=" if f.higher_is_better else "<="
         value = f"{f.value:,.0f}" if f.value >= 1000 else f"{f.value:.2f}"
         target = f"{f.target:,.0f}" if f.target >= 1000 else f"{f.target:g}"
-        cpu = "" if f.cpu is None else f"  (cpu time: {f.cpu:,.0f})" if f.cpu >= 1000 else f"  (cpu time: {f.cpu:.2f})"
+        cpu = cpu_note(f)
         print(f"  {f.name:<22} {value:>10} {f.unit:<9} target {op} {target:>7} {f.unit:<9} "
               f"x{f.ratio:5.2f}  {'pass' if f.passed else 'FAIL'}{cpu}")
         if plain is not None and f.name in plain:

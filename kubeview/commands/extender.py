@@ -3,7 +3,9 @@
 The cluster model is fed by the kubeconfig's cluster (in a pod: the in-cluster config), watching
 only nodes and pods (what its RBAC allows), or by the embedded local cluster with `--local`. The
 server starts at once; `/readyz` says 503 until nodes and pods are listed. SIGINT/SIGTERM stop it.
-Every failure a user can cause is one line on stderr and exit code 1 (2 for a bad `--listen`).
+Every failure a user can cause is one line on stderr: exit code 2 for bad input (`--listen`,
+`--policy`, a non-loopback `--listen` with no authentication, see scheduling/listen_guard.py), 1 for
+the environment (files, the cluster, the port).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
+from kubeview.scheduling.listen_guard import refusal
 from kubeview.scheduling.server import ExtenderServer
 from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
@@ -76,12 +79,18 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         host, port = parse_listen(args.listen)
+        config = PackingConfig(policy=args.policy)
     except ValueError as exc:
-        sys.stderr.write(f"kubeview extender: {exc}\n")
+        sys.stderr.write(f"kubeview extender: {str(exc).rstrip('.')}.\n")
+        return 2
+    why = refusal(host, port, token=bool(getattr(args, "token_file", None)),
+                  client_ca=bool(getattr(args, "client_ca", None)),
+                  insecure=getattr(args, "insecure_allow_unauthenticated", False))
+    if why:
+        sys.stderr.write(f"kubeview extender: {why}\n")
         return 2
     try:
         token = _read_token(getattr(args, "token_file", None))
-        config = PackingConfig(policy=args.policy)
         limits, tls = _limits(args)
     except ValueError as exc:
         sys.stderr.write(f"kubeview extender: {exc}.\n")

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kubeview.cluster.source import ClusterSource, SourceError
+from kubeview.terminate import raise_terminated
 
 if TYPE_CHECKING:
     from kubeview.render.inputs import SceneChoice
@@ -53,10 +54,6 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def run(args: argparse.Namespace) -> int:
     from kubeview.render.inputs import check_output, choose_scene
     from kubeview.render.local import RenderError
@@ -66,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             scene = choose_scene(args.render, spp=args.spp, width=args.width)
             args.output = check_output(args.output)
-            args.raw = check_output(args.raw, "--raw") if args.raw else None
+            args.raw = check_output(args.raw, "--raw", suffix=None) if args.raw else None
         except RenderError as exc:
             _err(str(exc))
             return exc.exit_code
@@ -79,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if not kube:  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
             args.local = True
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
     source: ClusterSource | None = None
     job = None
     try:

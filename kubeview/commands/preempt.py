@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def drive(source: LocalSource, args: argparse.Namespace) -> int:
-    out = sys.stdout
+    out = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON document only
     source.suspend_job(NAMESPACE, JOB, False)
     started = time.monotonic()
     deadline = started + args.timeout

@@ -40,15 +40,32 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview: {exc}\n")
         return 1
     _read_usage(args, model)
-    if getattr(args, "json", False):
-        # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
-        text = json.dumps(build_snapshot(model), indent=2) if len(model.pods) <= 2000 else snapshot_json(model)
-        sys.stdout.write(text + "\n")
-    elif getattr(args, "metrics", False):
-        sys.stdout.write(exposition(model))
-    else:
-        print_tables(model, Console(soft_wrap=False, highlight=False))
+    if model.partial:  # what the figures leave out (a 403 narrowed them), said once, beside any output
+        sys.stderr.write(f"kubeview: {model.partial}\n")
+    try:
+        if getattr(args, "json", False):
+            # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
+            text = json.dumps(build_snapshot(model), indent=2) if len(model.pods) <= 2000 else snapshot_json(model)
+            sys.stdout.write(text + "\n")
+        elif getattr(args, "metrics", False):
+            sys.stdout.write(exposition(model))
+        else:
+            print_tables(model, _PipeConsole(soft_wrap=False, highlight=False))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `snapshot | head -2`: the reader had what it wanted. Exit 0 whatever the output's size, so
+        # the status never depends on whether the pipe's buffer held it all (tables, --json alike)
+        from kubeview.cli import discard_stdout
+
+        discard_stdout()
     return 0
+
+
+class _PipeConsole(Console):
+    """rich's Console exits 1 on a closed pipe (`on_broken_pipe`); let `run` decide instead."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
 
 
 def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterModel:

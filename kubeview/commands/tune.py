@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kubeview.cluster.source import ClusterSource, SourceError
-from kubeview.commands.main import _err, _terminate, usable_cores
+from kubeview.commands.main import _err, usable_cores
+from kubeview.terminate import raise_terminated
 
 DEFAULT_TRIALS = 20
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     except StudyError as exc:
         _err(str(exc))
         return 1
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
     source: ClusterSource | None = None
     workdir = Path(tempfile.mkdtemp(prefix="kubeview-tune-"))
     try:

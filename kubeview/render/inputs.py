@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kubeview.render.local import RenderError, resolve_scene
+
+if TYPE_CHECKING:
+    from renderer.scene import SceneError
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +49,29 @@ def choose_scene(arg: str, *, spp: int | None = None, width: int | None = None) 
         if spp is not None or width is not None:
             load(path, width=width, height=height, spp=spp)
     except SceneError as exc:
-        raise RenderError(str(exc), exit_code=2) from None
+        raise RenderError(_with_our_advice(exc), exit_code=2) from None
     return SceneChoice(path, width, height, spp)
 
 
-def check_output(arg: str, flag: str = "-o") -> Path:
-    """The absolute path to write, or RenderError (exit 2) saying why it cannot be written there."""
+def _with_our_advice(exc: SceneError) -> str:
+    """The renderer's "too many tasks" advice names its own knobs (tile, samples per task); `kubeview
+    --render` has neither option, so name what it has: --spp, --width, or the scene's task fields."""
+    if exc.field != "tasks":
+        return str(exc)
+    problem = exc.problem.split(": use ", 1)[0]
+    return (f"{exc.file}: tasks: {problem}: lower --spp or --width, or raise tasks.tile or tasks.samples "
+            "in a copy of the scene")
+
+
+def check_output(arg: str, flag: str = "-o", suffix: str | None = ".png") -> Path:
+    """The absolute path to write, or RenderError (exit 2) saying why it cannot be written there.
+    `suffix`: what the file must end in (the render writes PNG bytes: `-o x.jpg` would be a PNG under a
+    JPEG name)."""
     path = Path(arg).resolve()
     if path.is_dir():
         raise RenderError(f"{flag} {arg} is a directory; name a file, e.g. {Path(arg) / 'render.png'}", exit_code=2)
+    if suffix and path.suffix.lower() != suffix:
+        raise RenderError(f"{flag} {arg}: the render writes {suffix[1:].upper()}; name a {suffix} file", exit_code=2)
     if not path.parent.is_dir():
         raise RenderError(f"{flag} {arg}: directory {str(path.parent)!r} does not exist", exit_code=2)
     probe = path.parent / f".{path.name}.{os.getpid()}.probe"

@@ -212,7 +212,16 @@ class LocalRenderJob:
             raise RenderError(str(exc)) from None
         pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
         if pods and all(_unschedulable(p) for p in pods):
-            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0])}")
+            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0]).rstrip('.')}"
+                              f"{self._cpu_advice(pods[0])}")
+
+    def _cpu_advice(self, pod: dict) -> str:
+        """What to say after the scheduler's message: the --cpu that fits a node today (cpu_hint.py)."""
+        from kubeview.render.cpu_hint import cpu_option, fitting_cpu
+
+        millis = fitting_cpu(self.source.model().allocation(), pod)
+        return f"; {cpu_option(millis)} would fit (the most cpu a node that takes consumers has free)." \
+            if millis else "."
 
     def scale(self, replicas: int) -> str:
         try:

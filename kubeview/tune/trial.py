@@ -88,7 +88,8 @@ class TrialRunner:
         except (TrialFailed, optuna.TrialPruned):
             raise
         except BaseException as exc:  # Ctrl-C, SIGTERM, quit: the trial is recorded as failed, and why
-            why = {Cancelled: "kubeview quit", SystemExit: "terminated"}.get(type(exc), type(exc).__name__)
+            why = ("kubeview quit" if isinstance(exc, Cancelled) else "terminated" if isinstance(exc, SystemExit)
+                   else type(exc).__name__)
             trial.set_user_attr(rec.ATTR_REASON, f"interrupted ({why})")
             raise
         finally:
@@ -143,26 +144,40 @@ class TrialRunner:
             if status is not None:
                 if status.finished:
                     return status.elapsed_seconds
-                reached = int(status.fraction * STEPS + 1e-9)
-                while reported < min(reached, STEPS - 1):
-                    reported += 1
-                    trial.report(elapsed, reported)
-                    if trial.should_prune():
-                        self._prune(trial, f"{elapsed:.1f} s at {100 * reported // STEPS}% "
-                                           f"is over {self.margin:g}x the best trial's time there")
-                # not at the next step yet, but already further behind than the best was there
-                nxt = max(reported + 1, WARMUP_STEPS)
-                best = overdue(study, nxt, elapsed, self.margin)
-                if best is not None:
-                    where = "its whole time" if nxt >= STEPS else f"at {100 * nxt // STEPS}%"
-                    self._prune(trial, f"{elapsed:.1f} s before {100 * nxt // STEPS}% "
-                                       f"is over {self.margin:g}x the best trial's {best:.1f} s {where}")
+                # at 100% every sample is in and the time is known: the trial waits for its image and
+                # is COMPLETE (slow or not, data for the sampler), never "pruned at 100%"
+                if status.fraction < 1.0:
+                    reported = self._check(trial, study, status.fraction, elapsed, reported)
             elif now - began > self.start_timeout:
                 why = progress.pending_reason or progress.producer_phase
                 self._fail(trial, f"the producer did not answer within {self.start_timeout:g} s ({why})")
             if now - began > self.trial_timeout:
                 self._fail(trial, f"timed out after {self.trial_timeout:g} s")
             time.sleep(self.poll_seconds)
+
+    def _check(self, trial: optuna.Trial, study: optuna.Study, fraction: float, elapsed: float,
+               reported: int) -> int:
+        """Report the steps reached and prune when clearly slower than the best; the steps reported."""
+        reached = int(fraction * STEPS + 1e-9)
+        while reported < min(reached, STEPS - 1):
+            reported += 1
+            trial.report(elapsed, reported)
+            if trial.should_prune():
+                self._prune(trial, self._slower(fraction, elapsed, reported, overdue(study, reported, elapsed,
+                                                                                     self.margin, warmup=0)))
+        # not at the next step yet, but already further behind than the best was there
+        nxt = max(reported + 1, WARMUP_STEPS)
+        best = overdue(study, nxt, elapsed, self.margin)
+        if best is not None:
+            self._prune(trial, self._slower(fraction, elapsed, nxt, best))
+        return reported
+
+    def _slower(self, fraction: float, elapsed: float, step: int, best: float | None) -> str:
+        """Why a trial was pruned, as a sentence: where it was, and where the best trial was when."""
+        there = "finished" if step >= STEPS else f"reached {100 * step // STEPS}%"
+        when = f" in {best:.1f} s" if best is not None else ""
+        return (f"it was at {100 * fraction:.0f}% after {elapsed:.1f} s, while the best trial {there}{when}: "
+                f"more than {self.margin:g}x slower.")
 
     def _prune(self, trial: optuna.Trial, reason: str) -> None:
         trial.set_user_attr(rec.ATTR_REASON, reason)

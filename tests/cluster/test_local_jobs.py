@@ -195,10 +195,10 @@ def test_kubeview_preempt_runs_the_demo_job_across_a_preempted_node(capsys: pyte
     from kubeview import cli
 
     assert cli.main(["preempt", "gpu-node-1", "--items", "60", "--after", "0.3", "--json"]) == 0
-    text = capsys.readouterr().out
-    progress, document = text[:text.index("\n{")], text[text.index("\n{"):]
-    assert "succeeded: node gpu-node-1 preempted:" in progress  # one line per second, and the preemption
-    out = json.loads(document)
+    captured = capsys.readouterr()
+    # with --json, stdout is the document alone; the progress lines go to stderr (#24 item 9)
+    assert "succeeded: node gpu-node-1 preempted:" in captured.err  # one line per second, and the preemption
+    out = json.loads(captured.out)
     assert (out["state"], out["items"], out["succeededOnce"], out["missing"], out["twice"]) == (
         "Complete", 60, 60, "", "")
     assert out["disrupted"] and {d["reason"] for d in out["disrupted"]} == {"TerminationByKubelet"}

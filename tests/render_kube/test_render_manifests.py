@@ -53,6 +53,8 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
         {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceclaims", "resourceslices"],
+         "verbs": ["get", "list", "watch"]},
     ]
     assert by_kind(objs, "Role", "kubeview-scale")["rules"] == [
         {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],

@@ -88,44 +88,27 @@ def ref(scene: scene_mod.Scene) -> np.ndarray:
 
 @pytest.mark.usefixtures("warm_kernels")
 def test_stopped_consumer_loses_its_leases_in_seconds(tmp_path: Path, procs: Procs) -> None:
-    """A SIGSTOPped consumer kept its leases for 300 s; now 4 x p95 of the task times (floor 0.5 s here)."""
+    """A consumer that stops answering kept its leases for 300 s; now 4 x p95 of the task times (floor
+    0.5 s here). The stopped consumer is a protocol client that takes a task and never answers: it
+    holds a lease by construction (a SIGSTOPped process may hold none at that instant, issue 23)."""
     sc = scene_mod.load(THREE, width=48, height=32, spp=1024, chunk=8, tile=16)  # 768 tasks
     raw = tmp_path / "o.npy"
     settings = ProducerSettings(lease_floor=0.5, linger_seconds=0.1)
     with InProcessProducer(sc, raw=raw, settings=settings) as p:
-        a = procs.start("consumer", "--connect", f"127.0.0.1:{p.port}", "--name", "stopped", log="a.log")
-        procs.start("consumer", "--connect", f"127.0.0.1:{p.port}", "--name", "working", log="b.log")
+        working = procs.start("consumer", "--connect", f"127.0.0.1:{p.port}", "--name", "working", log="b.log")
         wait_for(lambda: (st := get_status(p.status_port)) and st["tasks"]["done"] >= 64, 60, "64 tasks done")
-        _stop_holding_a_lease(a, p)
-        t0 = time.monotonic()
+        working.send_signal(signal.SIGSTOP)  # so tasks are still queued when the silent one asks
+        silent = Client(p.port)
         try:
-            st = wait_for(lambda: (s := get_status(p.status_port)) and s["finished"] and s, 60, "the render")
+            silent.hello(name="stopped")
+            silent.send(proto.Request())
+            assert isinstance(silent.recv(), proto.Task)  # it holds a lease, and will never answer
         finally:
-            a.send_signal(signal.SIGCONT)
+            working.send_signal(signal.SIGCONT)
+        t0 = time.monotonic()
+        st = wait_for(lambda: (s := get_status(p.status_port)) and s["finished"] and s, 60, "the render")
         assert p.call(lambda: p.producer.lease_now) < 5.0
         assert st["tasks"]["requeued"] >= 1
         assert time.monotonic() - t0 < 30
+        silent.close()
     assert np.load(raw).tobytes() == reference(sc).tobytes()
-
-
-def _stop_holding_a_lease(consumer, p: InProcessProducer, tries: int = 20) -> None:  # noqa: ANN001
-    """SIGSTOP ``consumer`` at a moment it holds a lease, checked, not hoped for: between a result and
-    its next task it holds none (the CI failure of issue 23). After the stop, the other consumer's
-    next 4 results prove the producer has read whatever the stopped one had already sent."""
-
-    def held() -> int:
-        return p.call(lambda: sum(len(c.leases) for c in p.producer.conns.values()
-                                  if c.info is not None and "stopped" in c.info.id))
-
-    def done() -> int:
-        return get_status(p.status_port)["tasks"]["done"]
-
-    for _ in range(tries):
-        consumer.send_signal(signal.SIGSTOP)
-        after = done() + 4
-        wait_for(lambda: done() >= after, 30, "the working consumer's next 4 tasks")
-        if held() >= 1:
-            return
-        consumer.send_signal(signal.SIGCONT)
-        wait_for(lambda: held() >= 1, 30, "the resumed consumer to take a task")
-    raise AssertionError(f"the consumer held no lease at any of {tries} stops")

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pexpect  # in the test extra: a missing pexpect is an error here, never a silent skip (#24 item 15)
 import pytest
 from recorded_render import RecordedRenderJob
 from tui_helpers import run_async, settle, wait_for
@@ -87,7 +88,6 @@ async def test_q_closes_the_screen_at_once_and_cleanup_finishes_after(render: bo
 @pytest.mark.slow
 def test_q_in_a_real_terminal_leaves_the_screen_at_once(tmp_path: Path) -> None:
     """`kubeview --local` in a pseudo-terminal: q to the alternate screen being left, then to exit."""
-    pexpect = pytest.importorskip("pexpect")
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=str(root))
     child = pexpect.spawn(sys.executable, ["-m", "kubeview", "--local"], env=env, dimensions=(40, 120),

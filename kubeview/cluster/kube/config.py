@@ -16,7 +16,12 @@ import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
-from kubeview.cluster.kube.discovery import IN_CLUSTER_ENV, kubeconfig_available, kubeconfig_paths
+from kubeview.cluster.kube.discovery import (
+    IN_CLUSTER_ENV,
+    kubeconfig_available,
+    kubeconfig_env,
+    kubeconfig_paths,
+)
 from kubeview.cluster.source import SourceError
 from renderer import bounded_yaml
 
@@ -36,39 +41,59 @@ class Connection:
 
 
 def _read(paths: list[Path], explicit: bool) -> tuple[list[Path], dict]:
-    """Existing files and their merged contexts/current-context (first file wins, as kubectl)."""
-    existing = [p for p in paths if p.is_file()]
+    """Existing files and their merged contexts/current-context (first file wins, as kubectl).
+    `$KUBECONFIG` naming no file, or only empty ones, is an error as `--kubeconfig` is."""
+    existing = [p for p in paths if p.exists()]  # /dev/null too: it reads as empty
     if not existing:
         where = ", ".join(str(p) for p in paths)
         if explicit:
             raise SourceError(f"No kubeconfig at {where}: pass an existing file with --kubeconfig or set KUBECONFIG.")
+        if kubeconfig_env():
+            raise SourceError(f"$KUBECONFIG names {where}, and no such file exists; fix or unset KUBECONFIG, "
+                              "or pass --kubeconfig FILE.")
         raise SourceError(f"No kubeconfig found ({where}): pass --kubeconfig FILE, set KUBECONFIG, "
                           "or run `kubeview --local`.")
     merged: dict = {"contexts": [], "current-context": None}
+    empty = True
     for p in existing:
-        try:
-            data = bounded_yaml.safe_load(p.read_text(), loader=yaml.SafeLoader) or {}
-        except bounded_yaml.TooDeep as exc:
-            raise SourceError(f"The kubeconfig {p} is {exc}; a kubeconfig is a few levels deep, "
-                              "point --kubeconfig at a real one.") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" at line {mark.line + 1}" if mark is not None else ""
-            raise SourceError(f"The kubeconfig {p} is not valid YAML{at}; fix it or point --kubeconfig elsewhere.") from None
-        except OSError as exc:
-            raise SourceError(f"Cannot read the kubeconfig {p} ({exc.strerror}); check its permissions.") from None
-        if not isinstance(data, dict):
-            raise SourceError(f"The kubeconfig {p} is not a kubeconfig (expected a mapping with clusters, "
-                              "users and contexts); point --kubeconfig at a real one.")
+        data = _load(p)
+        empty = empty and not data
         merged["contexts"].extend(data.get("contexts") or [])
         merged["current-context"] = merged["current-context"] or data.get("current-context")
+    if empty:
+        where = ", ".join(str(p) for p in existing)
+        flag = "--kubeconfig" if explicit else "KUBECONFIG"
+        raise SourceError(f"The kubeconfig {where} is empty; point {flag} at a real one.")
     return existing, merged
+
+
+def _load(p: Path) -> dict:
+    """One kubeconfig file as a mapping; every way it can be unreadable is one SourceError."""
+    try:
+        data = bounded_yaml.safe_load(p.read_text(encoding="utf-8"), loader=yaml.SafeLoader) or {}
+    except bounded_yaml.TooDeep as exc:
+        raise SourceError(f"The kubeconfig {p} is {exc}; a kubeconfig is a few levels deep, "
+                          "point --kubeconfig at a real one.") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise SourceError(f"The kubeconfig {p} is not valid YAML{at}; fix it or point --kubeconfig elsewhere.") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"The kubeconfig {p} is not UTF-8 text (byte {exc.start}); "
+                          "point --kubeconfig at a real one.") from None
+    except OSError as exc:
+        raise SourceError(f"Cannot read the kubeconfig {p} ({exc.strerror}); check its permissions.") from None
+    if not isinstance(data, dict):
+        raise SourceError(f"The kubeconfig {p} is not a kubeconfig (expected a mapping with clusters, "
+                          "users and contexts); point --kubeconfig at a real one.")
+    return data
 
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
     """A configured ApiClient for the kubeconfig/context, or in-cluster; raises SourceError."""
     paths = kubeconfig_paths(kubeconfig)
-    if not kubeconfig and not any(p.is_file() for p in paths) and os.environ.get(IN_CLUSTER_ENV):
+    # in a pod with no kubeconfig (or $KUBECONFIG naming none), the service account, as kubectl
+    if not kubeconfig and not any(p.is_file() and p.stat().st_size for p in paths) and os.environ.get(IN_CLUSTER_ENV):
         return _in_cluster()
     existing, merged = _read(paths, explicit=bool(kubeconfig))
     names = [c.get("name") for c in merged["contexts"] if isinstance(c, dict) and c.get("name")]

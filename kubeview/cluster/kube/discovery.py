@@ -23,10 +23,16 @@ def kubeconfig_paths(kubeconfig: str | None) -> list[Path]:
     return [DEFAULT_KUBECONFIG.expanduser()]
 
 
+def kubeconfig_env() -> str | None:
+    """`$KUBECONFIG` when set to something (an empty value counts as unset, as for kubectl)."""
+    return os.environ.get("KUBECONFIG") or None
+
+
 def kubeconfig_available(kubeconfig: str | None) -> bool:
-    """True if a real cluster is configured: `--kubeconfig` given (its errors are reported later),
-    a `$KUBECONFIG` or ~/.kube/config file that exists, or in-cluster service account env."""
-    if kubeconfig:
+    """True if a real cluster is configured: `--kubeconfig` or `$KUBECONFIG` given (their errors,
+    a missing or empty file, are reported later: a typo must not give the embedded cluster's made-up
+    data and exit 0), ~/.kube/config exists, or in-cluster service account env."""
+    if kubeconfig or kubeconfig_env():
         return True
     if any(p.is_file() for p in kubeconfig_paths(None)):
         return True

@@ -3,9 +3,10 @@
 One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs, the DRA
 kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), and core/v1 events with
 `events=True`, as the TUI asks; see kube/watch.py for the loop), all emitting into the one `emit`
-callback, which must be thread-safe (a queue, or Textual's `post_message`). Events and Jobs are
-optional: when they cannot be read (a 403), the view goes on without them (and says so for Events,
-`Scope.no_events`). Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
+callback, which must be thread-safe (a queue, or Textual's `post_message`). Events, Jobs and the
+DRA kinds are optional: when they cannot be read (a 403), the view goes on without them (and says so
+for Events, `Scope.no_events`, and for DRA in the title and `Scope.partial`: an older ClusterRole
+must not stop kubeview on a cluster that serves DRA). Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
 `suspend_job` merge-patch a Job's `spec` (kube/jobs.py).
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
@@ -80,6 +81,7 @@ class KubeSource:
         # the title say so (`Scope` events tell the model; see `_narrowed`).
         self.title = self.connection.title + (f" (namespace {self.namespace})" if self.namespace else "")
         self.partial: str | None = None
+        self.no_dra: str | None = None  # why DRA devices are not shown (their lists failed)
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
@@ -191,7 +193,11 @@ class KubeSource:
                 return in_namespace
             # pods: cluster-wide first (node figures need every pod), the namespace on a 403
             return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
-        return KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
+        spec = KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
+        if kind in DRA_API:
+            spec.optional = True
+            spec.on_unavailable = self._no_dra
+        return spec
 
     def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:
         ns = self.namespace
@@ -206,6 +212,13 @@ class KubeSource:
         self.no_events = f"events are not shown: {why}"
         self._scope()
 
+    def _no_dra(self, why: str) -> None:
+        """A DRA kind cannot be read: GPU figures leave DRA devices out, and the title and `partial` say so."""
+        if self.no_dra is not None:  # the first kind's reason stands for all three
+            return
+        self.no_dra = f"DRA devices are not shown, so GPU figures leave them out: {why}"
+        self._scope()
+
     def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
         """An optional kind failed other than by a 403 (that is the Informer's): go on without it, and
         let its `on_unavailable` say why (only Events say anything; a Job failure is not an Events one)."""
@@ -217,8 +230,13 @@ class KubeSource:
             spec.on_unavailable(str(exc))
 
     def _scope(self) -> None:
-        if self._emit is not None:
-            self._emit(Scope(self.title, self.namespace, self.partial, self.no_events))
+        if self._emit is None:
+            return
+        title, partial = self.title, self.partial
+        if self.no_dra is not None:
+            title += " (DRA devices not shown)"
+            partial = f"{partial}; {self.no_dra}" if partial else self.no_dra
+        self._emit(Scope(title, self.namespace, partial, self.no_events))
 
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""

@@ -192,7 +192,9 @@ class Informer:
                 log.info("%s: resourceVersion expired, relisting", self.spec.kind)
                 self.resource_version = None
             except Forbidden as exc:
-                log.warning("%s: %s; showing none", self.spec.kind, exc)
+                # the source says it itself when it has an on_unavailable hook (Events, DRA): one line, not two
+                log.log(logging.INFO if self.spec.on_unavailable is not None else logging.WARNING,
+                        "%s: %s; showing none", self.spec.kind, exc)
                 if self.spec.on_unavailable is not None:
                     self.spec.on_unavailable(str(exc))
                 self.emit(Listed(self.spec.kind, [], ""))

@@ -45,6 +45,7 @@ def open_demo(metrics_listen: tuple[str, int] | None = None, timeout: float = SE
     `job_items`: the demo Job's completions instead of the file's 3,600 (`kubeview preempt --items`)."""
     source = LocalSource(policy=PackingConfig(policy=DEMO_POLICY), seed=DEMO_SEED, metrics_listen=metrics_listen,
                          config=demo_cluster())
+    source.demo = True  # commands suggested on screen say --demo (render/cpu_hint.render_command)
     try:
         for manifest in demo_manifests():
             if manifest.get("kind") == "Job" and job_items is not None:

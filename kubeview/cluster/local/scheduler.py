@@ -4,10 +4,16 @@ Pods are taken in the order they were created (kube-scheduler's active queue is 
 priority), highest priority first. A pod either gets the best-scoring feasible node or stays
 Pending with the scheduler's FitError text. Pure: the caller binds and feeds the model between
 decisions, so each decision sees the pods placed before it.
+
+Ties: kube-scheduler picks uniformly among the nodes with the top score (`selectHost`); with a
+`random.Random` the decision does so too, so a policy that scores only GPUs does not pile every
+cpu-only pod onto the first node by name (the demo's Job pods all sat on gpu-node-1). The caller's
+generator is seeded, so the demo stays the same run after run. Without one, the first by name.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -41,7 +47,7 @@ def queue_order(pods: Iterable[tuple[int, dict]]) -> list[dict]:
 
 
 def decide(alloc: Allocation, pod: dict, config: PackingConfig,
-           claims_fit: Callable[[str], bool] | None = None) -> Decision:
+           claims_fit: Callable[[str], bool] | None = None, ties: random.Random | None = None) -> Decision:
     """The best node for `pod`; `claims_fit(node)` is the DynamicResources filter for a pod with its own
     ResourceClaims (asked only of nodes that pass the others; failing ones say `cannot allocate all claims`)."""
     placement = evaluate(alloc, PodView.from_api(pod), config)
@@ -51,4 +57,10 @@ def decide(alloc: Allocation, pod: dict, config: PackingConfig,
         ok[rows] = [claims_fit(placement.nodes[r]) for r in rows.tolist()]
         placement = fail_where(placement, ok, CLAIMS)
     best = placement.best
+    if best is not None and ties is not None:
+        top = placement.feasible & (placement.scores == placement.scores[placement.best_row])
+        rows = np.flatnonzero(top)
+        if len(rows) > 1:  # in name order, so the seed alone decides
+            rows = rows[np.argsort(placement.index.name_rank[rows], kind="stable")]
+            best = placement.nodes[int(rows[ties.randrange(len(rows))])]
     return Decision(best, "" if best else placement.message)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import os
 import queue
 import re
 import shutil
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import kubeview
+import renderer
 from kubeview.cluster.local.config import ClusterConfig, load_cluster
 from kubeview.cluster.local.kubelet import (
     ContainerSpec,
@@ -40,7 +42,12 @@ from kubeview.model.events import ConnectionState, SourceEvent
 from kubeview.model.usage import NodeUsage, PodUsage, UsageUpdate
 from kubeview.scheduling.config import PackingConfig
 
-_PROJECT_ROOT = str(Path(kubeview.__file__).resolve().parent.parent)
+# Where this process's own `kubeview` and `renderer` come from. A local pod's `python -m renderer`
+# imports exactly that code: PYTHONPATH names these roots and PYTHONSAFEPATH keeps the working
+# directory off sys.path (from a checkout's root, `./renderer` was imported instead of the
+# installed package kubeview runs, and its numba cache was another one). Python 3.11+.
+_CODE_ROOTS = os.pathsep.join(dict.fromkeys(str(Path(m.__file__).resolve().parent.parent)
+                                            for m in (kubeview, renderer)))
 
 
 _FIELD_REFS = {"metadata.name": ("metadata", "name"), "metadata.namespace": ("metadata", "namespace"),
@@ -91,6 +98,7 @@ class LocalSource:
 
     title = "local cluster"
     is_local = True
+    demo = False  # the demo (local_demo.open_demo sets it): what commands suggested on screen say
 
     def __init__(self, cluster_file: str | None = None, policy: PackingConfig | None = None, *,
                  kubelet: KubeletSettings | None = None, seed: int | None = None,
@@ -249,7 +257,7 @@ class LocalSource:
     def _container_spec(self, pod: dict) -> ContainerSpec:
         meta, spec = pod["metadata"], pod["spec"]
         container = next(c for c in spec.get("containers") or [] if c.get("command"))
-        env = {"PYTHONPATH": _PROJECT_ROOT, "KUBEVIEW_POD": meta["name"], "KUBEVIEW_NAMESPACE": meta["namespace"],
+        env = {"PYTHONPATH": _CODE_ROOTS, "PYTHONSAFEPATH": "1", "KUBEVIEW_POD": meta["name"], "KUBEVIEW_NAMESPACE": meta["namespace"],
                "KUBEVIEW_NODE": spec.get("nodeName", "")}
         own = container_env(pod, container)
         env.update(own)

@@ -18,7 +18,6 @@ from collections import OrderedDict
 from kubeview.cluster.local import dra as dra
 from kubeview.cluster.local import events as ev
 from kubeview.cluster.local import objects as obj
-from kubeview.cluster.local.claims import TEMPLATE, ClaimControllers
 from kubeview.cluster.local.config import ClusterConfig
 from kubeview.cluster.local.controllers import (
     collect_garbage,
@@ -28,7 +27,9 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
-from kubeview.cluster.local.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
+from kubeview.cluster.local.scheduler import decide, queue_order
+from kubeview.cluster.local.source.claims import TEMPLATE, ClaimControllers
+from kubeview.cluster.local.source.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
     Intent,
     Key,
     KubeletStatus,
@@ -38,7 +39,6 @@ from kubeview.cluster.local.kubelet_status import (  # noqa: F401 -- StartPod, S
     _key,
     runs_process,
 )
-from kubeview.cluster.local.scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DRA_KINDS
@@ -60,6 +60,9 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         self.packing = packing or PackingConfig()
         self.model = ClusterModel("local cluster")
         self.rng = random.Random(seed)
+        # the scheduler's tie-breaks (local_scheduler.decide): their own stream, so that pod names
+        # (self.rng) stay what they were for a seed however many ties came before
+        self.ties = random.Random(f"ties-{seed}") if seed is not None else random.Random()
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
@@ -405,7 +408,7 @@ class LocalCluster(ClaimControllers, KubeletStatus):
             if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
                 continue
             fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
-            decision = decide(self.model.allocation(), pod, self.packing, fit)
+            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties)
             meta = pod["metadata"]
             if decision.node is not None:
                 pod = self._allocate_claims(pod, decision.node)

@@ -129,7 +129,7 @@ def panel(store: JobStore, key: Key) -> Text:
     out.append(f"  {job.state}", style=STATE_STYLE.get(job.state, ""))
     completions = "-" if job.completions is None else str(job.completions)
     out.append(f"  {job.completion_mode} · completions {completions} · parallelism {job.parallelism}"
-               f" · backoffLimit {job.backoff_limit}")
+               f" · backoffLimit {backoff_text(job.backoff_limit)}")
     if job.backoff_limit_per_index is not None:
         out.append(f" · perIndex {job.backoff_limit_per_index}")
     out.append(f"\nactive {job.active} · ready {job.ready} · terminating {job.terminating}"
@@ -159,3 +159,9 @@ def panel(store: JobStore, key: Key) -> Text:
         if len(gone) > 8:
             out.append(f"\n  … and {len(gone) - 8} earlier", style="dim")
     return out
+
+
+def backoff_text(limit: int) -> str:
+    """2147483647 (MaxInt32, what the API defaults `backoffLimit` to beside `backoffLimitPerIndex`)
+    means no limit: say "unlimited" instead of the number."""
+    return "unlimited" if limit >= 2**31 - 1 else str(limit)

@@ -75,8 +75,10 @@ class RenderScreen(ClusterScreen):
         self.query_one("#consumers").border_title = "Consumers"
         if self.job is None:  # one message: not also the progress view's "waiting for the producer…"
             self.query_one(RenderProgressView).display = False
-            self.query_one("#render-result", Static).update(
-                "No render is running. Start one with:  kubeview --render three-spheres")
+            from kubeview.render.cpu_hint import render_command
+
+            command = render_command(self.kv.state.model.allocation(), demo=getattr(self.kv.source, "demo", False))
+            self.query_one("#render-result", Static).update(f"No render is running. Start one with:  {command}")
             self.query_one("#render-result").add_class("-idle")
         else:
             self.follow()

@@ -141,8 +141,7 @@ class WorkloadsScreen(IndexedScreen):
             if yes:
                 self._scale(key, target)
             else:
-                self.kv.banner = (f"{kind} {ns}/{name} left at {noun} {current}." if kind == "Job"
-                                  else f"{kind} {ns}/{name} left at {current} replicas.", "ok")
+                self.kv.banner = (left_at(kind, ns, name, noun, current), "ok")
 
         question = (f"Set the parallelism of Job {ns}/{name} from {current} to {target}?" if kind == "Job"
                     else f"Scale {kind} {ns}/{name} from {current} to {target}?")
@@ -187,3 +186,10 @@ class WorkloadsScreen(IndexedScreen):
             self.app.push_screen(Confirm(question), answered)
             return
         go()
+
+
+def left_at(kind: str, ns: str, name: str, noun: str, current: int) -> str:
+    """The banner after a declined change: "left at 1 replica." (it said "1 replicas")."""
+    if kind == "Job":
+        return f"{kind} {ns}/{name} left at {noun} {current}."
+    return f"{kind} {ns}/{name} left at {current} replica{'' if current == 1 else 's'}."

@@ -1,0 +1,89 @@
+"""Every shipped read role grants what the kube source actually reads (#24 item 0).
+
+The reads are not a hand-written list: the test runs `KubeSource` (all kinds, Events and the DRA
+kinds, cluster-wide and with -n) against the test API server serving the recorded DRA cluster and
+turns each request it made into (group, resource, verb), as the API server's authorizer would.
+The roles checked are the static `manifests/render/00-namespace-rbac.yaml` and what
+`kubeview render-manifests` generates (`rbac_objects`). A real API server enforcing RBAC is the
+real-Kubernetes test plane's job; the test API server does not enforce it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from kubeapi import KubeAPI, WatchScript
+from kubeapi.source_run import collect_events
+
+from kubeview.cluster.kube.source import KubeSource, WatchSettings
+from kubeview.render.manifests import rbac_objects
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
+DRA = "/apis/resource.k8s.io/v1"
+WATCHED = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
+           "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", "/api/v1/events", f"{DRA}/deviceclasses",
+           f"{DRA}/resourceslices", f"{DRA}/resourceclaims"]
+IN_DEFAULT = [p.replace("/v1/", "/v1/namespaces/default/") for p in WATCHED[2:7]]
+Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
+
+
+def attributes(method: str, path: str, watch: bool) -> Grant | None:
+    """The authorizer's (group, resource, verb) for one request path; None for discovery."""
+    parts = path.strip("/").split("/")
+    if parts[0] == "api":
+        group, rest = "", parts[2:]
+    elif parts[0] == "apis":
+        group, rest = parts[1], parts[3:]
+    else:
+        return None
+    if rest[:1] == ["namespaces"] and len(rest) >= 3:
+        rest = rest[2:]
+    if not rest:
+        return None  # discovery (/apis/resource.k8s.io/v1): allowed to every authenticated user
+    resource = rest[0] + (f"/{rest[2]}" if len(rest) > 2 else "")
+    named = len(rest) > 1
+    verb = {"GET": "watch" if watch else ("get" if named else "list"), "PATCH": "patch", "PUT": "update",
+            "POST": "create", "DELETE": "delete"}[method]
+    return group, resource, verb
+
+
+def source_reads(api: KubeAPI, tmp_path: Path) -> set[Grant]:
+    api.serve_recording("dra", lists={"/api/v1/pods": "pods.json"})
+    api.set_list_fixture("/api/v1/events", "events.json")
+    api.set_list_fixture("/api/v1/namespaces/default/events", "events.json")
+    for namespace in (None, "default"):
+        collect_events(KubeSource(str(api.kubeconfig), namespace=namespace, settings=FAST, events=True), 1)
+    return {g for r in api.requests if (g := attributes(r.method, r.path, r.watch)) is not None}
+
+
+def granted(role: dict) -> set[Grant]:
+    return {(g, r, v) for rule in role["rules"] if not rule.get("resourceNames")
+            for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+
+
+def read_role(objects: list[dict]) -> dict:
+    return next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "kubeview-read")
+
+
+@pytest.fixture
+def reads(kube_api: KubeAPI, tmp_path: Path) -> set[Grant]:
+    for path in WATCHED + IN_DEFAULT:  # each watch ends at once (the source runs one watch per kind)
+        kube_api.script_watch(path, WatchScript([], end="close"), WatchScript([], end="close"))
+    got = source_reads(kube_api, tmp_path)
+    # the premise: every kind was read, the DRA ones included
+    assert {("resource.k8s.io", r, v) for r in ("deviceclasses", "resourceslices", "resourceclaims")
+            for v in ("list", "watch")} <= got
+    assert {("", "events", "list"), ("batch", "jobs", "watch")} <= got
+    return got
+
+
+def test_the_static_read_role_grants_every_read_of_the_kube_source(reads: set[Grant]) -> None:
+    docs = [d for d in yaml.safe_load_all((ROOT / "manifests/render/00-namespace-rbac.yaml").read_text()) if d]
+    assert sorted(reads - granted(read_role(docs))) == []
+
+
+def test_the_generated_read_role_grants_every_read_of_the_kube_source(reads: set[Grant]) -> None:
+    assert sorted(reads - granted(read_role(rbac_objects("kubeview-render")))) == []
