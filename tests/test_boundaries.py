@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RULES = [
     ("kubeview.model", ["textual", "kubernetes", "kubeview.cluster", "kubeview.scheduling", "kubeview.tui"]),
     ("kubeview.scheduling", ["textual", "kubeview.cluster", "kubeview.tui", "kubeview.render"]),
-    ("kubeview.cluster.local.source", ["textual", "kubernetes", "kubeview.cluster.kube.source", "kubeview.tui"]),
-    ("kubeview.cluster.kube.source", ["textual", "kubeview.cluster.local.source", "kubeview.tui"]),
-    ("kubeview.cluster.prometheus.source", ["textual", "kubeview.cluster.kube.source", "kubeview.cluster.local.source", "kubeview.tui"]),
+    ("kubeview.cluster.local", ["textual", "kubernetes", "kubeview.cluster.kube", "kubeview.tui"]),
+    ("kubeview.cluster.kube", ["textual", "kubeview.cluster.local", "kubeview.tui"]),
+    ("kubeview.cluster.prometheus", ["textual", "kubeview.cluster.kube", "kubeview.cluster.local", "kubeview.tui"]),
     ("renderer", ["textual", "kubeview"]),
 ]
 
@@ -195,5 +195,5 @@ def test_checker_catches_a_planted_cross_source_import(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "kubeview" / "cluster" / "local" / "planted.py").write_text(
         "import kubeview.cluster.kube.errors  # noqa: F401\n")
-    _, bad = violations(tmp_path, "kubeview.cluster.local.source", ["kubeview.cluster.kube.source"])
-    assert bad == ["kubeview.cluster.kube.source"]
+    _, bad = violations(tmp_path, "kubeview.cluster.local", ["kubeview.cluster.kube"])
+    assert bad == ["kubeview.cluster.kube"]

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kubeview.bench.scheduler.command.report import compare_table
 
+from kubeview.bench.scheduler.report import compare_table
 from kubeview.bench.scheduler.run import run_workload, throughput_summary
 from kubeview.bench.scheduler.scenarios import ScenarioError, load
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import yaml
 
 from kubeview.bench.machine import describe
-from kubeview.bench.scheduler.command.report import emit, throughput_line, verdict
 from kubeview.bench.scheduler.extender import WINDOW, LatencyResult, gpu_node, measure
+from kubeview.bench.scheduler.report import emit, throughput_line, verdict
 from kubeview.bench.scheduler.run import WorkloadResult, run_workload
 from kubeview.bench.scheduler.scenarios import ScenarioError, Workload, load, scaled
 

@@ -11,8 +11,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from kubeview.bench.scheduler.command.report import emit, throughput_line
 from kubeview.bench.scheduler.kube import BenchError, KubeBench, KubeOptions
+from kubeview.bench.scheduler.report import emit, throughput_line
 from kubeview.bench.scheduler.run import WorkloadResult, throughput_summary
 from kubeview.bench.scheduler.scenarios import Workload
 from kubeview.cluster.kube.config import connect

@@ -2,5 +2,5 @@
 Job patches, binding, discovery, kubeconfig loading and API error wording.
 
 May import kubeview.model, kubeview.scheduling, kubeview.cluster.source and the `kubernetes`
-client; never kubeview.cluster.local.source, kubeview.tui or kubeview.commands.
+client; never kubeview.cluster.local, kubeview.tui or kubeview.commands.
 """

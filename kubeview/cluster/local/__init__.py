@@ -2,5 +2,5 @@
 API objects, controllers (ReplicaSet, Job), scheduler (kubeview.scheduling), kubelet and metrics.
 
 May import kubeview.model, kubeview.scheduling, kubeview.cluster.source and renderer; never
-kubeview.cluster.kube.source (nor the `kubernetes` client), kubeview.tui or kubeview.commands.
+kubeview.cluster.kube (nor the `kubernetes` client), kubeview.tui or kubeview.commands.
 """

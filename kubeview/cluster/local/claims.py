@@ -12,7 +12,7 @@ import random
 from typing import TYPE_CHECKING
 
 from kubeview.cluster.local import dra as dra
-from kubeview.cluster.local.source.kubelet_status import _key
+from kubeview.cluster.local.kubelet_status import _key
 from kubeview.cluster.source import ActionError
 from kubeview.model.dra import ClaimView
 

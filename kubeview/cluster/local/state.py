@@ -18,6 +18,7 @@ from collections import OrderedDict
 from kubeview.cluster.local import dra as dra
 from kubeview.cluster.local import events as ev
 from kubeview.cluster.local import objects as obj
+from kubeview.cluster.local.claims import TEMPLATE, ClaimControllers
 from kubeview.cluster.local.config import ClusterConfig
 from kubeview.cluster.local.controllers import (
     collect_garbage,
@@ -27,9 +28,7 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
-from kubeview.cluster.local.scheduler import decide, queue_order
-from kubeview.cluster.local.source.claims import TEMPLATE, ClaimControllers
-from kubeview.cluster.local.source.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
+from kubeview.cluster.local.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
     Intent,
     Key,
     KubeletStatus,
@@ -39,6 +38,7 @@ from kubeview.cluster.local.source.kubelet_status import (  # noqa: F401 -- Star
     _key,
     runs_process,
 )
+from kubeview.cluster.local.scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DRA_KINDS
