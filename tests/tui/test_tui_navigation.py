@@ -282,3 +282,30 @@ async def test_a_failed_watch_shows_a_banner_not_a_traceback() -> None:
         await pilot.press("2")
         await pilot.pause()
         assert isinstance(app.screen, PodsScreen)
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
+@run_async
+async def test_escape_clears_an_applied_filter(small_cluster: SyntheticSource, size: tuple[int, int]) -> None:
+    """#24 item 8: the hint and `?` say "Escape clears"; after Enter, Escape on the table did nothing."""
+    app = make_app(small_cluster)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"gpu", "enter")
+        await pilot.pause()
+        assert len(rows(app)) == 3 and app.screen.query_one(VirtualTable).has_focus
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(rows(app)) == 12 and app.screen.filter_text == ""
+        assert app.screen.query_one(PromptBar).input.value == ""  # the prompt no longer shows "gpu"
+        assert isinstance(app.screen, NodesScreen)
+
+        await pilot.press("enter")  # a node's page: Escape clears its filter first, then goes back
+        await pilot.pause()
+        assert isinstance(app.screen, NodeDetailScreen)
+        await pilot.press("slash", *"zzz", "enter", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeDetailScreen) and app.screen.filter_text == ""
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NodesScreen)

@@ -97,10 +97,15 @@ class PromptBar(Horizontal):
 
     def close(self) -> None:
         if self.mode == "filter":
-            self.filter_text = ""
-            self.post_message(self.FilterChanged("", done=True))
-        else:
-            self.post_message(self.Jump(""))
+            self.clear()
+            return
+        self.post_message(self.Jump(""))
+        self._show_closed()
+
+    def clear(self) -> None:
+        """Drop the active filter (Escape on the screen, the prompt closed): the rows come back."""
+        self.filter_text = ""
+        self.post_message(self.FilterChanged("", done=True))
         self._show_closed()
 
     def _show_closed(self) -> None:
