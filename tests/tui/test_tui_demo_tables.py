@@ -186,3 +186,23 @@ async def test_node_detail_fields_apart_and_devices_one_line_each(demo: LocalSou
             uuid = app.state.model.gpus.node("dra-node-1").devices[0].device.uuid
             shown = next(c for c in gpu0 if c.startswith("GPU-"))
             assert middle_cut(uuid, shown) and (width < 160 or shown == uuid)
+
+
+@pytest.mark.parametrize("size", [SIZES[0], SIZES[2], SMALL])
+@run_async
+async def test_columns_do_not_jump_when_scrolling(demo: LocalSource, size: tuple[int, int]) -> None:
+    """#24 item 7: on Pods, `G` then `g` grew NAMESPACE from 13 to 22 columns and NAME from 35 to 43 (the
+    widths came from the rows scrolled past); they come from the whole list now."""
+    app = make_app(demo)
+    async with app.run_test(size=size) as pilot:
+        await demo_listed(pilot, "2")
+        table = app.screen.query_one(VirtualTable)
+        assert len(table.rows) > table.page_height  # premise: the last rows are off the first page
+        widest_ns = max(len(table.rows.key(i)[0]) for i in range(len(table.rows)))
+        assert widest_ns > max(len(table.rows.key(i)[0]) for i in range(table.page_height))  # ... and wider
+        first = dict(table.width_of), table.render_line(0).text
+        for key in ("G", "g", "G"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert (table.width_of, table.render_line(0).text) == first, key
+        assert table.want["namespace"] == widest_ns
