@@ -4,30 +4,16 @@ its two MIG devices as free."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterator
-
 import pytest
 from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.local import LocalSource
-from kubeview.cluster.select import open_source
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.widgets.device_table import DeviceTableView
 
 NODE = "dra-mig-node-1"
-
-
-@pytest.fixture
-def demo() -> Iterator[LocalSource]:
-    args = argparse.Namespace(local=False, demo=True, kubeconfig=None, context=None, namespace=None, cluster=None)
-    source = open_source(args)
-    try:
-        yield source
-    finally:
-        source.close()
 
 
 def device_text(app) -> str:  # noqa: ANN001

@@ -4,15 +4,11 @@ GPU column counts GPUs held through DRA claims once, the node's devices are a ta
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterator
-
 import pytest
 from rich.text import Text
 from tui_helpers import middle_cut, run_async, settle, wait_for
 
 from kubeview.cluster.local import LocalSource
-from kubeview.cluster.select import open_source
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_point
 from kubeview.tui.screens.node_detail import NodeDetailScreen
@@ -25,17 +21,6 @@ SIZES = ((160, 48), (120, 40), (100, 30))
 SMALL = (80, 24)
 EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", "4-GPU pods never fit (no node has 4)",
                   "8-GPU pods never fit (no node has 8)"}
-
-
-@pytest.fixture
-def demo() -> Iterator[LocalSource]:
-    """`--demo` opened as `kubeview` opens it (the app closes it when it quits)."""
-    args = argparse.Namespace(local=False, demo=True, kubeconfig=None, context=None, namespace=None, cluster=None)
-    source = open_source(args)
-    try:
-        yield source
-    finally:
-        source.close()
 
 
 def lines_of(table: VirtualTable) -> dict[tuple[str, str], str]:
