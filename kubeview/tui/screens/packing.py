@@ -43,6 +43,11 @@ class PackingScreen(ClusterScreen):
         Binding("left_square_bracket", "bias(-1)", "Bias -1", show=False, id="packing.bias_down",
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
+        # Tab cycles the boxes on screen (policy, weights, pod picker, what-if table), never the prompt
+        Binding("tab", "app.focus_next", "Next box", id="packing.next_box",
+                tooltip="Move to the next box: policy, weights, pod picker, what-if table"),
+        Binding("shift+tab", "app.focus_previous", "Previous box", show=False, id="packing.previous_box",
+                tooltip="Move to the previous box"),
     ]
 
     def __init__(self) -> None:

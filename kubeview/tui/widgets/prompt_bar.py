@@ -85,6 +85,11 @@ class PromptBar(Horizontal):
     def input(self) -> PromptInput:
         return self.query_one(PromptInput)
 
+    def on_mount(self) -> None:
+        # closed, the field is a hint line: out of the Tab order (Tab moved focus into it, where `n`
+        # and Down did nothing and a typed `7` showed up in the hint); `open` lets it take focus
+        self.input.can_focus = False
+
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
         self.query_one("#prompt-mode", Label).update(":" if mode == "command" else "/", layout=False)
@@ -93,6 +98,7 @@ class PromptBar(Horizontal):
         with field.prevent(Input.Changed):
             field.value = value
             field.cursor_position = len(value)
+        field.can_focus = True
         field.focus()
 
     def close(self) -> None:
@@ -111,6 +117,9 @@ class PromptBar(Horizontal):
     def _show_closed(self) -> None:
         self.mode = ""
         field = self.input
+        if field.has_focus:
+            field.blur()  # the screen hands focus to its main widget (`ClusterScreen._refocus`)
+        field.can_focus = False
         field.placeholder = HINT
         with field.prevent(Input.Changed):
             field.value = self.filter_text
