@@ -1,8 +1,8 @@
 """Jobs on the Workloads screen: their rows beside the ReplicaSets, and the panel of the selected Job.
 
-A Job's row reads like a workload's: DESIRED is its completions, READY its succeeded count, the bar
-succeeded/completions, and the last column its state and the counts the API keeps (active, ready,
-terminating, failed). The panel under the table shows the selected Job in full: the index strip of
+A Job's row reads like a workload's, each figure in its own column: DESIRED is its completions,
+READY its ready pods, DONE its succeeded count, PROGRESS succeeded/completions, STATE its state and the
+other counts the API keeps (parallelism, active, terminating, failed); OWNER stays empty. The panel under the table shows the selected Job in full: the index strip of
 an Indexed Job, one cell per index, and the pods that ended by disruption with what became of their
 index. `WorkloadItems` lets the one table hold both kinds under one key shape (kind, namespace, name).
 """
@@ -66,7 +66,8 @@ def desired(w: Row) -> int:
     return w.desired
 
 
-def ready(w: Row) -> int:
+def progress(w: Row) -> int:
+    """What the PROGRESS bar counts: a Job's succeeded pods, a workload's ready replicas."""
     return w.succeeded if isinstance(w, JobView) else w.ready
 
 
@@ -75,8 +76,8 @@ def search_text(j: JobView) -> str:
 
 
 def summary(j: JobView) -> str:
-    """The row's last column: the state and the API's counts."""
-    parts = [j.state, f"par {j.parallelism}", f"active {j.active}", f"ready {j.ready}"]
+    """The STATE column: the state and the API's counts not in a column of their own."""
+    parts = [j.state, f"par {j.parallelism}", f"active {j.active}"]
     if j.terminating:
         parts.append(f"terminating {j.terminating}")
     if j.failed:
@@ -91,10 +92,12 @@ def cells(j: JobView) -> list[Text | str]:
         j.namespace,
         Text(j.name, style="bold"),
         str(want) if j.completions is not None else "-",
+        str(j.ready),
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
         fmt.bar_cell(j.succeeded, want, 8, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
         Text(summary(j), style=STATE_STYLE.get(j.state, "")),
+        "",  # (the model keeps no owner of a Job)
     ]
 
 
