@@ -149,3 +149,31 @@ async def test_an_action_result_expires(small_cluster: SyntheticSource, size: tu
         app.banner = app.sticky_banner = ("watch failed: boom", "error")  # about the whole app: stays
         await wait_for(pilot, lambda: app._banner_timer is None, what="its clock to run out")
         assert app.banner == ("watch failed: boom", "error")
+
+
+@run_async
+async def test_one_replica_is_said_in_the_singular(small_cluster: SyntheticSource) -> None:
+    """#24 item 16: "left at 1 replicas"."""
+    from kubeview.tui.screens.prompts import Confirm, NumberPrompt
+
+    app = make_app(small_cluster)
+    app.banner_seconds = {}  # nothing expires here: the line is read after the dialog closes
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        key = app.screen.query_one(VirtualTable).cursor_key
+        assert app.state.model.workloads[key].desired == 1  # premise: the first workload has one replica
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, NumberPrompt), what="the prompt")
+        await pilot.press("backspace", "0", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.is_active, what="the question")
+        await pilot.pause()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.banner[1] == "ok", what="the answer")
+        assert app.banner[0] == f"{key[0]} {key[1]}/{key[2]} left at 1 replica."
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, NumberPrompt), what="the prompt")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "already" in app.banner[0], what="the answer")
+        assert app.banner[0] == f"{key[0]} {key[1]}/{key[2]} already has 1 replica."

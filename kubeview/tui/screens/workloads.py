@@ -129,9 +129,10 @@ class WorkloadsScreen(IndexedScreen):
     def request_scale(self, key: tuple[str, str, str], target: int, current: int) -> None:
         kind, ns, name = key
         noun = "parallelism" if kind == "Job" else "replicas"
+        replicas = f"{current} replica{'' if current == 1 else 's'}"  # "left at 1 replicas" before
         if target == current:
             self.kv.banner = (f"{kind} {ns}/{name} already has {noun} {current}." if kind == "Job"
-                              else f"{kind} {ns}/{name} already has {current} replicas.", "ok")
+                              else f"{kind} {ns}/{name} already has {replicas}.", "ok")
             return
         if not needs_confirmation(current, target):
             self._scale(key, target)
@@ -142,7 +143,7 @@ class WorkloadsScreen(IndexedScreen):
                 self._scale(key, target)
             else:
                 self.kv.banner = (f"{kind} {ns}/{name} left at {noun} {current}." if kind == "Job"
-                                  else f"{kind} {ns}/{name} left at {current} replicas.", "ok")
+                                  else f"{kind} {ns}/{name} left at {replicas}.", "ok")
 
         question = (f"Set the parallelism of Job {ns}/{name} from {current} to {target}?" if kind == "Job"
                     else f"Scale {kind} {ns}/{name} from {current} to {target}?")
