@@ -12,13 +12,15 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from textual import events, on, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.driver import Driver
 from textual.reactive import var
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from kubeview.cluster.source import ClusterSource
@@ -264,6 +266,13 @@ class KubeviewApp(ActionsMixin, App[int]):
         what = event.worker.name or event.worker.group
         self.banner = self.sticky_banner = (f"{what} failed: {error}" if error is not None else f"{what} failed",
                                             "error")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's palette entries minus the two kubeview has its own of (#24: each command showed
+        twice): "Quit" (ours stops what kubeview started) and "Keys" (ours, `?`, shows every key)."""
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Quit", "Keys"):
+                yield command
 
     @on(ActionDone)
     def _action_done(self, event: ActionDone) -> None:
