@@ -125,7 +125,8 @@ class RenderScreen(ClusterScreen):
             return
         consumers = {c.id: c for c in status.consumers}
         order = sorted(consumers, key=lambda cid: (consumers[cid].state == "gone", cid))
-        self.main_widget().rows = Rows(order, lambda cid: _consumer_cells(consumers[cid]))
+        finished = status.finished
+        self.main_widget().rows = Rows(order, lambda cid: _consumer_cells(consumers[cid], finished))
         if status.finished:
             where = getattr(getattr(self.job, "settings", None), "output", None) or status.output
             result = self.query_one("#render-result", Static)
@@ -153,9 +154,13 @@ class RenderScreen(ClusterScreen):
         self.app.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
 
 
-def _consumer_cells(c: Any) -> list:
-    return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done),
-            fmt.rate(c.samples_per_second).removesuffix("/s"), fmt.duration(c.last_seen_seconds)]
+def _consumer_cells(c: Any, finished: bool = False) -> list:
+    """A consumer's row; its rate only while it works (#24: a finished render showed a consumer
+    `idle 1.0M`, the producer's last rate for it, as if it still rendered)."""
+    working = c.state == "working" and not finished
+    rate = fmt.rate(c.samples_per_second).removesuffix("/s") if working else Text("-", style="dim")
+    return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done), rate,
+            fmt.duration(c.last_seen_seconds)]
 
 
 def shown_path(path: str | Path) -> str:
