@@ -121,8 +121,10 @@ def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = 
     return out
 
 
-def panel(store: JobStore, key: Key) -> Text:
-    """The selected Job: spec and counts, the index strip (Indexed), disrupted pods and their indexes."""
+def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> Text:
+    """The selected Job: spec and counts, the index strip (Indexed) in at most `width` cells a line and
+    `lines` lines (at 80 columns a 100-cell line wrapped 78/22), disrupted pods and their indexes."""
+    width = max(10, min(width, STRIP_WIDTH))
     job = store.jobs.get((key[1], key[2]))
     if job is None:
         return Text(f"Job {key[1]}/{key[2]} is gone.", style="dim")
@@ -145,11 +147,11 @@ def panel(store: JobStore, key: Key) -> Text:
             char, style = STRIP_STYLE[state]
             out.append(char, style=style)
             out.append(f" {state.value} {counts[state]}  ")
-        k = cell_size(len(strip))
+        k = cell_size(len(strip), width, lines)
         if k > 1:
             out.append(f"(a cell is {k} indexes)", style="dim")
         out.append("\n")
-        out.append_text(strip_cells(strip))
+        out.append_text(strip_cells(strip, width, lines))
     gone = disrupted_pods(job, pods)
     if gone:
         policy = "ignored by podFailurePolicy" if job.ignores_disruption else "counted against backoffLimit"

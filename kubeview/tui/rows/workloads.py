@@ -19,7 +19,7 @@ from kubeview.tui.rows import jobs
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [
-    Column("kind", "KIND", 11, least=4),  # StatefulSet whole; "Repl…" on a narrow screen
+    Column("kind", "KIND", 11, least=10),  # StatefulSet whole; Deployment, ReplicaSet whole at 80 columns
     Column("namespace", "NAMESPACE", 0, whole=True, least=9),
     Column("name", "NAME", 0, whole=True),
     Column("desired", "DESIRED", 7, "right", least=4, descending=True),

@@ -77,6 +77,9 @@ class PackingScreen(ClusterScreen):
         self.query_one("#whatif-summary").border_title = "What if"
         self.watch(self.app, "packing_live", self._live_changed)
 
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < 30, "-short")
+
     def _live_changed(self, live: PackingConfig | None) -> None:
         editor = self.query_one(PolicyEditor)
         editor.live = live
@@ -114,6 +117,8 @@ class PackingScreen(ClusterScreen):
     def _fill_picker(self) -> None:
         picker = self.query_one("#pod-picker", OptionList)
         highlighted = picker.highlighted
+        # one line each, cut at the end (#24: entries wrapped on two lines and pushed train-c below)
+        # (app.tcss: `text-wrap: nowrap`)
         options = [Option(self._hypothetical_label(), id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]

@@ -31,7 +31,7 @@ from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 POLL_SECONDS = 0.5
 IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in
 CONSUMER_COLUMNS = [
-    Column("id", "CONSUMER", 0),
+    Column("id", "CONSUMER", 0, whole=True),  # cut in the middle: consumers differ at their ends
     Column("state", "STATE", 7),
     Column("tasks", "TASKS", 5, "right"),
     Column("rate", "SAMPLE/S", 8, "right"),
@@ -159,7 +159,8 @@ def _consumer_cells(c: Any, finished: bool = False) -> list:
     `idle 1.0M`, the producer's last rate for it, as if it still rendered)."""
     working = c.state == "working" and not finished
     rate = fmt.rate(c.samples_per_second).removesuffix("/s") if working else Text("-", style="dim")
-    return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done), rate,
+    # the column says CONSUMER: the pod's own part of the name is what tells them apart
+    return [c.id.removeprefix("consumer-"), Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done), rate,
             fmt.duration(c.last_seen_seconds)]
 
 

@@ -23,6 +23,12 @@ from kubeview.tui.widgets.text_field import TextField
 
 SCREENS = ("nodes", "pods", "workloads", "packing", "render", "help", "quit")
 HINT = "/ filter   : nodes pods workloads packing render   ? help   ctrl+p every action"
+# narrower terminals: a shorter hint, never one cut mid-word ("ctrl+p every actio" at 80 columns)
+HINTS = (HINT, "/ filter   : nodes pods workloads packing render   ? help", "/ filter   : screen   ? help")
+
+
+def hint_for(width: int) -> str:
+    return next((h for h in HINTS if len(h) <= width), HINTS[-1])
 
 
 class PromptInput(TextField):
@@ -78,12 +84,16 @@ class PromptBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(" ", id="prompt-mode")
-        yield PromptInput(placeholder=HINT, compact=True, id="prompt-input",
+        yield PromptInput(placeholder=hint_for(self.app.size.width - 3), compact=True, id="prompt-input",
                           suggester=SuggestFromList(SCREENS, case_sensitive=False))
 
     @property
     def input(self) -> PromptInput:
         return self.query_one(PromptInput)
+
+    def on_resize(self) -> None:
+        if not self.mode:
+            self.input.placeholder = hint_for(self.input.size.width or self.app.size.width - 3)
 
     def on_mount(self) -> None:
         # closed, the field is a hint line: out of the Tab order (Tab moved focus into it, where `n`
@@ -120,7 +130,7 @@ class PromptBar(Horizontal):
         if field.has_focus:
             field.blur()  # the screen hands focus to its main widget (`ClusterScreen._refocus`)
         field.can_focus = False
-        field.placeholder = HINT
+        field.placeholder = hint_for(field.size.width or self.app.size.width - 3)
         with field.prevent(Input.Changed):
             field.value = self.filter_text
         self.query_one("#prompt-mode", Label).update("/" if self.filter_text else " ", layout=False)
