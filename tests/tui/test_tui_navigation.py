@@ -8,6 +8,7 @@ from tui_helpers import run_async, settle, wait_for
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_key, reason_point
+from kubeview.tui.key_index import natural_sorted
 from kubeview.tui.screens import indexed
 from kubeview.tui.screens.help import HelpScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
@@ -78,7 +79,7 @@ async def test_pods_screen_shows_pending_reasons(small_cluster: SyntheticSource)
         await pilot.press("2")
         await settle(pilot)
         keys = rows(app)
-        assert len(keys) == 80 and keys == sorted(keys)
+        assert len(keys) == 80 and keys == natural_sorted(keys)
         pending = [k for k in keys if app.state.model.pods[k].pending]
         assert len(pending) == 5
         table = app.screen.query_one(VirtualTable)
