@@ -41,7 +41,7 @@ def test_widths_keep_the_reason_point_before_names_take_their_full_width() -> No
     # reason keeps its point (before: names whole, the reason cut to "3 Insufficie…")
     assert fit_widths(cols, 80, want) == [12, 42, 4, 18]
     assert fit_widths(cols, 60, want) == [12, 22, 4, 18]
-    assert fit_widths(cols, 30, want) == [12, 4, 4, 6]  # both cannot fit: the reason gives last
+    assert fit_widths(cols, 30, want) == [12, 6, 4, 4]  # both cannot fit: the reason gives before a name below 10
 
 
 def test_a_cut_reason_keeps_whole_parts() -> None:

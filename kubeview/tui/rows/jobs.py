@@ -96,7 +96,7 @@ def cells(j: JobView) -> list[Text | str]:
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
         fmt.bar_cell(j.succeeded, want, 8, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
-        Text(summary(j), style=STATE_STYLE.get(j.state, "")),
+        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state)),
         "",  # (the model keeps no owner of a Job)
     ]
 

@@ -26,8 +26,8 @@ COLUMNS = [
     Column("ready", "READY", 5, "right", descending=True),
     Column("done", "DONE", 5, "right", descending=True),  # a Job's succeeded pods
     Column("bar", "PROGRESS", 16, least=9),
-    # a Job's state and the API's counts: the state word kept whole, like a reason's point
-    Column("state", "STATE", 0, least=5, point=lambda text: text.split(" · ", 1)[0]),
+    # a Job's state and the API's counts: as wide as they are, cut at the end (the cell has spans)
+    Column("state", "STATE", 0, whole=True, least=9),
     Column("owner", "OWNER", 0),
 ]
 
