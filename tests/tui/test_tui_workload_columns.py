@@ -57,3 +57,4 @@ async def test_job_figures_stand_under_their_own_headers(demo: LocalSource, size
         rs_line = table.render_line(keys.index(rs_key) - top + 1).text
         assert under(table, rs_line, "ready") == str(rs.ready) and under(table, rs_line, "done") == "-"
         assert under(table, rs_line, "state") == ""
+        assert under(table, rs_line, "bar").endswith("%"), rs_line  # the figure, even at 80 columns

@@ -85,7 +85,7 @@ def summary(j: JobView) -> str:
     return " · ".join(parts)
 
 
-def cells(j: JobView) -> list[Text | str]:
+def cells(j: JobView, bar: int = 8) -> list[Text | str]:
     want = desired(j)
     return [
         "Job",
@@ -94,7 +94,7 @@ def cells(j: JobView) -> list[Text | str]:
         str(want) if j.completions is not None else "-",
         str(j.ready),
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
-        fmt.bar_cell(j.succeeded, want, 8, label=fmt.pct(j.succeeded, want).rjust(4),
+        fmt.bar_cell(j.succeeded, want, bar, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
         Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state)),
         "",  # (the model keeps no owner of a Job)

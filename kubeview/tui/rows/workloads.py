@@ -57,11 +57,17 @@ def search_text(w: WorkloadView) -> str:
     return f"{w.kind} {w.namespace}/{w.name} {owner}".lower()
 
 
-def cells(w: WorkloadView | JobView | None, key: Key) -> list[Text | str]:
+def bar_width(width_of: dict[str, int] | None) -> int:
+    """PROGRESS bar cells: what its `100%` leaves in the column, at most 8 (at 80 columns the figure
+    was cut off a full bar: `████████…`)."""
+    return max(1, min(8, (width_of or {}).get("bar", 99) - 5))
+
+
+def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] | None = None) -> list[Text | str]:
     if w is None:
         return [key[0], key[1], Text(key[2], style="strike dim")]
     if isinstance(w, JobView):
-        return jobs.cells(w)
+        return jobs.cells(w, bar_width(width_of))
     short = w.ready < w.desired
     return [
         w.kind,
@@ -70,7 +76,7 @@ def cells(w: WorkloadView | JobView | None, key: Key) -> list[Text | str]:
         str(w.desired),
         Text(str(w.ready), style="bold yellow" if short else "green"),
         Text("-", style="dim"),
-        fmt.bar_cell(w.ready, w.desired, 8, label=fmt.pct(w.ready, w.desired).rjust(4),
+        fmt.bar_cell(w.ready, w.desired, bar_width(width_of), label=fmt.pct(w.ready, w.desired).rjust(4),
                      style=fmt.readiness_style(w.ready / w.desired)) if w.desired
         else Text("scaled to 0", style="dim"),
         "",

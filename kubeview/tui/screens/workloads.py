@@ -97,7 +97,7 @@ class WorkloadsScreen(IndexedScreen):
         return state.workload_search
 
     def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key)  # type: ignore[arg-type]
+        return rows.cells(items.get(key), key, self.table().width_of)  # type: ignore[arg-type]
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
