@@ -119,3 +119,24 @@ async def test_the_render_image_is_the_bigger_box_and_consumers_read(size: tuple
         assert ids == ["7f9c2-abcde", "7f9c2-fghij"], ids  # whole, even at 80 columns (was `CO…R`, `54…s`)
         words = footer_words(app)
         assert "? Help" in words and "q Quit" in words
+
+
+@pytest.mark.parametrize("size", [(160, 48), *SMALL])
+@run_async
+async def test_tune_keeps_its_trials_table_on_a_small_terminal(size: tuple[int, int]) -> None:
+    """At 80x24 the Tune screen split into a 2-row trials table, an unreadable wall-time plot and four
+    10-column parameter plots: under 30 lines the parameter plots go, under 100 columns the wall-time one."""
+    from kubeview.cluster.synthetic import SyntheticSource
+    from kubeview.tui.screens.tune import TuneScreen
+
+    app = make_app(SyntheticSource(nodes=12, pods=80, seed=1))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *"tune", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), what="the Tune screen")
+        await pilot.pause()
+        params, per_trial = app.screen.query_one("#tune-params"), app.screen.query_one("#tune-per-trial")
+        trials = app.screen.query_one("#trials", VirtualTable)
+        assert params.display == (size[1] >= 30) and per_trial.display == (size[0] >= 100)
+        assert trials.page_height >= 6, trials.page_height  # was 2 at 80x24
+        assert "? Help" in footer_words(app)
