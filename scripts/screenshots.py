@@ -1,6 +1,8 @@
 """Write screenshots/*.svg from real runs of two kubeview commands on the embedded local cluster.
 
-    python scripts/screenshots.py [--out screenshots]
+    python scripts/screenshots.py [--out screenshots] [--sizes 160x48,80x24] [--only demo,render,tune]
+
+At 160x48 into `--out`, and at 80x24 (the smallest supported terminal) into `--out`/80x24.
 
 The README's screenshots are exactly what these show (sources and jobs built from the commands' own
 arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
@@ -43,7 +45,7 @@ from kubeview.cluster.select import open_source  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
 
-SIZE = (120, 40)
+SIZES = ((160, 48), (80, 24))  # the README's set, and the smallest terminal kubeview supports
 DEMO = ["--demo"]
 RENDER = ["--demo", "--render", "{out}/three-spheres.yaml", "--replicas", "4", "--cpu", "400m",
           "-o", "{out}/three-spheres.png"]
@@ -74,9 +76,9 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float, what: s
         await pilot.pause(0.1)
 
 
-async def shoot_demo(app: KubeviewApp, out: Path) -> None:
+async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None:
     """`kubeview --demo`: the cluster screens."""
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's 4 pending pods")
         await pilot.pause(1.5)  # one usage sample of the sleepers
         # pods: to the end, where the training pods are (train-c Pending) beside the last consumers
@@ -100,9 +102,9 @@ async def shoot_demo(app: KubeviewApp, out: Path) -> None:
         await pilot.press("q")
 
 
-async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob) -> None:
+async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob, size: tuple[int, int]) -> None:
     """`kubeview --demo --render ...`: the render screen half done and finished."""
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         render = app.screen
 
         def fraction() -> float:
@@ -118,37 +120,37 @@ async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob) -> None
         await pilot.press("q")
 
 
-def run_demo(out: Path) -> None:
+def run_demo(out: Path, size: tuple[int, int]) -> None:
     source = open_source(command(DEMO, str(out)))
     try:
-        asyncio.run(shoot_demo(make_app(source), out))
+        asyncio.run(shoot_demo(make_app(source), out, size))
     finally:
         source.close()
 
 
-def run_render(out: Path) -> None:
-    args = command(RENDER, str(out))
+def run_render(out: Path, size: tuple[int, int], scene_dir: Path) -> None:
+    args = command(RENDER, str(scene_dir))
     source = open_source(args)
     job = LocalRenderJob(source, RenderSettings(scene=resolve_scene(args.render), output=Path(args.output).resolve(),
                                                 replicas=args.replicas, cpu=args.cpu))  # as commands/main.py
     try:
         job.start()
-        asyncio.run(shoot_render(make_app(source, job), out, job))
+        asyncio.run(shoot_render(make_app(source, job), out, job, size))
     finally:
         job.stop()
         source.close()
 
 
-async def shoot_tune(app: KubeviewApp, out: Path) -> None:
+async def shoot_tune(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None:
     """`kubeview tune ...`: the Tune screen once the study is done."""
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: getattr(app.screen, "done", False), 300, "the study to finish")
         await pilot.pause(0.5)
         app.save_screenshot("tune.svg", str(out))
         await pilot.press("q")
 
 
-def run_tune(out: Path) -> None:
+def run_tune(out: Path, size: tuple[int, int]) -> None:
     from kubeview.commands.tune import _inputs, build_tuner, study_settings
     from kubeview.tune.study import open_study
 
@@ -162,7 +164,7 @@ def run_tune(out: Path) -> None:
     work = Path(tempfile.mkdtemp(prefix="kubeview-screenshots-"))
     try:
         app = make_app(source, tuner=build_tuner(args, source, scene, open_study(settings), settings, work))
-        asyncio.run(shoot_tune(app, out))
+        asyncio.run(shoot_tune(app, out, size))
         app.finish_cleanup()
     finally:
         source.close()
@@ -174,15 +176,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"),
                         help="directory for the SVGs, relative to the repository (default: screenshots)")
-    out = parser.parse_args().out
+    parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
+                        help="terminal sizes WxH, comma-separated (default: %(default)s); the first into --out, "
+                             "the others into --out/WxH")
+    parser.add_argument("--only", default="demo,render,tune", help="which runs (default: %(default)s)")
+    args = parser.parse_args()
+    sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
+    only = set(args.only.split(","))
+    out = args.out
     os.chdir(REPO)  # paths on screen are then relative to the repository
     out.mkdir(parents=True, exist_ok=True)
     write_scene(out)
-    run_demo(out)
-    run_render(out)
-    run_tune(out)
-    for svg in sorted(out.glob("*.svg")):
-        print(svg)
+    for n, (width, height) in enumerate(sizes):
+        where = out if n == 0 else out / f"{width}x{height}"
+        where.mkdir(parents=True, exist_ok=True)
+        if "demo" in only:
+            run_demo(where, (width, height))
+        if "render" in only:
+            run_render(where, (width, height), out)
+        if "tune" in only:
+            run_tune(where, (width, height))
+        for svg in sorted(where.glob("*.svg")):
+            print(svg)
     return 0
 
 

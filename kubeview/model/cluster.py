@@ -142,6 +142,7 @@ class ClusterModel:
                 self._delete_node(name)
             for view in fresh.values():
                 self._put_node(view)
+            self.gpus.set_nodes(fresh)  # from now on a slice's devices count only while its node exists
         elif kind in WORKLOAD_KINDS:
             for key in [k for k in self.workloads if k[0] == kind]:
                 del self.workloads[key]
@@ -163,6 +164,7 @@ class ClusterModel:
             return False
         t = self._table
         if old is None:
+            self.gpus.node_added(view.name)
             r = t.add(view.name)
             t.set_node(r, view.capacity, view.allocatable)
             for pod in (self._bound.get(view.name) or {}).values():
@@ -179,6 +181,7 @@ class ClusterModel:
     def _delete_node(self, name: str) -> bool:
         if self.nodes.pop(name, None) is None:
             return False
+        self.gpus.node_deleted(name)  # its DRA devices go with it (the slices may stay a while)
         self._table.remove(name)  # its pods stay in _bound: they count again if it comes back
         self._order = None
         self._layout = None

@@ -66,7 +66,7 @@ DRA_SCHEMA = _obj({
     "devices": {"type": "array", "items": _obj({
         "node": _S, "driver": _S, "pool": _S, "name": _S, **_FACTS,
         "gpu": {"type": "boolean", "description": "counted in the nvidia.com/gpu figures"},
-        "state": {"enum": ["allocated", "free", "unavailable"]},
+        "state": {"enum": ["allocated", "free", "unavailable", "gone"]},
         "claim": {"type": ["object", "null"], "properties": {"namespace": _S, "name": _S}},
         "pods": {"type": "array", "items": _S}})},
     "claims": {"type": "array", "items": _obj({

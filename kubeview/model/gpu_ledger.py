@@ -12,6 +12,10 @@ Rules (from the recorded v1.36.2 control plane, tests/fixtures/k8s/dra/README.md
   (`spec.extendedResourceName`) selects it (with no such class: devices whose `type` attribute is
   `gpu` or `mig`, NVIDIA's convention). A pod's `nvidia.com/gpu` the scheduler satisfied through a
   claim is counted as that claim's device, not as a request (views.PodView drops mapped requests).
+- A node that is gone takes its devices with it: a ResourceSlice outlives its Node until the garbage
+  collector removes it (and the embedded cluster's preemption never does), so once the model has
+  listed Nodes, the devices of a slice whose node is not among them are "gone": no column units, not
+  free, held by no pod.
 - Partitionable devices (MIG, KEP-4815) consume shared counters: a free device whose counters are
   used up by allocated siblings is "unavailable". Column units on such a pool are the allocated
   devices plus the most free devices that still fit together (smallest first), which is how many a
@@ -45,6 +49,7 @@ class DeviceState:
     device: Device
     gpu: bool  # counts in the nvidia.com/gpu column
     state: str  # "allocated" | "free" | "unavailable" (counters used by siblings, or pool incomplete)
+    # | "gone" (its node was deleted: the slice outlives it until garbage collection, nothing is free)
     claim: ClaimKey | None  # the allocated claim holding it
     pods: tuple[str, ...]  # the claim's reservedFor pods (in the claim's namespace)
 
@@ -77,6 +82,7 @@ class GpuLedger:
         self._cache: dict[str, NodeGpus] = {}
         self._dirty: set[str] = set()
         self._all_dirty = False
+        self._nodes: set[str] | None = None  # the cluster's nodes once listed (None: every node assumed)
 
     # -- events -----------------------------------------------------------------------------------
     def apply(self, kind: str, event_type: str, obj: dict) -> bool:
@@ -122,6 +128,30 @@ class GpuLedger:
             for view in map(ClaimView.from_api, objects):
                 self._put_claim(view.key, view)
         self.version += 1
+
+    def set_nodes(self, names: Iterable[str]) -> None:
+        """The cluster's nodes (a Node list): devices of other nodes are gone from now on."""
+        fresh = set(names)
+        old = self._nodes if self._nodes is not None else set(self._node_slices)
+        self._dirty |= (old ^ fresh) | (set(self._node_slices) - fresh)
+        self._nodes = fresh
+        self.version += 1
+
+    def node_added(self, name: str) -> None:
+        if self._nodes is not None and name not in self._nodes:
+            self._nodes.add(name)
+            self._dirty.add(name)
+            self.version += 1
+
+    def node_deleted(self, name: str) -> None:
+        """The Node is gone: its devices are too, whatever its slices still say."""
+        if self._nodes is not None and name in self._nodes:
+            self._nodes.discard(name)
+            self._dirty.add(name)
+            self.version += 1
+
+    def node_gone(self, name: str) -> bool:
+        return self._nodes is not None and name not in self._nodes
 
     def _put_class(self, name: str, view: DeviceClassView | None) -> bool:
         if view is None:
@@ -221,7 +251,7 @@ class GpuLedger:
         out: dict[tuple[str, str], tuple[Device, ...]] = {}
         for ng in self.nodes().values():
             for s in ng.devices:
-                if s.gpu and s.claim is not None:
+                if s.gpu and s.claim is not None and s.state != "gone":
                     for pod in s.pods:
                         key = (s.claim[0], pod)
                         out[key] = out.get(key, ()) + (s.device,)
@@ -263,6 +293,10 @@ class GpuLedger:
         self._dirty = set()
 
     def _compute(self, node: str, slices: list[SliceView], gpu_classes: list[DeviceClassView]) -> NodeGpus:
+        if self.node_gone(node):
+            gone = sorted((d for s in slices for d in s.devices), key=lambda d: d.name)
+            return NodeGpus(node, tuple(DeviceState(d, _is_gpu(d, gpu_classes), "gone", None, ()) for d in gone),
+                            0, 0)
         pools: dict[tuple[str, str], list[SliceView]] = {}
         for s in slices:
             pools.setdefault((s.driver, s.pool), []).append(s)

@@ -12,13 +12,15 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from textual import events, on, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.driver import Driver
 from textual.reactive import var
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from kubeview.cluster.source import ClusterSource
@@ -43,6 +45,9 @@ LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release th
 LOCK_RETRY = 0.1
 GIL_SWITCH_SECONDS = 0.001
 USAGE_INTERVAL = 15.0  # seconds between Prometheus readings
+# how long an action's result stays in the banner (#24: it lingered until the next action); a
+# progress line ("scaling…") stays until its result replaces it, an app-wide failure (sticky) stays
+BANNER_SECONDS = {"ok": 8.0, "error": 20.0}
 TUNE_STOP_WAIT = 180.0  # quitting waits this long at most for the running trial's pods to go
 KEY_PRIORITY_SECONDS = 0.06  # after a key press, background sorts pause this long (see `yield_to_ui`)
 YIELD_AT_MOST = 0.5  # ...but never longer than this per step (held-down keys must not stall a sort)
@@ -92,6 +97,8 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._stop = threading.Event()
         self._last_refresh = 0.0
         self._refresh_timer: Any = None
+        self._banner_timer: Any = None
+        self.banner_seconds = dict(BANNER_SECONDS)
         self.packing_where = ""
         self._warmed = False
         self._ui_busy_until = 0.0
@@ -265,9 +272,30 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.banner = self.sticky_banner = (f"{what} failed: {error}" if error is not None else f"{what} failed",
                                             "error")
 
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's palette entries minus the two kubeview has its own of (#24: each command showed
+        twice): "Quit" (ours stops what kubeview started) and "Keys" (ours, `?`, shows every key)."""
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Quit", "Keys"):
+                yield command
+
     @on(ActionDone)
     def _action_done(self, event: ActionDone) -> None:
         self.banner = (event.text, "ok" if event.ok else "error")
+
+    def watch_banner(self, banner: tuple[str, str]) -> None:
+        """An action's result expires (`BANNER_SECONDS`); a newer banner restarts the clock."""
+        if self._banner_timer is not None:
+            self._banner_timer.stop()
+            self._banner_timer = None
+        seconds = self.banner_seconds.get(banner[1])
+        if banner[0] and seconds is not None and banner != self.sticky_banner:
+            self._banner_timer = self.set_timer(seconds, lambda: self._expire_banner(banner))
+
+    def _expire_banner(self, banner: tuple[str, str]) -> None:
+        self._banner_timer = None
+        if self.banner == banner and banner != self.sticky_banner:  # (sticky is set after `banner`)
+            self.banner = ("", "")
 
     # -- navigation --------------------------------------------------------------------------------
     def jump(self, target: str) -> None:

@@ -1,7 +1,9 @@
 """Command palette entries for every action: each binding of the app and of the current screen.
 
 Built from the bindings themselves (description and tooltip), so a new key is in the palette the
-moment it exists, and the palette can never offer an action the screen does not have.
+moment it exists, and the palette can never offer an action the screen does not have (or refuses
+now). Each command once: Textual's own "Quit" and "Keys" are left out (`KubeviewApp.get_system_commands`),
+ours quit cleanly and show every key.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+from textual.actions import parse as parse_action
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
@@ -26,7 +29,7 @@ class KubeviewCommands(Provider):
         title = getattr(target, "SCREEN_TITLE", "") or type(target).__name__
         for node, bindings in ((target, _bindings(target)), (self.app, _bindings(self.app))):
             for b in bindings:
-                if b.action in seen or b.system:
+                if b.action in seen or b.system or not _enabled(node, b.action):
                     continue
                 seen.add(b.action)
                 name = (b.tooltip or b.description) if node is self.app else f"{title}: {b.description}"
@@ -42,6 +45,12 @@ class KubeviewCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), partial(node.run_action, action), help=help_text)
+
+
+def _enabled(node: DOMNode, action: str) -> bool:
+    """What the footer would show: an action the node refuses now (Clear filter with no filter) is out."""
+    _, name, params = parse_action(action)
+    return node.check_action(name, params) is not False
 
 
 def _bindings(node: DOMNode) -> list[Binding]:

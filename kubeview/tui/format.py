@@ -166,14 +166,21 @@ def requests_summary(requests: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def reason_key(reason: str) -> str:
+def reason_key(reason: str, gpu_first: bool = False) -> str:
     """What a scheduler message says about the nodes, without `0/5 nodes are available:` before it or
     the preemption sentence after it: `2 Insufficient nvidia.com/gpu, 3 Insufficient cpu`."""
-    return ", ".join(reason_parts(reason))
+    return ", ".join(reason_parts(reason, gpu_first))
 
 
-def reason_parts(reason: str) -> list[str]:
-    """The parts of `reason_key`, the one to read first leading."""
+def gpu_part(part: str) -> bool:
+    """A part of a scheduler message about GPUs: a device-plugin GPU or a DRA claim (`cannot allocate
+    all claims`); only a pod that asks for GPUs gets one."""
+    return GPU in part or "gpu" in part.lower() or "claims" in part
+
+
+def reason_parts(reason: str, gpu_first: bool = False) -> list[str]:
+    """The parts of `reason_key`, the one to read first leading; with `gpu_first` (a pod that asks for
+    GPUs) the parts about GPUs lead: `3 Insufficient cpu` is not what keeps a training pod waiting."""
     key = _NODES_AVAILABLE.sub("", reason, count=1)
     key = key.split(" preemption:", 1)[0].strip().removesuffix(".")
     if not key:
@@ -186,14 +193,21 @@ def reason_parts(reason: str) -> list[str]:
         count, _, what = part.partition(" ")
         if not count.isdigit():  # not "N reason" parts: keep the scheduler's order, as one part
             return [key]
-        ranked.append((not what.startswith("Insufficient"), -int(count), i, part))
+        ranked.append((gpu_first and not gpu_part(part), not what.startswith("Insufficient"), -int(count), i, part))
     return [r[-1] for r in sorted(ranked)]
 
 
+_CUT = re.compile(r", (?:…|\+\d+ more)$")
+
+
 def reason_point(reason: str) -> str:
-    """The least of a reason a table shows whole: its leading part (`3 Insufficient cpu`). Also
-    of a reason already cut to its parts (`3 Insufficient cpu, …`), as a table cell shows it."""
-    return reason_parts(reason.removesuffix(", …"))[0]
+    """The least of a reason a table shows whole: its leading part (a GPU part first: only a pod asking
+    for GPUs has one) and, when more follow, room for the mark that says so (`, …`). Also of a reason
+    already cut to its parts (`2 Insufficient nvidia.com/gpu, +2 more`), as a table cell shows it."""
+    if _CUT.search(reason):
+        return reason.split(", ", 1)[0] + ", …"
+    parts = reason_parts(reason, gpu_first=True)
+    return parts[0] + (", …" if len(parts) > 1 else "")
 
 
 def cut_middle(text: str, width: int) -> str:
@@ -206,3 +220,4 @@ def cut_middle(text: str, width: int) -> str:
     tail = (width - 1) // 2
     head = width - 1 - tail
     return text[:head] + "…" + (text[-tail:] if tail else "")
+

@@ -6,18 +6,53 @@ the changed keys are removed and re-inserted (binary search, O(log n) each, plus
 so a refresh costs what changed, not what exists. A full rebuild (new sort column, new filter,
 relist) starts from the keys already sorted by name and uses numpy's stable argsort, which keeps
 name order among equal values. Pure Python: no Textual, testable on its own.
+
+Keys compare in natural order (`natural`): the digits in a name compare as numbers, so pods read
+`app-9, app-86, app-90` (character by character: `-86, -9, -90`). Every comparison of keys here and
+in what hands keys in sorted (the state's relists, `Contains.few`) goes through `natural`.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Hashable, Iterable
+from functools import lru_cache
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 Key = Hashable
+_DIGITS = re.compile(r"\d+")
+_WIDTH = 20  # digits a number is padded to (longer ones compare as text)
+
+
+def _pad(match: re.Match) -> str:
+    digits = match.group()
+    return digits.rjust(_WIDTH, "0") if len(digits) < _WIDTH else digits
+
+
+def _natural_text(text: str) -> str:
+    """`app-86-x` -> `app-000…086-x`: every number zero-padded to one width, so plain string comparison
+    (in C, a tuple of strings per key) orders numbers by value. Cheaper than a tuple of text and int
+    parts: a relist of 150,000 pods sorts in ~0.6 s (0.3 s once cached) instead of ~1.7 s (0.25 s character
+    by character)."""
+    return _DIGITS.sub(_pad, text)
+
+
+@lru_cache(maxsize=1 << 18)  # a relist sorts every key; a watch event's insert compares ~17 of them
+def natural(key: Key) -> Any:
+    """The sort key of `key` (a name, or a tuple of names such as (namespace, name)) in natural order."""
+    if isinstance(key, str):
+        return _natural_text(key)
+    if isinstance(key, tuple):
+        return tuple(_natural_text(k) if isinstance(k, str) else k for k in key)
+    return key
+
+
+def natural_sorted(keys: Iterable) -> list:
+    return sorted(keys, key=natural)
 
 
 class Contains:
@@ -41,7 +76,7 @@ class Contains:
         `texts` must not change meanwhile (call under the state's lock)."""
         needle = self.needle
         hits = [k for k, text in self.texts.items() if needle in text]
-        return sorted(hits) if len(hits) <= limit else None
+        return natural_sorted(hits) if len(hits) <= limit else None
 
 
 class ItemValue:
@@ -83,7 +118,7 @@ CHUNK = 4096  # keys per step of a rebuild between checks (cancelled? a key to a
 
 
 class KeyIndex:
-    """Visible keys ordered by `(value(key), key)`; `value=None` orders by key alone."""
+    """Visible keys ordered by `(value(key), natural(key))`; `value=None` orders by key alone."""
 
     def __init__(self, value: Callable[[Any], Any] | None = None,
                  match: Callable[[Any], bool] | None = None) -> None:
@@ -104,16 +139,16 @@ class KeyIndex:
         """Row of `key`, or None if it is not visible (binary search: no set needed)."""
         keys = self.keys
         if self.value is None:
-            i = bisect.bisect_left(keys, key)
+            i = bisect.bisect_left(keys, natural(key), key=natural)
         else:
             vals = self._vals
             if key not in vals:
                 return None
-            i = bisect.bisect_left(keys, (vals[key], key), key=lambda k: (vals[k], k))
+            i = bisect.bisect_left(keys, (vals[key], natural(key)), key=lambda k: (vals[k], natural(k)))
         return i if i < len(keys) and keys[i] == key else None
 
     def rebuild(self, by_key: list, cancelled: Callable[[], bool] | None = None) -> None:
-        """All rows again from `by_key` (every present key, sorted by key).
+        """All rows again from `by_key` (every present key, in natural order: `natural_sorted`).
 
         Runs in a worker for big tables: `cancelled()` is asked between steps of CHUNK keys, and a
         True answer raises `Cancelled` (a newer sort or filter supersedes this one; finishing it
@@ -176,11 +211,11 @@ class KeyIndex:
 
     def _insert(self, key: Key) -> None:
         if self.value is None:
-            bisect.insort(self.keys, key)
+            bisect.insort(self.keys, key, key=natural)
             return
         vals = self._vals
         vals[key] = self.value(key)
-        bisect.insort(self.keys, key, key=lambda k: (vals[k], k))
+        bisect.insort(self.keys, key, key=lambda k: (vals[k], natural(k)))
 
 
 def _array(values: list) -> np.ndarray:

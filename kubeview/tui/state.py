@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.workloads import WORKLOAD_KINDS
-from kubeview.tui.key_index import KeyIndex
+from kubeview.tui.key_index import KeyIndex, natural_sorted
 from kubeview.tui.rows.jobs import WorkloadItems
 from kubeview.tui.rows.jobs import search_text as job_search_text
 from kubeview.tui.rows.pods import search_text as pod_search_text
@@ -122,7 +122,7 @@ class ClusterState:
         if isinstance(event, Listed):
             if event.kind == "Pod":
                 shown = model.shown_pods()  # -n: the namespace's pods only (node figures count all)
-                self.pods_by_name.rebuild(sorted(shown))
+                self.pods_by_name.rebuild(natural_sorted(shown))
                 self.pod_search = {k: pod_search_text(p) for k, p in shown.items()}
                 # Millions of long-lived objects now: keep the cyclic GC from walking them all
                 # (a full collection would stall the UI for most of a second). Refcounting still
@@ -136,7 +136,7 @@ class ClusterState:
                 gc.set_threshold(young, middle, FULL_GC_EVERY)
             elif event.kind in WORKLOAD_KINDS or event.kind == "Job":
                 items = self.workload_items()
-                self.workloads_by_name.rebuild(sorted(items))
+                self.workloads_by_name.rebuild(natural_sorted(items))
                 self.workload_search = {k: job_search_text(w) if k[0] == "Job" else workload_search_text(w)
                                         for k, w in items.items()}
         elif isinstance(event, WatchEvent):

@@ -11,7 +11,7 @@ from kubeapi.dra_model import recorded_dra_model
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DeviceClassView, parse_cel
-from kubeview.model.events import WatchEvent
+from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gpu_idle import find_idle
 from kubeview.model.ksm import exposition
 from kubeview.model.schema_check import validate
@@ -117,3 +117,30 @@ def test_idle_gpus_join_dcgm_by_uuid_when_pod_labels_are_missing() -> None:
     assert report.pods[("dra", "mixed-ext-pod")].requested == 1  # the device-plugin pod, as before
     doc = build_snapshot(m, now=0.0)
     assert doc["cluster"]["usage"]["idleGpus"] == 1
+
+
+def test_a_deleted_nodes_devices_are_gone_everywhere() -> None:
+    """#24 item 5: a Node deleted while its ResourceSlice stays (garbage collection later, or never in the
+    embedded cluster) left its MIG devices listed as free. Gone: no units, not free, held by no pod, in the
+    snapshot and the metrics too; back when the node is."""
+    m = recorded()
+    node = next(n for n, ng in m.gpus.nodes().items() if any(d.device.type == "mig" for d in ng.devices))
+    before = m.gpus.node(node)
+    assert before is not None and before.gpu_total > 0 and {s.state for s in before.devices} & {"free", "allocated"}
+    obj = {"metadata": {"name": node}}
+    assert m.apply(WatchEvent("Node", "DELETED", obj))
+    gone = m.gpus.node(node)
+    assert gone is not None and len(gone.devices) == len(before.devices)  # still listed (the slice is there)...
+    assert {s.state for s in gone.devices} == {"gone"} and (gone.gpu_total, gone.gpu_free) == (0, 0)  # ...as gone
+    assert not any(d.node == node for ds in m.gpus.pod_gpus().values() for d in ds)
+    doc = build_snapshot(m, now=0.0)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    assert {d["state"] for d in doc["dra"]["devices"] if d["node"] == node} == {"gone"}
+    assert not any(f'node="{node}"' in ln and ln.endswith(" 1") for ln in exposition(m).splitlines()
+                   if ln.startswith("kubeview_dra_device_allocated{"))
+    # a relist of Nodes without it says the same; the node coming back brings its devices back
+    nodes = fixtures.load("dra/nodes.json")["items"]
+    m.apply(Listed("Node", [n for n in nodes if n["metadata"]["name"] != node]))
+    assert {s.state for s in m.gpus.node(node).devices} == {"gone"}
+    m.apply(WatchEvent("Node", "ADDED", next(n for n in nodes if n["metadata"]["name"] == node)))
+    assert m.gpus.node(node) == before and gpu(m, node)[0] == before.gpu_total

@@ -4,15 +4,11 @@ GPU column counts GPUs held through DRA claims once, the node's devices are a ta
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterator
-
 import pytest
 from rich.text import Text
 from tui_helpers import middle_cut, run_async, settle, wait_for
 
 from kubeview.cluster.local.source import LocalSource
-from kubeview.cluster.select import open_source
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_point
 from kubeview.tui.screens.node_detail import NodeDetailScreen
@@ -22,19 +18,9 @@ from kubeview.tui.widgets.device_table import DeviceTableView
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZES = ((160, 48), (120, 40), (100, 30))
+SMALL = (80, 24)
 EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", "4-GPU pods never fit (no node has 4)",
                   "8-GPU pods never fit (no node has 8)"}
-
-
-@pytest.fixture
-def demo() -> Iterator[LocalSource]:
-    """`--demo` opened as `kubeview` opens it (the app closes it when it quits)."""
-    args = argparse.Namespace(local=False, demo=True, kubeconfig=None, context=None, namespace=None, cluster=None)
-    source = open_source(args)
-    try:
-        yield source
-    finally:
-        source.close()
 
 
 def lines_of(table: VirtualTable) -> dict[tuple[str, str], str]:
@@ -77,8 +63,9 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
             for pod in pending:
                 line = lines[pod.key]
                 assert len(line) <= width
-                point = reason_point(pod.pending_reason)
-                assert point == "3 Insufficient cpu"
+                point = reason_point(pod.pending_reason).removesuffix(", …")
+                gpu = pod.name == "train-c"  # asks for GPUs: the GPU part leads
+                assert point == ("2 Insufficient nvidia.com/gpu" if gpu else "3 Insufficient cpu")
                 assert point in line, (width, line)  # whole: not "3 Insufficie…"
             # names are cut only in the middle, and only where they and the reason's point cannot both fit
             key = max(lines, key=lambda k: len(k[1]))  # nvidia-dra-driver-gpu-kubelet-plugin-mmh92
@@ -86,7 +73,7 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
             if width >= 160:
                 assert name == key[1]
             else:
-                assert name.startswith("nvidia-d") and name.endswith(key[1][-5:]) and "…" in name, lines[key]
+                assert middle_cut(key[1], name) and "…" in name, lines[key]
             flannel = next(k for k in lines if k[0] == "kube-flannel")
             assert lines[flannel].startswith("kube-flannel ")  # the namespace whole
             # the header's GPU line: whole parts, the least important dropped ("never fit (n…" before)
@@ -96,6 +83,33 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
             assert "2-GPU pods: room for 0 of 2 free" in parts  # lost to fragmentation: kept longest
             assert parts[-1] == "…" and "8-GPU pods never fit (no node has 8)" not in parts
             assert all(p in EVERY_GPU_PART for p in parts[1:-1]), parts
+
+
+TRAIN_C = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, "
+           "2 cannot allocate all claims, 3 Insufficient cpu.")
+
+
+@pytest.mark.parametrize("size", [*SIZES[::2], SMALL])
+@run_async
+async def test_a_cut_reason_says_so_and_a_gpu_pod_leads_with_gpus(demo: LocalSource, size: tuple[int, int]) -> None:
+    """#24 item 4: at 100 columns train-c's REASON read `3 Insufficient cpu`, nothing saying more was cut,
+    though train-c waits for GPUs."""
+    app = make_app(demo)
+    async with app.run_test(size=size) as pilot:
+        await demo_listed(pilot, "2")
+        pod = app.state.model.pods[("training", "train-c")]
+        assert pod.pending_reason.startswith(TRAIN_C.removesuffix("."))
+        table = app.screen.query_one(VirtualTable)
+        reason = [c.key for c in table.columns].index("reason")
+        cell = str(table.rows.cells(pod.key)[reason])
+        line = lines_of(table)[pod.key]
+        assert len(line) <= size[0], line
+        if cell != pod.pending_reason:  # cut: the GPU part leads, and the line says more was cut
+            assert cell.startswith("2 Insufficient nvidia.com/gpu") and cell.endswith(("…", " more")), cell
+            shown = line.rstrip().split(" 0 ", 1)[1]  # after RST
+            assert shown.startswith("2 Insuf") and shown.endswith(("…", " more")), line  # cut, and says so
+            # from 100 columns on the GPU part reads (at 80 the names keep 10 cells first: `nvidi…mmh92`)
+            assert size[0] < 100 or shown.startswith("2 Insufficient nvidia.com/gpu"), line
 
 
 @run_async
@@ -158,3 +172,23 @@ async def test_node_detail_fields_apart_and_devices_one_line_each(demo: LocalSou
             uuid = app.state.model.gpus.node("dra-node-1").devices[0].device.uuid
             shown = next(c for c in gpu0 if c.startswith("GPU-"))
             assert middle_cut(uuid, shown) and (width < 160 or shown == uuid)
+
+
+@pytest.mark.parametrize("size", [SIZES[0], SIZES[2], SMALL])
+@run_async
+async def test_columns_do_not_jump_when_scrolling(demo: LocalSource, size: tuple[int, int]) -> None:
+    """#24 item 7: on Pods, `G` then `g` grew NAMESPACE from 13 to 22 columns and NAME from 35 to 43 (the
+    widths came from the rows scrolled past); they come from the whole list now."""
+    app = make_app(demo)
+    async with app.run_test(size=size) as pilot:
+        await demo_listed(pilot, "2")
+        table = app.screen.query_one(VirtualTable)
+        assert len(table.rows) > table.page_height  # premise: the last rows are off the first page
+        widest_ns = max(len(table.rows.key(i)[0]) for i in range(len(table.rows)))
+        assert widest_ns > max(len(table.rows.key(i)[0]) for i in range(table.page_height))  # ... and wider
+        first = dict(table.width_of), table.render_line(0).text
+        for key in ("G", "g", "G"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert (table.width_of, table.render_line(0).text) == first, key
+        assert table.want["namespace"] == widest_ns

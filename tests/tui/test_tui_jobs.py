@@ -112,7 +112,8 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
         "completionMode": "Indexed", "completions": 8, "parallelism": 4, "backoffLimitPerIndex": 1,
         "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
         "template": {"spec": {"restartPolicy": "Never", "containers": [{
-            "name": "w", "image": "busybox", "command": ["sh", "-c", "sleep 1"],
+            # long enough that the Job still runs on the node when `y` comes, on a loaded machine too
+            "name": "w", "image": "busybox", "command": ["sh", "-c", "sleep 4"],
             "resources": {"requests": {"cpu": "100m"}}}]}}}})
     pods = source.pods("batch")
     node = pods[0]["spec"]["nodeName"]
@@ -134,11 +135,14 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
             await pilot.press("P")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question again")
             await pilot.pause(0.2)
+            with app.state.lock:  # the premise: the Job's pods still run there (else nothing to disrupt)
+                assert any(p.phase in ("Pending", "Running") and not p.deleting for p in app.state.model.pods_on(node)
+                           if p.namespace == "batch"), "the Job finished before the preemption"
             await pilot.press("y")
             await wait_for(pilot, lambda: app.banner[1] == "ok" and "preempted" in app.banner[0], what="preempt")
             assert source.get("Node", "", node) is None
             await wait_for(pilot, lambda: (app.state.model.jobs.jobs[("batch", "items")].state == "Complete"),
-                           what="the Job to complete")
+                           60, what="the Job to complete")
             from kubeview.model.job_progress import disrupted_pods
 
             with app.state.lock:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from textual.widgets import Static
-from tui_helpers import run_async, settle
+from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
@@ -124,3 +125,55 @@ async def test_a_long_refusal_is_read_whole(small_cluster: SyntheticSource) -> N
         assert banner.size.height > 1  # wrapped, not cut at the screen's width
         lines = [banner.render_line(y).text.strip() for y in range(banner.size.height)]
         assert " ".join(" ".join(lines).split()) == FORBIDDEN
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
+@run_async
+async def test_an_action_result_expires(small_cluster: SyntheticSource, size: tuple[int, int]) -> None:
+    """#24 item 16: an action's message lingered until the next action. It goes by itself now; a progress
+    line waits for its result, an app-wide failure (sticky) stays."""
+    app = make_app(small_cluster)
+    app.banner_seconds = {"ok": 0.2, "error": 0.2}
+    shown: list[tuple[str, str]] = []
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.watch(app, "banner", lambda banner: shown.append(banner), init=False)
+        await pilot.press("3", "plus")  # scale the first workload: a result, ok or refused
+        await wait_for(pilot, lambda: any(b[1] in ("ok", "error") for b in shown), what="the result")
+        await wait_for(pilot, lambda: app.banner == ("", ""), what="the result to expire")
+        result = next(b for b in shown if b[1] in ("ok", "error"))
+        assert result[0] and shown.index(result) < len(shown) - 1 and shown[-1] == ("", "")
+        assert not app.screen.query_one(Banner).display
+        app.banner = ("scaling…", "")  # a progress line: no clock
+        assert app._banner_timer is None
+        app.banner = app.sticky_banner = ("watch failed: boom", "error")  # about the whole app: stays
+        await wait_for(pilot, lambda: app._banner_timer is None, what="its clock to run out")
+        assert app.banner == ("watch failed: boom", "error")
+
+
+@run_async
+async def test_one_replica_is_said_in_the_singular(small_cluster: SyntheticSource) -> None:
+    """#24 item 16: "left at 1 replicas"."""
+    from kubeview.tui.screens.prompts import Confirm, NumberPrompt
+
+    app = make_app(small_cluster)
+    app.banner_seconds = {}  # nothing expires here: the line is read after the dialog closes
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        key = app.screen.query_one(VirtualTable).cursor_key
+        assert app.state.model.workloads[key].desired == 1  # premise: the first workload has one replica
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, NumberPrompt), what="the prompt")
+        await pilot.press("backspace", "0", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.is_active, what="the question")
+        await pilot.pause()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.banner[1] == "ok", what="the answer")
+        assert app.banner[0] == f"{key[0]} {key[1]}/{key[2]} left at 1 replica."
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, NumberPrompt), what="the prompt")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "already" in app.banner[0], what="the answer")
+        assert app.banner[0] == f"{key[0]} {key[1]}/{key[2]} already has 1 replica."

@@ -8,6 +8,7 @@ from tui_helpers import run_async, settle, wait_for
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_key, reason_point
+from kubeview.tui.key_index import natural_sorted
 from kubeview.tui.screens import indexed
 from kubeview.tui.screens.help import HelpScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
@@ -78,7 +79,7 @@ async def test_pods_screen_shows_pending_reasons(small_cluster: SyntheticSource)
         await pilot.press("2")
         await settle(pilot)
         keys = rows(app)
-        assert len(keys) == 80 and keys == sorted(keys)
+        assert len(keys) == 80 and keys == natural_sorted(keys)
         pending = [k for k in keys if app.state.model.pods[k].pending]
         assert len(pending) == 5
         table = app.screen.query_one(VirtualTable)
@@ -282,3 +283,30 @@ async def test_a_failed_watch_shows_a_banner_not_a_traceback() -> None:
         await pilot.press("2")
         await pilot.pause()
         assert isinstance(app.screen, PodsScreen)
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
+@run_async
+async def test_escape_clears_an_applied_filter(small_cluster: SyntheticSource, size: tuple[int, int]) -> None:
+    """#24 item 8: the hint and `?` say "Escape clears"; after Enter, Escape on the table did nothing."""
+    app = make_app(small_cluster)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"gpu", "enter")
+        await pilot.pause()
+        assert len(rows(app)) == 3 and app.screen.query_one(VirtualTable).has_focus
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(rows(app)) == 12 and app.screen.filter_text == ""
+        assert app.screen.query_one(PromptBar).input.value == ""  # the prompt no longer shows "gpu"
+        assert isinstance(app.screen, NodesScreen)
+
+        await pilot.press("enter")  # a node's page: Escape clears its filter first, then goes back
+        await pilot.pause()
+        assert isinstance(app.screen, NodeDetailScreen)
+        await pilot.press("slash", *"zzz", "enter", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeDetailScreen) and app.screen.filter_text == ""
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, NodesScreen)

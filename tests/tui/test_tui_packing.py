@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
@@ -10,6 +11,7 @@ from kubeview.scheduling.evaluate import evaluate
 from kubeview.tui.app import make_app
 from kubeview.tui.rows.whatif import hypothetical_pod
 from kubeview.tui.screens.packing import PackingScreen
+from kubeview.tui.widgets.prompt_bar import PromptInput
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 
@@ -124,3 +126,43 @@ async def test_without_an_extender_apply_says_what_to_do(kube_api) -> None:  # n
             assert app.banner[0] == "no scheduler to send the policy to: start kubeview with --extender URL."
     finally:
         source.close()
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
+@run_async
+async def test_tab_cycles_the_visible_controls_never_the_prompt(small_cluster: SyntheticSource,
+                                                                size: tuple[int, int]) -> None:
+    """#24 item 6: Tab moved focus into the hidden prompt line (then `n` and Down did nothing, a `7` went
+    into the hint); the policy, weights and Pod picker were reached only with Shift+Tab or the mouse."""
+    app = make_app(small_cluster)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PackingScreen) and app.focused is screen.main_widget()
+        seen = []
+        for _ in range(8):
+            await pilot.press("tab")
+            await pilot.pause()
+            assert not isinstance(app.focused, PromptInput), seen
+            seen.append(app.focused)
+        ids = [w.id for w in seen]
+        cycle = ["policy", "weight-nvidia-com-gpu", "weight-cpu", "weight-memory", "pod-picker", "whatif"]
+        assert ids[:6] == cycle and ids[6:] == cycle[:2], ids  # round and round, the prompt never in it
+        assert "tab" in {k for k, b in screen.active_bindings.items() if b.binding.show}  # the footer says so
+        await pilot.press("tab", "tab", "tab")  # to the pod picker: `n` and Down still work there
+        assert app.focused.id == "pod-picker"
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.gpus == 4
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert app.focused.id == "weight-memory"
+        await pilot.press("escape", "1", "tab")  # other screens: the prompt is out of the Tab order too
+        await settle(pilot)
+        await pilot.pause()
+        assert not isinstance(app.focused, PromptInput)
+        await pilot.press("slash")  # ... and still opens
+        await pilot.pause()
+        assert isinstance(app.focused, PromptInput)

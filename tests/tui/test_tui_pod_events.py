@@ -26,6 +26,17 @@ def detail_text(app) -> str:  # noqa: ANN001
     return str(app.screen.query_one("#pod-text", Static).render())
 
 
+def event_rows(lines: list[str]) -> list[str]:
+    """The Events block's rows, a wrapped message's lines (under its column) joined to their row."""
+    rows: list[str] = []
+    for line in lines:
+        if line.startswith("  ") and not line[2:3].isspace() or not rows:
+            rows.append(line)
+        else:
+            rows[-1] += " " + line.strip()
+    return rows
+
+
 @contextlib.asynccontextmanager
 async def pod_view(api: KubeAPI, name: str) -> AsyncIterator[tuple]:
     """The TUI on the test API server (Events watched), showing pod default/NAME: (pilot, app)."""
@@ -58,9 +69,10 @@ async def test_the_pod_view_lists_its_events_newest_last_and_follows_the_watch(k
         lines = text.splitlines()
         head = lines.index("Events") + 1
         assert lines[head].split() == ["Type", "Reason", "Age", "From", "Message"]
-        rows = [line.split(None, 2) for line in lines[head + 1:head + 3]]
+        events = event_rows(lines[head + 1:])
+        rows = [line.split(None, 2) for line in events[:2]]
         assert [r[:2] for r in rows] == [["Warning", "FailedScheduling"]] * 2
-        assert "(x2 over " in lines[head + 2] and "(x" not in lines[head + 1]  # the series, newest last
+        assert "(x2 over " in events[1] and "(x" not in events[0]  # the series, newest last
         assert "default-scheduler  0/5 nodes are available: 5 Insufficient nvidia.com/gpu." in " ".join(lines)
 
         cue.set()

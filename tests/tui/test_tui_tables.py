@@ -41,15 +41,20 @@ def test_widths_keep_the_reason_point_before_names_take_their_full_width() -> No
     # reason keeps its point (before: names whole, the reason cut to "3 Insufficie…")
     assert fit_widths(cols, 80, want) == [12, 42, 4, 18]
     assert fit_widths(cols, 60, want) == [12, 22, 4, 18]
-    assert fit_widths(cols, 30, want) == [12, 4, 4, 6]  # both cannot fit: the reason gives last
+    assert fit_widths(cols, 30, want) == [12, 6, 4, 4]  # both cannot fit: the reason gives before a name below 10
 
 
 def test_a_cut_reason_keeps_whole_parts() -> None:
     assert reason_cell(REASON, 200) == REASON
     assert reason_cell(REASON, 49) == "3 Insufficient cpu, 2 Insufficient nvidia.com/gpu"  # its whole key
-    assert reason_cell(REASON, 48) == "3 Insufficient cpu, …"  # never a part cut mid-word
-    assert reason_cell(REASON, 18) == "3 Insufficient cpu"
-    assert fmt.reason_point(REASON) == fmt.reason_point("3 Insufficient cpu, …") == "3 Insufficient cpu"
+    assert reason_cell(REASON, 48) == "3 Insufficient cpu, +1 more"  # never a part cut mid-word
+    assert reason_cell(REASON, 22) == "3 Insufficient cpu, …"  # "+1 more" does not fit: still says cut
+    assert reason_cell(REASON, 18) == "3 Insufficient cpu, …"  # the point: the table cuts it with "…"
+    # a pod asking for GPUs: its GPU part first (#24: train-c read "3 Insufficient cpu")
+    assert reason_cell(REASON, 40, gpu_first=True) == "2 Insufficient nvidia.com/gpu, +1 more"
+    assert fmt.reason_point(REASON) == fmt.reason_point("2 Insufficient nvidia.com/gpu, +1 more") == \
+        "2 Insufficient nvidia.com/gpu, …"
+    assert fmt.reason_point("0/3 nodes are available: 3 Insufficient cpu.") == "3 Insufficient cpu"
     assert fmt.cut_middle("kube-flannel-ds-6bmvt", 12) == "kube-f…6bmvt"
 
 

@@ -10,7 +10,7 @@ from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.model.events import WatchEvent
 from kubeview.tui import format as fmt
 from kubeview.tui import key_index
-from kubeview.tui.key_index import Cancelled, Contains, ItemValue, KeyIndex
+from kubeview.tui.key_index import Cancelled, Contains, ItemValue, KeyIndex, natural_sorted
 from kubeview.tui.state import ClusterState
 
 
@@ -42,6 +42,21 @@ def test_key_index_matches_a_full_sort_after_random_changes() -> None:
     assert index.position("nope") is None
     filtered.narrow(Contains("k00", texts))
     assert filtered.keys == expected(lambda k: "odd" in texts[k] and "k00" in texts[k])
+
+
+def test_names_sort_naturally() -> None:
+    """#24 item 16: pod names sorted character by character (`-86, -9, -90`)."""
+    names = [("ns", f"app-{n}") for n in (90, 9, 86, 100)] + [("ns", "app-9-b"), ("ns", "app"), ("ms", "z-1")]
+    want = [("ms", "z-1"), ("ns", "app"), ("ns", "app-9"), ("ns", "app-9-b"), ("ns", "app-86"), ("ns", "app-90"),
+            ("ns", "app-100")]
+    assert natural_sorted(names) == want
+    index = KeyIndex()
+    index.rebuild(natural_sorted(names[:3]))
+    index.update(names[3:], lambda k: True)  # watch events insert in natural order too
+    assert index.keys == want and all(index.position(k) == i for i, k in enumerate(want))
+    by_len = KeyIndex(lambda k: len(k[1]))
+    by_len.rebuild(want)
+    assert by_len.keys[:3] == [("ms", "z-1"), ("ns", "app"), ("ns", "app-9")]  # ties: natural
 
 
 def test_by_name_index_and_string_values() -> None:
@@ -113,7 +128,7 @@ def test_a_burst_of_events_notifies_once_until_caught_up() -> None:
     assert len(calls) == 2
     full, changed = state.take(tracker)
     assert not full and len(changed) >= 1
-    assert state.pods_by_name.keys == sorted(state.model.pods)
+    assert state.pods_by_name.keys == natural_sorted(state.model.pods)
     assert set(state.pod_search) == set(state.model.pods)
 
 

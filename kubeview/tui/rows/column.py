@@ -4,7 +4,8 @@ Names must be read whole, figures can be shorter: at 100 columns the node names 
 `cpu-n…` (five identical rows) while the bars kept their full 18 cells. So a table's widths come
 from `fit_widths`: flexible columns first get what their content wants, fixed ones shrink toward
 their `least` before a name is cut. A Pending reason is cut last of all, never before its point
-(`3 Insufficient cpu`): at 120 columns a 42-character DaemonSet pod name left it `3 Insufficie…`.
+(`3 Insufficient cpu`): at 120 columns a 42-character DaemonSet pod name left it `3 Insufficie…`;
+only names already cut to `READABLE` cells keep the rest (at 80 columns they were `ku…1`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 FLEX_LEAST = 4  # a flexible column never goes below this
+READABLE = 10  # a name cut in the middle still reads (`kube…mmh92`): the reason's point gives first below it
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,17 +42,18 @@ def fit_widths(columns: Sequence[Column], width: int, want: Mapping[str, int] | 
     A flexible column starts at what its content wants (`want[key]`, e.g. the longest name); too
     wide, the fixed columns give up cells first (the widest above its `least` each time), then the
     other flexible ones from the last (taints) to the first, then the `whole` ones (names): those
-    with a `least` down to it, then the widest first; the `point` ones (a reason's key part) last. Room to spare goes to the
+    with a `least` down to it, then the widest first down to `READABLE`; the `point` ones (a reason's key
+    part) then, and the names below `READABLE` last of all. Room to spare goes to the
     flexible columns without a `want` (evenly), or else to the last one.
     """
     want = want or {}
     widths = [c.width or max(c.floor, want.get(c.key, 0)) for c in columns]
     over = sum(widths) + len(columns) - width
 
-    def widest_first(indices: list[int], size: Callable[[int], int]) -> None:
+    def widest_first(indices: list[int], size: Callable[[int], int], floor: int = 0) -> None:
         nonlocal over
         while over > 0:
-            slack = [(size(i), i) for i in indices if widths[i] > columns[i].floor]
+            slack = [(size(i), i) for i in indices if widths[i] > max(columns[i].floor, floor)]
             if not slack:
                 return
             widths[max(slack)[1]] -= 1
@@ -67,8 +70,9 @@ def fit_widths(columns: Sequence[Column], width: int, want: Mapping[str, int] | 
     widest_first([i for i, c in enumerate(columns) if c.width], lambda i: widths[i] - columns[i].floor)
     last_first([i for i in flex if not columns[i].whole and columns[i].point is None])
     widest_first([i for i in flex if columns[i].whole and columns[i].least], lambda i: widths[i])
+    widest_first([i for i in flex if columns[i].whole], lambda i: widths[i], READABLE)
+    last_first([i for i in flex if columns[i].point is not None])  # at 80 columns names were `ku…1`
     widest_first([i for i in flex if columns[i].whole], lambda i: widths[i])
-    last_first([i for i in flex if columns[i].point is not None])
     if over < 0 and flex:
         open_ended = [i for i in flex if columns[i].key not in want] or flex[-1:]
         spare = -over

@@ -16,7 +16,7 @@ from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column
 
-STATE_STYLE = {"allocated": "green", "free": "dim", "unavailable": "yellow"}
+STATE_STYLE = {"allocated": "green", "free": "dim", "unavailable": "yellow", "gone": "strike dim"}
 
 
 def what(d: Device) -> str:

@@ -1,8 +1,8 @@
 """Jobs on the Workloads screen: their rows beside the ReplicaSets, and the panel of the selected Job.
 
-A Job's row reads like a workload's: DESIRED is its completions, READY its succeeded count, the bar
-succeeded/completions, and the last column its state and the counts the API keeps (active, ready,
-terminating, failed). The panel under the table shows the selected Job in full: the index strip of
+A Job's row reads like a workload's, each figure in its own column: DESIRED is its completions,
+READY its ready pods, DONE its succeeded count, PROGRESS succeeded/completions, STATE its state and the
+other counts the API keeps (parallelism, active, terminating, failed); OWNER stays empty. The panel under the table shows the selected Job in full: the index strip of
 an Indexed Job, one cell per index, and the pods that ended by disruption with what became of their
 index. `WorkloadItems` lets the one table hold both kinds under one key shape (kind, namespace, name).
 """
@@ -66,7 +66,8 @@ def desired(w: Row) -> int:
     return w.desired
 
 
-def ready(w: Row) -> int:
+def progress(w: Row) -> int:
+    """What the PROGRESS bar counts: a Job's succeeded pods, a workload's ready replicas."""
     return w.succeeded if isinstance(w, JobView) else w.ready
 
 
@@ -75,8 +76,8 @@ def search_text(j: JobView) -> str:
 
 
 def summary(j: JobView) -> str:
-    """The row's last column: the state and the API's counts."""
-    parts = [j.state, f"par {j.parallelism}", f"active {j.active}", f"ready {j.ready}"]
+    """The STATE column: the state and the API's counts not in a column of their own."""
+    parts = [j.state, f"par {j.parallelism}", f"active {j.active}"]
     if j.terminating:
         parts.append(f"terminating {j.terminating}")
     if j.failed:
@@ -84,17 +85,19 @@ def summary(j: JobView) -> str:
     return " · ".join(parts)
 
 
-def cells(j: JobView) -> list[Text | str]:
+def cells(j: JobView, bar: int = 8) -> list[Text | str]:
     want = desired(j)
     return [
         "Job",
         j.namespace,
         Text(j.name, style="bold"),
         str(want) if j.completions is not None else "-",
+        str(j.ready),
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
-        fmt.bar_cell(j.succeeded, want, 8, label=fmt.pct(j.succeeded, want).rjust(4),
+        fmt.bar_cell(j.succeeded, want, bar, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
-        Text(summary(j), style=STATE_STYLE.get(j.state, "")),
+        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state)),
+        "",  # (the model keeps no owner of a Job)
     ]
 
 
@@ -118,8 +121,10 @@ def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = 
     return out
 
 
-def panel(store: JobStore, key: Key) -> Text:
-    """The selected Job: spec and counts, the index strip (Indexed), disrupted pods and their indexes."""
+def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> Text:
+    """The selected Job: spec and counts, the index strip (Indexed) in at most `width` cells a line and
+    `lines` lines (at 80 columns a 100-cell line wrapped 78/22), disrupted pods and their indexes."""
+    width = max(10, min(width, STRIP_WIDTH))
     job = store.jobs.get((key[1], key[2]))
     if job is None:
         return Text(f"Job {key[1]}/{key[2]} is gone.", style="dim")
@@ -142,11 +147,11 @@ def panel(store: JobStore, key: Key) -> Text:
             char, style = STRIP_STYLE[state]
             out.append(char, style=style)
             out.append(f" {state.value} {counts[state]}  ")
-        k = cell_size(len(strip))
+        k = cell_size(len(strip), width, lines)
         if k > 1:
             out.append(f"(a cell is {k} indexes)", style="dim")
         out.append("\n")
-        out.append_text(strip_cells(strip))
+        out.append_text(strip_cells(strip, width, lines))
     gone = disrupted_pods(job, pods)
     if gone:
         policy = "ignored by podFailurePolicy" if job.ignores_disruption else "counted against backoffLimit"

@@ -25,8 +25,10 @@ COLUMNS = [  # names whole; on a narrow screen the bars get shorter first (see `
     Column("gpu", "GPU req/alloc", 16, least=9, descending=True),
     Column("pods", "PODS", 7, "right", descending=True),
     Column("fit", "FIT", 5, "right", least=3, descending=True),
-    Column("status", "STATUS", 14, least=10),
-    Column("taints", "TAINTS", 0),
+    # as wide as its widest cell (`Ready` most of the time): the rest goes to TAINTS (at 100 columns
+    # STATUS padded `Ready` with ~10 blanks while TAINTS read `nvi…`)
+    Column("status", "STATUS", 0, whole=True, least=6),
+    Column("taints", "TAINTS", 0, least=12),  # before the bars keep their full width (`nvi…` at 100)
 ]
 BAR = {"cpu": 8, "memory": 8, "gpu": 6}  # bar cells at full width; the figure after it always shows
 SORTS = {c.key: c.label.split()[0].lower() for c in COLUMNS}

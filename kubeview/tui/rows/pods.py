@@ -71,20 +71,29 @@ def search_text(pod: PodView) -> str:
     return f"{pod.namespace}/{pod.name} {pod.node or '<none>'} {pod.phase}".lower()
 
 
-def reason_cell(reason: str, width: int | None = None) -> str:
+def asks_gpus(pod: PodView) -> bool:
+    """The pod asks for GPUs: device-plugin ones, ones a claim would serve, or claims of its own."""
+    return bool(pod.requests.get(GPU) or pod.mapped or pod.pod_claims)
+
+
+def reason_cell(reason: str, width: int | None = None, gpu_first: bool = False) -> str:
     """The scheduler's message, or when `width` cuts it its key part: `0/5 nodes are available: 2
-    Insufficient nvidia.com/gpu, 3 Insufficient cpu. preemption: ...` -> `3 Insufficient cpu, 2
-    Insufficient nvidia.com/gpu`, as many whole parts as fit (`3 Insufficient cpu, …` when not all)."""
+    Insufficient nvidia.com/gpu, 3 Insufficient cpu. preemption: ...` -> `2 Insufficient nvidia.com/gpu,
+    3 Insufficient cpu`, as many whole parts as fit. Something cut always says so: `, +2 more` (or `, …`
+    where that does not fit) after the parts shown; narrower than that, the table's own cut ends in `…`. `gpu_first`: the
+    pod asks for GPUs, so the GPU parts lead (`fmt.reason_parts`)."""
     if width is None or len(reason) <= width:
         return reason
-    parts = fmt.reason_parts(reason)
-    shown = parts[0]
-    for n, part in enumerate(parts[1:], 1):
-        longer = f"{shown}, {part}"
-        if len(longer) + (3 if n < len(parts) - 1 else 0) > width:
-            return f"{shown}, …" if len(shown) + 3 <= width else shown
-        shown = longer
-    return shown
+    parts = fmt.reason_parts(reason, gpu_first)
+    for n in range(len(parts), 0, -1):
+        shown = ", ".join(parts[:n])
+        left = len(parts) - n
+        marks = [""] if not left else [f", +{left} more", ", …"]
+        for mark in marks:
+            if len(shown) + len(mark) <= width:
+                return shown + mark
+    # narrower than the point: the point itself, which the table cuts with `…` (and measures whole)
+    return parts[0] + (", …" if len(parts) > 1 else "")
 
 
 def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
@@ -103,6 +112,6 @@ def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
         fmt.mem(r["memory"]) if "memory" in r else "-",
         Text(f"{gpu} mig" if mig else str(gpu), style="bold") if gpu else Text("-", style="dim"),
         Text(str(pod.restarts), style="bold red" if pod.restarts else ""),
-        Text(reason_cell(pod.pending_reason or "", (width_of or {}).get("reason")), style="yellow")
+        Text(reason_cell(pod.pending_reason or "", (width_of or {}).get("reason"), asks_gpus(pod)), style="yellow")
         if pod.pending else "",
     ]

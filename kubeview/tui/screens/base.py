@@ -39,6 +39,9 @@ class ClusterScreen(Screen):
     AUTO_FOCUS = "VirtualTable"  # never the hidden prompt
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="screen.filter", tooltip="Filter the rows (Escape clears)"),
+        # only while a filter is on (`check_action`): else Escape goes on (a detail screen's "back")
+        Binding("escape", "clear_filter", "Clear filter", id="screen.clear_filter",
+                tooltip="Clear the filter: every row again"),
     ]
 
     def __init__(self) -> None:
@@ -109,10 +112,16 @@ class ClusterScreen(Screen):
         """Read the state (take `state.lock` around model reads) and update the widgets."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":
+            return bool(self.filter_text)  # False: hidden, and Escape goes on to the next binding
         return not (action == "filter" and not self.FILTERABLE)  # False: hidden from the footer
 
     def action_filter(self) -> None:
         self.query_one(PromptBar).open("filter", self.filter_text)
+
+    def action_clear_filter(self) -> None:
+        """Escape with a filter on (the prompt closed): the hint and `?` say "Escape clears"."""
+        self.query_one(PromptBar).clear()
 
     def open_command(self) -> None:
         self.query_one(PromptBar).open("command")

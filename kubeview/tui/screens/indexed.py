@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from kubeview.tui.key_index import Cancelled, Contains, KeyIndex, untracked_copy
+from kubeview.tui.key_index import Cancelled, Contains, KeyIndex, natural, untracked_copy
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ChangeTracker, ClusterState
@@ -252,7 +252,7 @@ class IndexedScreen(ClusterScreen):
 
 def _bisect_position(keys: Sequence) -> Callable[[Hashable], int | None]:
     def position(key: Hashable) -> int | None:
-        i = bisect.bisect_left(keys, key)
+        i = bisect.bisect_left(keys, natural(key), key=natural)
         return i if i < len(keys) and keys[i] == key else None
 
     return position

@@ -72,6 +72,9 @@ class NodeDetailScreen(ClusterScreen):
         self.refresh_data()
 
     def action_back(self) -> None:
+        if self.filter_text:  # a filter first: "Escape clears", then a second one goes back
+            self.action_clear_filter()
+            return
         self.app.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -43,6 +43,11 @@ class PackingScreen(ClusterScreen):
         Binding("left_square_bracket", "bias(-1)", "Bias -1", show=False, id="packing.bias_down",
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
+        # Tab cycles the boxes on screen (policy, weights, pod picker, what-if table), never the prompt
+        Binding("tab", "app.focus_next", "Next box", id="packing.next_box",
+                tooltip="Move to the next box: policy, weights, pod picker, what-if table"),
+        Binding("shift+tab", "app.focus_previous", "Previous box", show=False, id="packing.previous_box",
+                tooltip="Move to the previous box"),
     ]
 
     def __init__(self) -> None:
@@ -71,6 +76,9 @@ class PackingScreen(ClusterScreen):
         self.query_one("#pod-picker").border_title = "Pod (Enter picks)"
         self.query_one("#whatif-summary").border_title = "What if"
         self.watch(self.app, "packing_live", self._live_changed)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < 30, "-short")
 
     def _live_changed(self, live: PackingConfig | None) -> None:
         editor = self.query_one(PolicyEditor)
@@ -109,6 +117,8 @@ class PackingScreen(ClusterScreen):
     def _fill_picker(self) -> None:
         picker = self.query_one("#pod-picker", OptionList)
         highlighted = picker.highlighted
+        # one line each, cut at the end (#24: entries wrapped on two lines and pushed train-c below)
+        # (app.tcss: `text-wrap: nowrap`)
         options = [Option(self._hypothetical_label(), id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]

@@ -9,10 +9,12 @@ node screen.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -65,10 +67,19 @@ class PodDetailScreen(ClusterScreen):
             no_events = state.model.no_events
             claims = pod_claim_lines(state.model, pod) if pod is not None else []
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
-        text = describe(pod, self.key, raw, claims)
+        width = self._text_width()
+        text = describe(pod, self.key, raw, claims, width)
         if pod is not None:
-            text += "\n\n" + describe_events(events, time.time(), no_events)
-        self.query_one("#pod-text", Static).update(text)
+            text += "\n\n" + describe_events(events, time.time(), no_events, width)
+        self.query_one("#pod-text", Static).update(wrap_long_lines(text, width))
+
+    def _text_width(self) -> int:
+        """Cells a line of the text has (the long messages are wrapped here, with a hanging indent)."""
+        box = self.query_one("#pod-detail", VerticalScroll)
+        return box.scrollable_content_region.width or max(self.app.size.width - 4, 20)
+
+    def on_resize(self) -> None:
+        self.refresh_data()  # the wrapped messages follow the width
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -84,9 +95,39 @@ def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:
         return None
 
 
-def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: list[str] = ()) -> str:
-    """The pod as markup, `kubectl describe` style, one fact a line; long lines wrap on screen; `claims`:
-    the DRA lines (rows/devices.py: claim -> device -> UUID)."""
+def hanging(lead: str, text: str, width: int | None) -> list[str]:
+    """`lead` + `text` wrapped to `width` cells, the lines after the first indented by `len(lead)` (a
+    wrapped message stays in its column, not back at column 0; under a small indent when the column
+    is too narrow to read). One line without a width."""
+    if width is None or len(lead) + len(text) <= width:
+        return [lead + text]
+    if width - len(lead) < 20:  # the column is too narrow: the message goes under it
+        return [lead.rstrip(), *textwrap.wrap(text, max(width, 8), initial_indent="    ", subsequent_indent="    ",
+                                              break_on_hyphens=False)]
+    return textwrap.wrap(text, width, initial_indent=lead, subsequent_indent=" " * len(lead),
+                         break_on_hyphens=False) or [lead]
+
+
+def wrap_long_lines(markup: str, width: int) -> str:
+    """Any other line longer than `width` (a DRA claim line) wrapped under its own indent + 2, as plain
+    text: the Static would wrap it to column 0."""
+    out = []
+    for line in markup.split("\n"):
+        plain = Text.from_markup(line).plain
+        if len(plain) <= width:
+            out.append(line)
+            continue
+        body = plain.lstrip()
+        lead = plain[: len(plain) - len(body)]
+        out += [escape(part) for part in textwrap.wrap(body, width, initial_indent=lead,
+                                                       subsequent_indent=lead + "  ", break_on_hyphens=False)]
+    return "\n".join(out)
+
+
+def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: list[str] = (),
+             width: int | None = None) -> str:
+    """The pod as markup, `kubectl describe` style, one fact a line; `claims`: the DRA lines
+    (rows/devices.py: claim -> device -> UUID); the scheduler's message wrapped to `width` under its indent."""
     if pod is None:
         return f"[b]{escape('/'.join(key))}[/b]\n\n[dim]this pod is gone[/dim]"
     phase = "Terminating" if pod.deleting else pod.phase
@@ -110,26 +151,29 @@ def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None,
     lines += ["", "[b]Conditions[/b]"]
     lines += [f"  {escape(c)}" for c in _conditions(pod, raw)]
     if pod.pending_reason:
-        lines += ["", "[b]Why it is not scheduled[/b] (the scheduler's message)",
-                  f"  [yellow]{escape(pod.pending_reason)}[/yellow]"]
+        lines += ["", "[b]Why it is not scheduled[/b] (the scheduler's message)"]
+        lines += [f"  [yellow]{escape(part)}[/yellow]"
+                  for part in hanging("", pod.pending_reason, None if width is None else width - 2)]
     return "\n".join(lines)
 
 
-def describe_events(events: list[EventView], now: float, unavailable: str | None = None) -> str:
-    """The Events block of `kubectl describe pod` as markup: newest last, Warnings in yellow."""
+def describe_events(events: list[EventView], now: float, unavailable: str | None = None,
+                    width: int | None = None) -> str:
+    """The Events block of `kubectl describe pod` as markup: newest last, Warnings in yellow; a message
+    longer than the line wraps under the Message column (a hanging indent), not to column 0."""
     if not events:
         why = f"[dim]{escape(unavailable)}[/dim]" if unavailable else "<none>"
         return f"[b]Events[/b]  {why}"
     rows = [(e.type, e.reason, e.interval(now), e.source, e.message) for e in events]
     head = ("Type", "Reason", "Age", "From", "Message")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-    def line(cells: tuple[str, ...]) -> str:
-        return escape("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)) + "  " + cells[4])
+    def line(cells: tuple[str, ...]) -> list[str]:
+        lead = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)) + "  "
+        return [escape(part) for part in hanging(lead, cells[4], None if width is None else width - 2)]
 
-    lines = ["[b]Events[/b]", "  " + line(head)]
+    lines = ["[b]Events[/b]", "  " + line(head)[0]]
     for event, row in zip(events, rows, strict=True):
-        cells = line(row)
-        lines.append(f"  [yellow]{cells}[/yellow]" if event.warning else f"  {cells}")
+        lines += [f"  [yellow]{part}[/yellow]" if event.warning else f"  {part}" for part in line(row)]
     return "\n".join(lines)
 
 

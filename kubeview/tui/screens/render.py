@@ -31,7 +31,7 @@ from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 POLL_SECONDS = 0.5
 IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in
 CONSUMER_COLUMNS = [
-    Column("id", "CONSUMER", 0),
+    Column("id", "CONSUMER", 0, whole=True),  # cut in the middle: consumers differ at their ends
     Column("state", "STATE", 7),
     Column("tasks", "TASKS", 5, "right"),
     Column("rate", "SAMPLE/S", 8, "right"),
@@ -127,7 +127,8 @@ class RenderScreen(ClusterScreen):
             return
         consumers = {c.id: c for c in status.consumers}
         order = sorted(consumers, key=lambda cid: (consumers[cid].state == "gone", cid))
-        self.main_widget().rows = Rows(order, lambda cid: _consumer_cells(consumers[cid]))
+        finished = status.finished
+        self.main_widget().rows = Rows(order, lambda cid: _consumer_cells(consumers[cid], finished))
         if status.finished:
             where = getattr(getattr(self.job, "settings", None), "output", None) or status.output
             result = self.query_one("#render-result", Static)
@@ -155,9 +156,14 @@ class RenderScreen(ClusterScreen):
         self.app.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
 
 
-def _consumer_cells(c: Any) -> list:
-    return [c.id, Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done),
-            fmt.rate(c.samples_per_second).removesuffix("/s"), fmt.duration(c.last_seen_seconds)]
+def _consumer_cells(c: Any, finished: bool = False) -> list:
+    """A consumer's row; its rate only while it works (#24: a finished render showed a consumer
+    `idle 1.0M`, the producer's last rate for it, as if it still rendered)."""
+    working = c.state == "working" and not finished
+    rate = fmt.rate(c.samples_per_second).removesuffix("/s") if working else Text("-", style="dim")
+    # the column says CONSUMER: the pod's own part of the name is what tells them apart
+    return [c.id.removeprefix("consumer-"), Text(c.state, style=STATE_STYLE.get(c.state, "")), str(c.tasks_done), rate,
+            fmt.duration(c.last_seen_seconds)]
 
 
 def shown_path(path: str | Path) -> str:

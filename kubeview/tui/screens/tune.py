@@ -71,6 +71,10 @@ class TuneScreen(ClusterScreen):
     def main_widget(self) -> VirtualTable:
         return self.query_one("#trials", VirtualTable)
 
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < 30, "-short")
+        self.set_class(self.size.width < 100, "-narrow")
+
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#trials").border_title = "Trials"

@@ -69,6 +69,10 @@ class WorkloadsScreen(IndexedScreen):
     def _highlighted(self) -> None:
         self.show_job_panel()
 
+    def on_resize(self) -> None:
+        if self.is_current:
+            self.show_job_panel()  # the index strip follows the width
+
     def show_job_panel(self) -> None:
         """The selected Job in full under the table; hidden when the cursor is on another kind."""
         box = self.query_one("#job-panel", Static)
@@ -77,7 +81,9 @@ class WorkloadsScreen(IndexedScreen):
             box.display = False
             return
         with self.state.lock:
-            text = job_rows.panel(self.state.model.jobs, key)  # type: ignore[arg-type]
+            width = (box.content_region.width or self.app.size.width - 2)
+            lines = 2 if self.app.size.height < 30 else job_rows.STRIP_LINES  # small: rows of the table first
+            text = job_rows.panel(self.state.model.jobs, key, width, lines)  # type: ignore[arg-type]
         box.update(text)
         box.display = True
 
@@ -91,7 +97,7 @@ class WorkloadsScreen(IndexedScreen):
         return state.workload_search
 
     def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key)  # type: ignore[arg-type]
+        return rows.cells(items.get(key), key, self.table().width_of)  # type: ignore[arg-type]
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
@@ -131,7 +137,7 @@ class WorkloadsScreen(IndexedScreen):
         noun = "parallelism" if kind == "Job" else "replicas"
         if target == current:
             self.kv.banner = (f"{kind} {ns}/{name} already has {noun} {current}." if kind == "Job"
-                              else f"{kind} {ns}/{name} already has {current} replicas.", "ok")
+                              else f"{kind} {ns}/{name} already has {current} replica{'' if current == 1 else 's'}.", "ok")
             return
         if not needs_confirmation(current, target):
             self._scale(key, target)

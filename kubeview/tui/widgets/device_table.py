@@ -32,7 +32,10 @@ def device_lines(table: DeviceTable, width: int) -> Text:
     widths = fit_widths(DEVICE_COLUMNS, width, want)
     out = Text(no_wrap=True, overflow="crop")
     out.append("DRA devices  ", style="bold")
-    out.append(f"{table.allocated} of {table.total} GPUs allocated (counted in the GPU figures above)")
+    if table.states and all(state == "gone" for state in table.states):
+        out.append("gone with the node: counted nowhere (its ResourceSlice is still published)", style="dim")
+    else:
+        out.append(f"{table.allocated} of {table.total} GPUs allocated (counted in the GPU figures above)")
     header = "".join(fitted(c.label, w, False) + " " for c, w in zip(DEVICE_COLUMNS, widths, strict=True))
     out.append("\n")
     out.append(header.rstrip(), style="bold")

@@ -23,6 +23,12 @@ from kubeview.tui.widgets.text_field import TextField
 
 SCREENS = ("nodes", "pods", "workloads", "packing", "render", "help", "quit")
 HINT = "/ filter   : nodes pods workloads packing render   ? help   ctrl+p every action"
+# narrower terminals: a shorter hint, never one cut mid-word ("ctrl+p every actio" at 80 columns)
+HINTS = (HINT, "/ filter   : nodes pods workloads packing render   ? help", "/ filter   : screen   ? help")
+
+
+def hint_for(width: int) -> str:
+    return next((h for h in HINTS if len(h) <= width), HINTS[-1])
 
 
 class PromptInput(TextField):
@@ -78,12 +84,21 @@ class PromptBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(" ", id="prompt-mode")
-        yield PromptInput(placeholder=HINT, compact=True, id="prompt-input",
+        yield PromptInput(placeholder=hint_for(self.app.size.width - 3), compact=True, id="prompt-input",
                           suggester=SuggestFromList(SCREENS, case_sensitive=False))
 
     @property
     def input(self) -> PromptInput:
         return self.query_one(PromptInput)
+
+    def on_resize(self) -> None:
+        if not self.mode:
+            self.input.placeholder = hint_for(self.input.size.width or self.app.size.width - 3)
+
+    def on_mount(self) -> None:
+        # closed, the field is a hint line: out of the Tab order (Tab moved focus into it, where `n`
+        # and Down did nothing and a typed `7` showed up in the hint); `open` lets it take focus
+        self.input.can_focus = False
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
@@ -93,20 +108,29 @@ class PromptBar(Horizontal):
         with field.prevent(Input.Changed):
             field.value = value
             field.cursor_position = len(value)
+        field.can_focus = True
         field.focus()
 
     def close(self) -> None:
         if self.mode == "filter":
-            self.filter_text = ""
-            self.post_message(self.FilterChanged("", done=True))
-        else:
-            self.post_message(self.Jump(""))
+            self.clear()
+            return
+        self.post_message(self.Jump(""))
+        self._show_closed()
+
+    def clear(self) -> None:
+        """Drop the active filter (Escape on the screen, the prompt closed): the rows come back."""
+        self.filter_text = ""
+        self.post_message(self.FilterChanged("", done=True))
         self._show_closed()
 
     def _show_closed(self) -> None:
         self.mode = ""
         field = self.input
-        field.placeholder = HINT
+        if field.has_focus:
+            field.blur()  # the screen hands focus to its main widget (`ClusterScreen._refocus`)
+        field.can_focus = False
+        field.placeholder = hint_for(field.size.width or self.app.size.width - 3)
         with field.prevent(Input.Changed):
             field.value = self.filter_text
         self.query_one("#prompt-mode", Label).update("/" if self.filter_text else " ", layout=False)

@@ -32,6 +32,7 @@ from kubeview.tui.rows.column import Column, fit_widths
 
 Cell = str | Text
 CACHE_ROWS = 2048
+MEASURE_ALL = 5000  # up to this many rows, columns are as wide as the whole list wants (`_measure`)
 _parse_style = lru_cache(maxsize=256)(Style.parse)
 
 
@@ -142,6 +143,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._widths_for: tuple = ()
         self.want: dict[str, int] = {}  # what flexible columns' content wants (the longest name)
+        self._measured: dict[Hashable, tuple[Hashable, list[int]]] = {}  # key -> (stamp, sizes)
         self.width_of: dict[str, int] = {}  # each column's width on screen now, by key
 
     # -- data --------------------------------------------------------------------------------------
@@ -169,25 +171,46 @@ class VirtualTable(ScrollView, can_focus=True):
         self._measure()
         self._refresh_changed()
 
-    def _measure(self) -> None:
-        """Widen the `whole` columns (names) to the widest cell on the page, and the `point` ones to
-        their widest point: grow only, so widths do not jump back and forth while scrolling; a
-        wider one redraws the table."""
+    def _measure(self, scrolled: bool = False) -> None:
+        """What the `whole` columns (names) and the `point` ones (a reason's leading part) want: the
+        widest over the whole list, so a column is as wide at the top as after `G` (#24: NAMESPACE grew
+        from 13 to 22 once scrolled past, and never shrank). Rows are measured once per what they show
+        (`Rows.stamp`). Above `MEASURE_ALL` rows only the page is measured, growing only: formatting
+        150,000 rows per refresh would freeze the screen."""
         measured = [(i, c.key, c.point) for i, c in enumerate(self.columns) if c.whole or c.point is not None]
         rows = self.rows
         if not measured or not len(rows):
             return
-        want = dict(self.want)
-        top = round(self.scroll_y)
-        for row in range(top, min(len(rows), top + self.page_height)):
-            cells = rows.cells(rows.key(row))
-            for i, key, point in measured:
-                if i < len(cells):
-                    cell = cells[i]
+        if len(rows) > MEASURE_ALL:
+            top = round(self.scroll_y)
+            keys = [rows.key(row) for row in range(top, min(len(rows), top + self.page_height))]
+            want = dict(self.want)
+        elif scrolled:
+            return  # the whole list is measured already: scrolling changes nothing
+        else:
+            keys, want = rows.keys, {}
+        cache, fresh = self._measured, {}
+        stamp = rows.stamp
+        for key in keys:
+            mark = stamp(key) if stamp is not None else self._generation
+            hit = cache.get(key)
+            if hit is None or hit[0] != mark:
+                cells = rows.cells(key)
+                sizes = []
+                for i, _, point in measured:
+                    cell = cells[i] if i < len(cells) else ""
                     text = cell if isinstance(cell, str) else cell.plain
                     if point is not None and text:
                         text = point(text)
-                    want[key] = max(want.get(key, 0), cell_len(text))
+                    sizes.append(cell_len(text))
+                hit = (mark, sizes)
+            fresh[key] = hit
+            for (_, column, _), size in zip(measured, hit[1], strict=True):
+                if size > want.get(column, 0):
+                    want[column] = size
+        self._measured = fresh if len(rows) <= MEASURE_ALL else {}
+        for _, column, _ in measured:
+            want.setdefault(column, 0)
         self.set_want(want)
 
     def watch_cursor(self, row: int) -> None:
@@ -202,7 +225,7 @@ class VirtualTable(ScrollView, can_focus=True):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._shown = None  # every line moved: the next change repaints all of them
-        self._measure()
+        self._measure(scrolled=True)
 
     def _signature(self) -> list:
         """What each visible line shows: (key, stamp, is cursor), None past the last row."""
