@@ -1,0 +1,64 @@
+"""The `plane` fixture: one real control plane per test session (tests/realk8s/plane.py).
+
+Every test in this directory is marked `realk8s`. Without the binaries every one of them skips
+with the same single line saying how to build them (`-ra` groups it); CI builds them first and
+fails on that skip. The plane's processes are stopped at session end, at exit, and on SIGTERM;
+each dies with pytest even on SIGKILL (procs.py).
+
+`realk8s_counts` collects figures the tests want in CI's output (runs of the 1-1-2 story per
+mode, ...); they are printed in the terminal summary under "realk8s".
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .plane import Plane, bin_dir, cleanup_dir, missing_binaries
+from .procs import install_cleanup
+
+COUNTS: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.realk8s)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+    if COUNTS:
+        terminalreporter.section("realk8s")
+        for key, value in COUNTS.items():
+            terminalreporter.write_line(f"realk8s {key}: {value}")
+
+
+@pytest.fixture(scope="session")
+def realk8s_counts() -> dict[str, str]:
+    return COUNTS
+
+
+@pytest.fixture(scope="session")
+def plane() -> Iterator[Plane]:
+    """The started plane; `plane.kubeconfig` is the admin's. Stopped and its directory removed after
+    the session."""
+    binaries = bin_dir()
+    missing = missing_binaries(binaries)
+    if missing:
+        pytest.skip(f"realk8s: no {', '.join(missing)} in {binaries}; build them with `bash scripts/build-kubernetes.sh`")
+    install_cleanup()
+    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-"))
+    start = time.monotonic()
+    p = Plane(root, binaries)
+    try:
+        p.start()
+        COUNTS["plane start"] = f"{time.monotonic() - start:.1f} s"
+        yield p
+    finally:
+        p.stop()
+        cleanup_dir(root)
