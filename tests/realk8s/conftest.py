@@ -22,6 +22,8 @@ from .plane import Plane, bin_dir, cleanup_dir, missing_binaries
 from .procs import install_cleanup
 
 COUNTS: dict[str, str] = {}
+SKIP_PREFIX = "realk8s: no "
+_SKIP_LINE = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.startswith("def plane("))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -29,6 +31,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.realk8s)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):  # noqa: ARG001
+    """A skip for missing binaries is reported at one place, so `-ra` folds every realk8s test into
+    one line (pytest otherwise names each test's own line)."""
+    report = yield
+    if report.skipped and isinstance(report.longrepr, tuple) and SKIP_PREFIX in str(report.longrepr[2]):
+        report.longrepr = (str(Path(__file__).relative_to(Path.cwd())) if Path.cwd() in Path(__file__).parents
+                           else __file__, _SKIP_LINE, report.longrepr[2])
+    return report
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
@@ -50,7 +63,7 @@ def plane() -> Iterator[Plane]:
     binaries = bin_dir()
     missing = missing_binaries(binaries)
     if missing:
-        pytest.skip(f"realk8s: no {', '.join(missing)} in {binaries}; build them with `bash scripts/build-kubernetes.sh`")
+        pytest.skip(f"{SKIP_PREFIX}{', '.join(missing)} in {binaries}; build them with `bash scripts/build-kubernetes.sh`")
     install_cleanup()
     root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-"))
     start = time.monotonic()
