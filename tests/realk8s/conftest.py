@@ -11,6 +11,7 @@ mode, ...); they are printed in the terminal summary under "realk8s".
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from .plane import Plane, bin_dir, cleanup_dir, missing_binaries
-from .procs import install_cleanup
+from .procs import DIRS, install_cleanup
 
 COUNTS: dict[str, str] = {}
+PREFIX = "kubeview-realk8s-"
 SKIP_PREFIX = "realk8s: no "
 _SKIP_LINE = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.startswith("def plane("))
 
@@ -51,6 +53,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
             terminalreporter.write_line(f"realk8s {key}: {value}")
 
 
+def _sweep_stale() -> None:
+    """Directories of sessions that were SIGKILLed (their processes died with them: PDEATHSIG; only
+    the files stayed)."""
+    for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        try:
+            os.kill(int((d / "owner.pid").read_text()), 0)
+        except ProcessLookupError:
+            cleanup_dir(d)
+        except (OSError, ValueError):
+            continue
+
+
 @pytest.fixture(scope="session")
 def realk8s_counts() -> dict[str, str]:
     return COUNTS
@@ -65,7 +79,10 @@ def plane() -> Iterator[Plane]:
     if missing:
         pytest.skip(f"{SKIP_PREFIX}{', '.join(missing)} in {binaries}; build them with `bash scripts/build-kubernetes.sh`")
     install_cleanup()
-    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-"))
+    _sweep_stale()
+    root = Path(tempfile.mkdtemp(prefix=PREFIX))
+    (root / "owner.pid").write_text(str(os.getpid()))
+    DIRS.append(root)  # SIGTERM skips the finally below; stop_all removes it then
     start = time.monotonic()
     p = Plane(root, binaries)
     try:

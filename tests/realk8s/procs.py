@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 LIVE: list[Proc] = []
+DIRS: list[Path] = []  # removed by stop_all once the processes that write there are gone
 _LOCK = threading.Lock()
 
 
@@ -82,6 +84,8 @@ def stop_all() -> None:
         procs = list(reversed(LIVE))
     for p in procs:
         p.stop(timeout=5)
+    while DIRS:
+        shutil.rmtree(DIRS.pop(), ignore_errors=True)
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
