@@ -118,3 +118,43 @@ def test_second_scheduler_account(authz, applied) -> None:  # noqa: ARG001
     assert _denied(authz, SYSTEM_NS, SCHEDULER_SA, needs) == []
     beyond = [Ask("update", "leases", "coordination.k8s.io", SYSTEM_NS, "someone-else"), Ask("get", "secrets")]
     assert _granted(authz, SYSTEM_NS, SCHEDULER_SA, beyond) == []
+
+
+def _deployment(name: str) -> client.V1Deployment:
+    labels = {"app": name}
+    pod = client.V1PodTemplateSpec(metadata=client.V1ObjectMeta(labels=labels),
+                                   spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="x")]))
+    return client.V1Deployment(metadata=client.V1ObjectMeta(name=name),
+                               spec=client.V1DeploymentSpec(replicas=0, selector=client.V1LabelSelector(match_labels=labels),
+                                                            template=pod))
+
+
+def _job(name: str) -> client.V1Job:
+    pod = client.V1PodTemplateSpec(spec=client.V1PodSpec(restart_policy="Never",
+                                                         containers=[client.V1Container(name="c", image="x")]))
+    return client.V1Job(metadata=client.V1ObjectMeta(name=name),
+                        spec=client.V1JobSpec(suspend=True, parallelism=1, template=pod))
+
+
+def test_read_account_scales_and_patches_jobs_through_kubeview(plane: Plane, core, applied: Path) -> None:
+    """kubeview's own actions (KubeSource.scale, set_parallelism) as the read ServiceAccount: done in
+    its namespace, refused with one sentence elsewhere."""
+    from kubeview.cluster.kube import KubeSource
+    from kubeview.cluster.source import ActionError
+
+    apps, batch = client.AppsV1Api(core.api_client), client.BatchV1Api(core.api_client)
+    for ns in (RENDER_NS, "default"):
+        apps.create_namespaced_deployment(ns, _deployment("rbac-work"))
+        batch.create_namespaced_job(ns, _job("rbac-job"))
+    kc = sa_kubeconfig(plane, core, RENDER_NS, READ_SA, applied / "actions.kubeconfig")
+    source = KubeSource(kubeconfig=str(kc))
+    try:
+        assert "scaled to 2" in source.scale("Deployment", RENDER_NS, "rbac-work", 2)
+        assert apps.read_namespaced_deployment("rbac-work", RENDER_NS).spec.replicas == 2
+        assert "parallelism set to 3" in source.set_parallelism(RENDER_NS, "rbac-job", 3)
+        with pytest.raises(ActionError, match="forbidden"):
+            source.scale("Deployment", "default", "rbac-work", 2)
+        with pytest.raises(ActionError, match="forbidden"):
+            source.set_parallelism("default", "rbac-job", 3)
+    finally:
+        source.close()
