@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
+from kubernetes.utils import parse_quantity
 
 from .ksm import KSM, parse
 from .objects import add_node, api, ensure_namespace, wait_nodes_ready
@@ -123,45 +124,44 @@ def test_snapshot_metrics_equal_ksm_series(plane: Plane, ksm: KSM, realk8s_count
     realk8s_counts["KSM series compared"] = f"{len(ours)} ({', '.join(sorted(SHARED))})"
 
 
-def _requested_from_ksm(text: str, pods_on_node: dict[str, dict]) -> dict[str, float]:
-    """cpu cores requested on NODE from KSM's per-container series with kube-scheduler's arithmetic:
-    max(app sum + sidecars, each init + sidecars before it) + overhead; pod-level resources win;
-    only pods not finished."""
+RESOURCES = {"cpu": "cpu", "memory": "memory", "nvidia.com/gpu": "nvidia_com_gpu"}  # API name -> KSM label
+
+
+def _requested_from_ksm(text: str, pods_on_node: dict[str, dict]) -> dict[str, int]:
+    """Requested on the node from KSM's per-container series with kube-scheduler's arithmetic, in
+    kubeview's units (millicores, bytes, GPUs): max(app sum + sidecars, each init + the sidecars
+    before it) + overhead; pod-level resources win; only pods not finished."""
     app = parse(text, {"kube_pod_container_resource_requests"})
     init = parse(text, {"kube_pod_init_container_resource_requests"})
-    total = 0.0
+    total = dict.fromkeys(RESOURCES, 0.0)
     for name, pod in pods_on_node.items():
         spec = pod["spec"]
-        level = ((spec.get("resources") or {}).get("requests") or {}).get("cpu")
-        if level is not None:
-            need = _cores(level)
-        else:
-            sidecars = 0.0
-            need = sum(_cpu(app, name, c["name"]) for c in spec["containers"])
-            init_peak = 0.0
-            for c in spec.get("initContainers") or []:
-                if c.get("restartPolicy") == "Always":
-                    sidecars += _cpu(init, name, c["name"])
-                else:
-                    init_peak = max(init_peak, _cpu(init, name, c["name"]) + sidecars)
-            need = max(need + sidecars, init_peak)
-        overhead = ((spec.get("overhead") or {}).get("cpu"))
-        total += need + (_cores(overhead) if overhead else 0.0)
-    return {"cpu": round(total, 3)}
+        level = (spec.get("resources") or {}).get("requests") or {}
+        overhead = spec.get("overhead") or {}
+        for r, label in RESOURCES.items():
+            if level and r in ("cpu", "memory"):
+                need = float(parse_quantity(level.get(r, "0")))
+            else:
+                sidecars = init_peak = 0.0
+                need = sum(_amount(app, name, c["name"], label) for c in spec["containers"])
+                for c in spec.get("initContainers") or []:
+                    if c.get("restartPolicy") == "Always":
+                        sidecars += _amount(init, name, c["name"], label)
+                    else:
+                        init_peak = max(init_peak, _amount(init, name, c["name"], label) + sidecars)
+                need = max(need + sidecars, init_peak)
+            total[r] += need + float(parse_quantity(overhead.get(r, "0")))
+    return {r: round(v * 1000) if r == "cpu" else round(v) for r, v in total.items()}
 
 
-def _cpu(series: set, pod: str, container: str) -> float:
-    """A container's cpu request in cores from KSM's series; 0 when it has none."""
+def _amount(series: set, pod: str, container: str, resource: str) -> float:
+    """A container's request (cores, bytes, count) from KSM's series; 0 when it has none."""
     return next((v for _, lab, v in series if dict(lab).get("pod") == pod and dict(lab).get("container") == container
-                 and dict(lab)["resource"] == "cpu"), 0.0)
-
-
-def _cores(q: str) -> float:
-    return float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+                 and dict(lab)["resource"] == resource), 0.0)
 
 
 def test_node_requested_equals_scheduler_arithmetic_over_ksm(plane: Plane, ksm: KSM, mix) -> None:
-    """kubeview's per-node cpu requested (snapshot --json) equals kube-scheduler's formula applied to
+    """kubeview's per-node cpu, memory and GPU requested (snapshot --json) equals kube-scheduler's formula applied to
     KSM's container and init-container series, with the pods' overhead and pod-level resources as
     the API server stored them (KSM has no series for either)."""
     pods = {p.metadata.name: mix.api_client.sanitize_for_serialization(p) for p in mix.list_namespaced_pod(NS).items}
@@ -172,6 +172,6 @@ def test_node_requested_equals_scheduler_arithmetic_over_ksm(plane: Plane, ksm: 
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     node = next(n for n in doc["nodes"] if n["name"] == NODE)
-    got = node["resources"]["cpu"]["requested"]  # millicores
-    want = round(_requested_from_ksm(ksm.scrape(), live)["cpu"] * 1000)
+    got = {r: node["resources"][r]["requested"] for r in RESOURCES}
+    want = _requested_from_ksm(ksm.scrape(), live)
     assert got == want, (got, want, sorted(live))
