@@ -158,10 +158,3 @@ class Story:
 def wait_gone(core: client.CoreV1Api, namespace: str, timeout: float = 30) -> None:
     wait_until(lambda: not core.list_namespaced_pod(namespace).items, timeout, f"no pods left in {namespace}")
 
-
-def get_json(url: str) -> dict:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as exc:
-        return {"code": exc.code}

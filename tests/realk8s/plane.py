@@ -22,7 +22,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -227,7 +226,3 @@ class Plane:
 
 def cleanup_dir(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
-
-
-def elapsed(start: float) -> str:
-    return f"{time.monotonic() - start:.1f} s"
