@@ -7,6 +7,12 @@ machine that does not recurse, so one pass over the events counts the depth and 
 first level past the bound.  That pass costs ~40% of a load (10 ms on ``spheres.yaml``).
 JSON is YAML here, so a kubeconfig in JSON is covered too.  kubeview uses this module for its
 own YAML inputs (``--cluster`` files, kubeconfigs): one implementation, no kubeview import.
+
+PyYAML 6.0.4's bundled libyaml has a nesting limit of its own (1,000 levels) in the *scanner*,
+which in flow context reads ahead past every ``[`` before the parser emits the first event, so
+its "exceeded maximum nesting depth" can come before this module sees level 65.  That error is
+mapped to the same :class:`TooDeep`, with the line found by the pure-Python parser (which has
+no limit in any version), so the message does not depend on which PyYAML is installed.
 """
 
 from __future__ import annotations
@@ -34,6 +40,22 @@ class TooDeep(ValueError):
 
 def check_depth(text: str, limit: int = MAX_NESTING, loader: type = LOADER) -> None:
     """Raise TooDeep if ``text`` nests more than ``limit`` levels (yaml.YAMLError if malformed)."""
+    try:
+        _count_depth(text, limit, loader)
+    except yaml.YAMLError as exc:
+        if loader is yaml.SafeLoader or not _is_libyaml_nesting_limit(exc):
+            raise
+        # Deeper than libyaml's own limit, so deeper than ours: find our line with the
+        # pure-Python parser, which raises TooDeep at the same event the C one would have.
+        _count_depth(text, limit, yaml.SafeLoader)
+        raise
+
+
+def _is_libyaml_nesting_limit(exc: yaml.YAMLError) -> bool:
+    return "maximum nesting depth" in str(getattr(exc, "problem", "") or "")
+
+
+def _count_depth(text: str, limit: int, loader: type) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, _OPEN):

@@ -24,7 +24,7 @@ trap 'echo "build-kubernetes: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 version="v1.37.2"
 kwok_version="v0.8.0"
-ksm_version="v2.17.0"
+ksm_version="v2.18.0"  # v2.16.0, v2.17.x: not served by the module proxy
 print_dir=0
 while [ $# -gt 0 ]; do
     case "$1" in

@@ -7,6 +7,8 @@ directory of recorded kube-apiserver responses (tests/fixtures/k8s).
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,3 +36,34 @@ def kube_api(tmp_path: Path) -> Iterator[KubeAPI]:
 def k8s_fixtures() -> Path:
     """tests/fixtures/k8s, relative to the repository root."""
     return _fixtures.FIXTURES
+
+
+# --- a skip for a missing dependency is an untested claim: under CI it fails the run -------------
+# Skip reasons for something not installed say how to install it ("pip install", "apt-get install",
+# "scripts/build-kubernetes.sh") or come from pytest.importorskip ("could not import").
+_MISSING_DEPENDENCY = re.compile(r"could not import|pip install|apt-get install|scripts/build-", re.I)
+_missing: list[str] = []
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and _MISSING_DEPENDENCY.search(_skip_reason(report)):
+        _missing.append(f"{report.nodeid}: {_skip_reason(report)}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _missing and os.environ.get("CI") and exitstatus in (0, 5):
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int) -> None:  # noqa: ANN001 -- pytest hook
+    if not _missing:
+        return
+    verdict = "FAILED (CI)" if os.environ.get("CI") else "skipped"
+    terminalreporter.section(f"{len(_missing)} test(s) {verdict} for a missing dependency")
+    for line in _missing:
+        terminalreporter.line(line)

@@ -17,7 +17,8 @@ DEEP_FLOW = "[" * 25_000 + "]" * 25_000
 DEEP_BLOCK = "- " * 25_000 + "x\n"  # block sequences nest just as compactly
 
 
-@pytest.mark.parametrize("text", [DEEP_FLOW, DEEP_BLOCK, "{a: " * 25_000 + "1" + "}" * 25_000])
+@pytest.mark.parametrize("text", [DEEP_FLOW, DEEP_BLOCK, "{a: " * 25_000 + "1" + "}" * 25_000],
+                         ids=["flow", "block", "mapping"])  # ids: the texts are 50 KB each
 def test_depth_is_refused_before_composing(text: str) -> None:
     with pytest.raises(bounded_yaml.TooDeep, match=r"^nested more than 64 levels deep \(line 1\)$"):
         bounded_yaml.safe_load(text)

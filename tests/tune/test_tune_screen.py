@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -25,10 +26,10 @@ def tuner_on_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     source = LocalSource()
 
-    def make(trials: int):  # noqa: ANN202
+    def make(trials: int, *extra: str):  # noqa: ANN202
         args = build_parser().parse_args(["tune", "three-spheres", "--trials", str(trials), "--replicas", "1:2",
                                           "--samples-per-task", "4", "--seed", "3",
-                                          "--storage", f"sqlite:///{tmp_path / 'tune.db'}"])
+                                          "--storage", f"sqlite:///{tmp_path / 'tune.db'}", *extra])
         args.local = True
         scene, space, (first, job) = _inputs(args, False)
         settings = study_settings(args, scene, space, first, job, False)
@@ -98,7 +99,8 @@ async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa
 @run_async
 async def test_quit_mid_trial_records_it_and_deletes_its_job(tuner_on_local) -> None:  # noqa: ANN001
     source, make = tuner_on_local
-    tuner = make(4)
+    tuner = make(4, "--prune-margin", "1000")  # held open, trial 1 must not be pruned for its time
+    _hold_open_the_job_of_trial(tuner, 1)
     app = make_app(source, tuner=tuner)
     async with app.run_test(size=(140, 45)) as pilot:
         screen = app.screen
@@ -111,3 +113,32 @@ async def test_quit_mid_trial_records_it_and_deletes_its_job(tuner_on_local) -> 
     assert trials[1].user_attrs["reason"] == "interrupted (kubeview quit)"
     assert len([t for t in trials if t.state.is_finished()]) == 2  # no trial started after quitting
     assert source.pods("render") == []  # the job deleted and its pods gone before the app let go
+
+
+class _HeldOpen:
+    """A render job whose producer's "finished" the tuner never sees: the trial is running when `q`
+    comes by construction (issue 23: trial 1 had finished, 0.3 s, before `q` arrived)."""
+
+    def __init__(self, job: Any) -> None:
+        self._job = job
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._job, name)
+
+    def poll(self) -> Any:
+        progress = self._job.poll()
+        if progress.status is not None and progress.status.finished:
+            progress = dataclasses.replace(progress, status=dataclasses.replace(progress.status, finished=False))
+        return progress
+
+
+def _hold_open_the_job_of_trial(tuner: Any, number: int) -> None:
+    made: list[Any] = []
+    real = tuner.runner.make_job
+
+    def make_job(*args: Any, **kwargs: Any) -> Any:
+        job = real(*args, **kwargs)
+        made.append(job)
+        return _HeldOpen(job) if len(made) == number + 1 else job
+
+    tuner.runner.make_job = make_job
