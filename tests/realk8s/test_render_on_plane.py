@@ -1,4 +1,4 @@
-"""`kubeview --render --headless` on the real plane (issue #25, 3g, the `--start-timeout` case).
+"""`kubeview --render --headless` on the real plane (issue #25, 3g: `--start-timeout`, Ctrl-C, SIGTERM).
 
 kwok pods run nothing, so a render can never start here; what a kubelet-less cluster can show is the
 start-up: the objects applied server-side (field manager `kubeview`), the reason the pods wait (the
@@ -10,6 +10,7 @@ that looks like depends on the network, so it is not tested).
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,3 +92,35 @@ def test_keep_leaves_server_side_applied_objects(plane: Plane, core, tmp_path: P
     finally:
         core.delete_namespace(NS)
         wait_until(lambda: _namespace_gone(core), 60, f"namespace {NS} deleted")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_while_waiting_deletes_what_it_applied(plane: Plane, core, tmp_path: Path, sig: int) -> None:
+    """Ctrl-C (SIGINT) or SIGTERM while the pods wait: kubeview deletes its objects and the namespace
+    it created, and says so."""
+    wait_until(lambda: _namespace_gone(core), 60, f"namespace {NS} gone from the last test")
+    argv = [sys.executable, "-m", "kubeview", "--render", "spheres", "--headless", "--kubeconfig", str(plane.kubeconfig),
+            "-n", NS, "--replicas", "2", "--cpu", "100m", "-o", str(tmp_path / "r.png")]
+    # SIGINT is ignored by processes started in the background; give the child the default handler
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until(lambda: proc.poll() is None and _exists(core, "services", "producer"), 60,
+                   "the render's objects applied")
+        apps = client.AppsV1Api(core.api_client)
+        wait_until(lambda: _has_replicaset(apps), 30, "the consumer ReplicaSet applied")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "deleted" in out, out + err
+    wait_until(lambda: _namespace_gone(core), 60, f"namespace {NS} deleted after the signal")
+
+
+def _has_replicaset(apps: client.AppsV1Api) -> bool:
+    try:
+        apps.read_namespaced_replica_set("consumer", NS)
+        return True
+    except client.ApiException:
+        return False
