@@ -7,6 +7,11 @@ a reserve for writing the outputs (image, raw, checkpoint and their temporary fi
 fsync, the thread pool); status requests get their own small share.  EMFILE is still possible
 (another thread, a library): :class:`AcceptErrors` turns asyncio's traceback per failed accept
 into one line per interval (asyncio itself waits a second before accepting again).
+
+The reserve is not a hard one: asyncio's accept loop takes connections until ``accept`` fails, and
+those over the cap are refused and closed on the loop's next turn, so a burst of connections holds
+every fd for a moment.  Writing the result therefore retries while fds are short
+(:data:`SHORT_OF_FDS`, see ``Producer._write_result``) instead of losing the image (issue 23).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass
 
 RESERVE = 24
 """fds kept free for output files and other work besides connections."""
+SHORT_OF_FDS = frozenset({errno.EMFILE, errno.ENFILE})
+"""errnos that say the process (or the system) is out of fds for now, not that a path is wrong."""
 MAX_TASK_CONNECTIONS = 4096
 MAX_STATUS_CONNECTIONS = 32
 
