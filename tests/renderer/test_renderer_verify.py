@@ -15,7 +15,7 @@ from renderer import scene as scene_mod
 from renderer.tasks import TaskBook
 from renderer.verify import Verifier
 from tests.renderer.test_renderer_producer import Client, run_consumer
-from tests.renderer.testkit import THREE, InProcessProducer, get_status, reference
+from tests.renderer.testkit import THREE, InProcessProducer, get_status, reference, wait_for
 
 
 def test_verifier_needs_two_agreeing_consumers() -> None:
@@ -71,8 +71,9 @@ def test_poisoning_consumer_is_caught_and_the_image_is_the_reference(tmp_path: P
     with InProcessProducer(sc, raw=raw, verify=fraction) as p:
         stop, got = threading.Event(), []
         bad = threading.Thread(target=poisoner, args=(p.port, stop, got), daemon=True)
-        bad.start()  # first: it gets the first tasks
-        time.sleep(0.2)
+        bad.start()  # first: it gets the first tasks, seen on the producer, not hoped for after a sleep
+        wait_for(lambda: p.call(lambda: any(c.info.id == "poisoner" and p.producer.book.history.get(c.owner)
+                                            for c in p.producer.conns.values())), 30, "the poisoner's first task")
         honest = [run_consumer(p.port, f"honest{i}") for i in range(2)]
         for t, _ in honest:
             t.join(60)
