@@ -104,11 +104,12 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
     from kubeview.tui.screens.node_detail import NodeDetailScreen
 
     source = LocalSource(seed=4)
+    gate = tmp_path / "gate"  # the pods run until the node is preempted: by construction, not `sleep 1` (issue 23)
     source.apply_workload({"kind": "Job", "metadata": {"name": "items", "namespace": "batch"}, "spec": {
         "completionMode": "Indexed", "completions": 8, "parallelism": 4, "backoffLimitPerIndex": 1,
         "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
         "template": {"spec": {"restartPolicy": "Never", "containers": [{
-            "name": "w", "image": "busybox", "command": ["sh", "-c", "sleep 1"],
+            "name": "w", "image": "busybox", "command": ["sh", "-c", f"until [ -e '{gate}' ]; do sleep 0.05; done"],
             "resources": {"requests": {"cpu": "100m"}}}]}}}})
     pods = source.pods("batch")
     node = pods[0]["spec"]["nodeName"]
@@ -120,19 +121,18 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
             await pilot.pause()
             assert isinstance(app.screen, NodeDetailScreen)
             await pilot.press("P")
-            await wait_for(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.is_active, what="the question")
-            await pilot.pause(0.2)  # the dialog's keys are bound once it has mounted
+            await wait_for(pilot, lambda: _asking(app), what="the question")  # mounted: its keys are bound
             await pilot.press("n")
             await pilot.pause()
             await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen), what="the dialog to close")
             await pilot.pause(0.2)
             assert source.get("Node", "", node) is not None  # declined: nothing happened
             await pilot.press("P")
-            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question again")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: _asking(app), what="the question again")
             await pilot.press("y")
             await wait_for(pilot, lambda: app.banner[1] == "ok" and "preempted" in app.banner[0], what="preempt")
             assert source.get("Node", "", node) is None
+            gate.touch()  # the pods elsewhere, and the preempted ones' retries, may finish now
             await wait_for(pilot, lambda: (app.state.model.jobs.jobs[("batch", "items")].state == "Complete"),
                            what="the Job to complete")
             from kubeview.model.job_progress import disrupted_pods
@@ -152,3 +152,10 @@ def install_and_show(app, node: str):  # noqa: ANN001, ANN201
     screen = install_detail(app)
     screen.show(node)
     return screen
+
+
+def _asking(app) -> bool:  # noqa: ANN001
+    """The Confirm dialog is up and mounted (its No button focused in on_mount), so a key reaches
+    its bindings: seen, instead of 0.2 s of pause that a loaded machine can outrun (issue 23)."""
+    screen = app.screen
+    return isinstance(screen, Confirm) and screen.is_active and app.focused is not None and app.focused.id == "no"
