@@ -68,7 +68,7 @@ def poisoner(port: int, stop: threading.Event, got: list[proto.Message]) -> None
 def test_poisoning_consumer_is_caught_and_the_image_is_the_reference(tmp_path: Path, fraction: float) -> None:
     sc = scene_mod.load(THREE, width=32, height=32, spp=16, chunk=2, tile=8)  # 16 tiles x 8 chunks
     raw = tmp_path / "o.npy"
-    with InProcessProducer(sc, raw=raw, verify=fraction) as p:
+    with InProcessProducer(sc, raw=raw, verify=fraction, serve_after_done=True) as p:  # still there to refuse it again
         stop, got = threading.Event(), []
         bad = threading.Thread(target=poisoner, args=(p.port, stop, got), daemon=True)
         bad.start()  # first: it gets the first tasks, seen on the producer, not hoped for after a sleep
