@@ -103,12 +103,32 @@ async def test_q_closes_the_screen_at_once_and_cleanup_finishes_after(render: bo
 
 @pytest.mark.slow
 def test_q_in_a_real_terminal_leaves_the_screen_at_once(tmp_path: Path) -> None:
-    """`kubeview --local` in a pseudo-terminal: q to the alternate screen being left, then to exit."""
+    """`kubeview --local` in a pseudo-terminal: q to the alternate screen being left, then to exit.
+
+    A driver that waits before leaving (Textual's: two ``select(0.1)``) can never do it in under
+    TERMINAL_TARGET, while load can only add time: the best of up to ATTEMPTS runs is the figure
+    (issue 23: one wall-clock reading on a busy machine is luck, not the driver's latency)."""
     pexpect = pytest.importorskip("pexpect")
+    best = None
+    for attempt in range(ATTEMPTS):
+        closed, exited, status = _quit_in_a_terminal(pexpect, tmp_path / str(attempt))
+        print(f"q -> closed screen {1000 * closed:.0f} ms, -> exit {1000 * exited:.0f} ms")
+        assert status == 0
+        best = closed if best is None else min(best, closed)
+        if best < TERMINAL_TARGET:
+            break
+    assert best is not None and best < TERMINAL_TARGET
+
+
+ATTEMPTS = 3
+
+
+def _quit_in_a_terminal(pexpect, cwd: Path) -> tuple[float, float, int | None]:  # noqa: ANN001
+    cwd.mkdir()
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=str(root))
     child = pexpect.spawn(sys.executable, ["-m", "kubeview", "--local"], env=env, dimensions=(40, 120),
-                          timeout=60, cwd=str(tmp_path))
+                          timeout=60, cwd=str(cwd))
     try:
         child.expect("pending", timeout=120)  # the header is drawn
         time.sleep(3)
@@ -125,5 +145,4 @@ def test_q_in_a_real_terminal_leaves_the_screen_at_once(tmp_path: Path) -> None:
         exited = time.monotonic() - t0
     finally:
         child.close(force=True)
-    print(f"q -> closed screen {1000 * closed:.0f} ms, -> exit {1000 * exited:.0f} ms")
-    assert closed < TERMINAL_TARGET and child.exitstatus == 0
+    return closed, exited, child.exitstatus
