@@ -86,7 +86,7 @@ def _wait_interrupted(db: str, number: int, proc: subprocess.Popen, timeout: flo
         if any(t.number == number and t.user_attrs.get("reason", "").startswith("interrupted") for t in trials):
             return
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+        time.sleep(0.2)
     proc.kill()
     raise AssertionError(f"trial {number} was never recorded as interrupted: {proc.communicate()}")
 
