@@ -58,6 +58,12 @@ def _wait_mid_trial(db: str, number: int, proc: subprocess.Popen, timeout: float
     raise AssertionError(f"trial {number} never ran")
 
 
+def _sigint_default() -> None:
+    """A suite started in the background (``pytest &``, some CI runners) runs with SIGINT ignored,
+    which the tuner would inherit, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_the_producer_of_trial(number: int, proc: subprocess.Popen, timeout: float = 120.0) -> psutil.Process:
     """SIGSTOP trial `number`'s producer as soon as it is started, before it can have finished (it
     writes trial-N.npy and only then says finished). Issue 23: a trial seen running had finished,
@@ -97,7 +103,7 @@ def test_interrupted_study_resumes_and_adds_up(tmp_path: Path) -> None:
     state = tmp_path / "state"
     db = f"sqlite:///{tmp_path / 'tune.db'}"
     proc = subprocess.Popen(_tune(state, db, "--trials", "4"), env=_env(state), cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     held = None
     try:
         held = _stop_the_producer_of_trial(2, proc)  # trial 2 cannot finish before SIGINT: by construction
