@@ -71,6 +71,9 @@ class AcceptErrors:
 
     def __call__(self, loop: object, context: dict) -> None:
         exc = context.get("exception")
+        if stale_accept_retry(context):
+            log.debug("a retry of accept() after the server closed: ignored")
+            return
         if not (isinstance(exc, OSError) and exc.errno in self.RESOURCE):
             loop.default_exception_handler(context)  # type: ignore[attr-defined]
             return
@@ -80,3 +83,15 @@ class AcceptErrors:
             self._said_at = now
             log.warning("cannot accept connections: %s (%d times so far); retrying in 1 s",
                         os.strerror(exc.errno), self.count)
+
+
+ACCEPT_RETRY_DELAY = 1.0
+"""asyncio's wait before accepting again after EMFILE (``asyncio.constants.ACCEPT_RETRY_DELAY``)."""
+
+
+def stale_accept_retry(context: dict) -> bool:
+    """asyncio (3.11) retries ``accept`` a second after EMFILE with a timer that closing the server
+    does not cancel; on the closed socket it raises ValueError (fd -1): a traceback per retry, 1,812
+    log lines after a finished render at ``nofile`` 64 under a connection flood (issue 23)."""
+    callback = getattr(context.get("handle"), "_callback", None)
+    return isinstance(context.get("exception"), ValueError) and getattr(callback, "__name__", "") == "_start_serving"

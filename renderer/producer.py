@@ -139,7 +139,8 @@ class Producer:
             log.info("status on http://%s:%d/status", *self.status_address)
         loop = asyncio.get_running_loop()
         old_handler = loop.get_exception_handler()
-        loop.set_exception_handler(fd_budget.AcceptErrors(self.clock))
+        accept_errors = fd_budget.AcceptErrors(self.clock)
+        loop.set_exception_handler(accept_errors)
         st = self.settings
         srv = await loop.create_server(
             lambda: Link(self, next(self._owners), hello_timeout=st.hello_timeout, frame_timeout=st.frame_timeout),
@@ -175,6 +176,8 @@ class Producer:
             for link in list(self._links):
                 link.close()
             await self._settle()
+            if accept_errors.count:  # asyncio's accept retries outlive the servers: let them meet our handler
+                await asyncio.sleep(fd_budget.ACCEPT_RETRY_DELAY + 0.1)
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)

@@ -6,6 +6,7 @@ written."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import resource
 import socket
@@ -168,3 +169,21 @@ def test_the_result_write_is_retried_while_out_of_fds(tmp_path: Path, monkeypatc
         wait_for(lambda: not p.thread.is_alive(), 30, "the producer to end")
     assert (p.error, p.rc, rc, len(calls)) == (None, 0, [0], 3)
     assert np.load(raw).tobytes() == reference(sc).tobytes()
+
+
+def test_a_stale_accept_retry_after_close_is_not_a_traceback() -> None:
+    """asyncio retries accept 1 s after EMFILE and closing the server does not cancel it: on the
+    closed socket it raised ValueError, a traceback each (1,812 log lines after a finished render)."""
+    loop = asyncio.new_event_loop()
+    try:
+        defaults: list[dict] = []
+        loop.default_exception_handler = defaults.append  # type: ignore[method-assign]
+        handler = fd_budget.AcceptErrors(lambda: 0.0)
+        retry = asyncio.Handle(loop._start_serving, (), loop)  # type: ignore[attr-defined]
+        handler(loop, {"exception": ValueError("Invalid file descriptor: -1"), "handle": retry})
+        assert defaults == []
+        other = {"exception": ValueError("x"), "handle": asyncio.Handle(print, (), loop)}
+        handler(loop, other)
+        assert defaults == [other]  # anything else still reaches the default handler
+    finally:
+        loop.close()
