@@ -7,6 +7,11 @@ a reserve for writing the outputs (image, raw, checkpoint and their temporary fi
 fsync, the thread pool); status requests get their own small share.  EMFILE is still possible
 (another thread, a library): :class:`AcceptErrors` turns asyncio's traceback per failed accept
 into one line per interval (asyncio itself waits a second before accepting again).
+
+The reserve is not a hard one: asyncio's accept loop takes connections until ``accept`` fails, and
+those over the cap are refused and closed on the loop's next turn, so a burst of connections holds
+every fd for a moment.  Writing the result therefore retries while fds are short
+(:data:`SHORT_OF_FDS`, see ``Producer._write_result``) instead of losing the image (issue 23).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass
 
 RESERVE = 24
 """fds kept free for output files and other work besides connections."""
+SHORT_OF_FDS = frozenset({errno.EMFILE, errno.ENFILE})
+"""errnos that say the process (or the system) is out of fds for now, not that a path is wrong."""
 MAX_TASK_CONNECTIONS = 4096
 MAX_STATUS_CONNECTIONS = 32
 
@@ -64,6 +71,9 @@ class AcceptErrors:
 
     def __call__(self, loop: object, context: dict) -> None:
         exc = context.get("exception")
+        if stale_accept_retry(context):
+            log.debug("a retry of accept() after the server closed: ignored")
+            return
         if not (isinstance(exc, OSError) and exc.errno in self.RESOURCE):
             loop.default_exception_handler(context)  # type: ignore[attr-defined]
             return
@@ -73,3 +83,15 @@ class AcceptErrors:
             self._said_at = now
             log.warning("cannot accept connections: %s (%d times so far); retrying in 1 s",
                         os.strerror(exc.errno), self.count)
+
+
+ACCEPT_RETRY_DELAY = 1.0
+"""asyncio's wait before accepting again after EMFILE (``asyncio.constants.ACCEPT_RETRY_DELAY``)."""
+
+
+def stale_accept_retry(context: dict) -> bool:
+    """asyncio (3.11) retries ``accept`` a second after EMFILE with a timer that closing the server
+    does not cancel; on the closed socket it raises ValueError (fd -1): a traceback per retry, 1,812
+    log lines after a finished render at ``nofile`` 64 under a connection flood (issue 23)."""
+    callback = getattr(context.get("handle"), "_callback", None)
+    return isinstance(context.get("exception"), ValueError) and getattr(callback, "__name__", "") == "_start_serving"

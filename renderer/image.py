@@ -5,16 +5,29 @@ from __future__ import annotations
 import io
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
+
+from renderer.fd_budget import SHORT_OF_FDS
 
 
 def to_8bit(image: np.ndarray) -> np.ndarray:
     """Linear float image (H, W, 3) -> uint8 with gamma 2: int(256 * clamp(sqrt(c), 0, 0.999))."""
     g = np.sqrt(np.clip(np.nan_to_num(image, nan=0.0), 0.0, None))
     return (256.0 * np.clip(g, 0.0, 0.999)).astype(np.uint8)
+
+
+def prepare_to_write() -> None:
+    """Do now what the first write would otherwise do on its way: import PIL's format plugins
+    (``save`` imports them on first use) and find the temporary directory (``gettempdir`` tries
+    files). Both open files: at a low fd limit with connections arriving, the finished image must
+    not need more fds than its own (issue 23: "Too many open files: .../PIL/PngImagePlugin.py"
+    lost a finished render)."""
+    Image.preinit()
+    tempfile.gettempdir()
 
 
 def png_bytes(image: np.ndarray) -> bytes:
@@ -89,20 +102,19 @@ class OutputError(OSError):
 
 def fallback_path(target: str | Path, tag: str) -> Path:
     """Where an image that could not be written to ``target`` is kept: the temporary directory."""
-    import tempfile
-
     t = Path(target)
     return Path(tempfile.gettempdir()) / f"{t.stem}-{tag}{t.suffix}"
 
 
 def write_or_keep(image: np.ndarray, png: str | Path | None, raw: str | Path | None, tag: str) -> None:
     """``write_outputs``, but an output that fails is written to ``fallback_path`` and OutputError
-    names the real error and where the image is, so a finished render is never lost."""
+    names the real error and where the image is, so a finished render is never lost. Out of fds
+    (EMFILE, ENFILE) is raised as an OSError with that errno, for the caller to retry."""
     failures: list[OutputError] = []
     for path, data in ((raw, npy_bytes), (png, png_bytes)):
         if path is not None:
             try:
-                write_bytes_or_keep(path, data(image), tag)
+                write_bytes_or_keep(path, data(image), tag, retry_fds=True)
             except OutputError as e:
                 failures.append(e)
     if failures:
@@ -111,11 +123,15 @@ def write_or_keep(image: np.ndarray, png: str | Path | None, raw: str | Path | N
                           + ", ".join(map(str, kept)), kept)
 
 
-def write_bytes_or_keep(path: str | Path, data: bytes, tag: str) -> None:
-    """``write_atomic``; if it fails, the bytes go to ``fallback_path`` and OutputError says both."""
+def write_bytes_or_keep(path: str | Path, data: bytes, tag: str, *, retry_fds: bool = False) -> None:
+    """``write_atomic``; if it fails, the bytes go to ``fallback_path`` and OutputError says both.
+    With ``retry_fds`` running out of fds is raised as it is: that is the process's state for a
+    moment, not the path's fault, and the caller tries again."""
     try:
         write_atomic(path, data)
     except OSError as e:
+        if retry_fds and e.errno in SHORT_OF_FDS:
+            raise
         spare = fallback_path(path, tag)
         write_atomic(spare, data)  # if this fails too, its own error says so
         reason = f"cannot write {path}: {e.strerror or e}"

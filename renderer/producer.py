@@ -28,7 +28,7 @@ from renderer import fd_budget
 from renderer import protocol as proto
 from renderer.consumer_stats import ConsumerInfo, RateMeter
 from renderer.fixed import MAX_SAMPLE
-from renderer.image import OutputError, write_or_keep
+from renderer.image import OutputError, prepare_to_write, write_or_keep
 from renderer.link import Link
 from renderer.scene import Scene
 from renderer.status import StatusServer
@@ -37,6 +37,8 @@ from renderer.verify import Verifier
 
 log = logging.getLogger("renderer.producer")
 EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
+FD_RETRY_SECONDS = 60.0
+"""How long writing the result is retried while the process is out of fds (see fd_budget.py)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ class Producer:
                 self.book.restore(snap.acc, snap.done)
                 log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
                          self.book.done, self.book.total)
+        prepare_to_write()  # while fds are plentiful: the final write must need only its files
         fds = fd_budget.current_budget()
         self.max_connections = self.settings.max_connections or fds.tasks
         self.max_status = fds.status
@@ -137,7 +140,8 @@ class Producer:
             log.info("status on http://%s:%d/status", *self.status_address)
         loop = asyncio.get_running_loop()
         old_handler = loop.get_exception_handler()
-        loop.set_exception_handler(fd_budget.AcceptErrors(self.clock))
+        accept_errors = fd_budget.AcceptErrors(self.clock)
+        loop.set_exception_handler(accept_errors)
         st = self.settings
         srv = await loop.create_server(
             lambda: Link(self, next(self._owners), hello_timeout=st.hello_timeout, frame_timeout=st.frame_timeout),
@@ -173,6 +177,8 @@ class Producer:
             for link in list(self._links):
                 link.close()
             await self._settle()
+            if accept_errors.count:  # asyncio's accept retries outlive the servers: let them meet our handler
+                await asyncio.sleep(fd_budget.ACCEPT_RETRY_DELAY + 0.1)
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
@@ -210,9 +216,7 @@ class Producer:
         image = self.book.final_image()
         t0 = self.clock()
         try:
-            await self._save_checkpoint()
-            await asyncio.get_running_loop().run_in_executor(None, write_or_keep, image, self.output, self.raw,
-                                                             f"{self.scene.name}-{self._fingerprint[:12]}")
+            await self._write_result(image)
         except OutputError as e:  # the image is safe elsewhere: say where, and do not render it again
             self.failure = str(e)
             self.exit_code = EXIT_OUTPUT
@@ -235,6 +239,30 @@ class Producer:
                 link.send(proto.Done())
         if not self.serve_after_done:
             self._stop.set()
+
+    async def _write_result(self, image: np.ndarray) -> None:
+        """The checkpoint and the outputs. Out of fds is retried for ``FD_RETRY_SECONDS``: a burst
+        of connections holds every fd until the loop refuses those over the cap (fd_budget.py), and
+        a computed image must not be lost to that moment (issue 23: exit 1 at ``nofile`` 64)."""
+        deadline = self.clock() + FD_RETRY_SECONDS
+        pause, tries = 0.02, 0
+        while True:
+            try:
+                await self._save_checkpoint()
+                await asyncio.get_running_loop().run_in_executor(None, write_or_keep, image, self.output, self.raw,
+                                                                 f"{self.scene.name}-{self._fingerprint[:12]}")
+            except OSError as e:
+                if e.errno not in fd_budget.SHORT_OF_FDS or self.clock() >= deadline:
+                    raise
+                tries += 1
+                if tries == 1:
+                    log.warning("writing the result: %s; trying again for up to %.0f s", e.strerror, FD_RETRY_SECONDS)
+                await asyncio.sleep(pause)
+                pause = min(0.5, 2 * pause)
+                continue
+            if tries:
+                log.info("wrote the result after %d tries (out of fds)", tries + 1)
+            return
 
     # -- checkpoint and leases ----------------------------------------------------------
     async def _save_checkpoint(self) -> None:

@@ -14,7 +14,13 @@
 # k8s.io/client-go, ...) with ./staging paths that exist only inside its own repository. A module that
 # requires k8s.io/kubernetes vX.Y.Z and replaces each k8s.io/<staging> with v0.Y.Z of the published
 # module builds the same commands. The binaries are never committed.
-set -euo pipefail
+#
+# kube-state-metrics is an oracle for one group of tests only: if the module proxy does not serve it,
+# the script says so in one line and still exits 0 with the plane built (those tests skip). Any other
+# failure names the step and exits non-zero. Two runs at once (CI and a developer) take turns on a lock
+# in the cache instead of writing the same files. Measured on the 2-core VM: cold 9 min 5 s, warm 0.3 s.
+set -Eeuo pipefail
+trap 'echo "build-kubernetes: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 version="v1.37.2"
 kwok_version="v0.8.0"
@@ -38,13 +44,31 @@ cache="${KUBEVIEW_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/kubernetes
 out="$cache/$version-kwok$kwok_version-ksm$ksm_version"
 if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kube-state-metrics)
-missing=()
-for b in "${want[@]}"; do [ -x "$out/bin/$b" ] || missing+=("$b"); done
-if [ ${#missing[@]} -eq 0 ]; then
+all_cached() {
+    local b
+    for b in "${want[@]}"; do [ -x "$out/bin/$b" ] || return 1; done
+}
+if all_cached; then
     echo "build-kubernetes: cached in $out/bin (${want[*]})"
     exit 0
 fi
 command -v go >/dev/null 2>&1 || { echo "build-kubernetes: needs Go (go1.26 or newer on PATH)" >&2; exit 1; }
+mkdir -p "$cache"
+exec 9>"$cache/.build.lock"
+if ! flock -n 9; then
+    echo "build-kubernetes: another build holds $cache/.build.lock; waiting for it"
+    flock 9
+    if all_cached; then echo "build-kubernetes: the other build finished: $out/bin"; exit 0; fi
+fi
+
+# go mod download -json reports a failure inside its JSON on stdout: say it instead of exiting silently.
+download() {  # module@version json-file
+    if ! go mod download -json "$1" > "$2"; then
+        local err; err="$(sed -n 's/.*"Error": "\(.*\)".*/\1/p' "$2" | head -1)"
+        echo "build-kubernetes: cannot download $1 (GOPROXY=$(go env GOPROXY)): ${err:-see above}" >&2
+        return 1
+    fi
+}
 
 minor="${version#v1.}"; minor="${minor%%.*}"; patch="${version##*.}"
 staging_version="v0.$minor.$patch"
@@ -62,10 +86,7 @@ done
 if [ "$need_k8s" = 1 ]; then
     mkdir -p "$work/k8s/cmd/etcd"
     cd "$work/k8s"
-    go mod download -json "k8s.io/kubernetes@$version" > kube.json || {
-        echo "build-kubernetes: cannot download k8s.io/kubernetes@$version: $(sed -n 's/.*"Error": "\(.*\)".*/\1/p' kube.json)" >&2
-        exit 1
-    }
+    download "k8s.io/kubernetes@$version" kube.json
     kmod="$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' kube.json)"
     staging=$(grep -E '^\s*k8s.io/[a-z0-9-]+ => \./staging' "$kmod" | awk '{print $1}')
     etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$kmod")
@@ -113,22 +134,24 @@ fi
 
 # --- kwok and kube-state-metrics: their own modules, as published --------------------------
 build_module() {  # name module-path version package
+    # Every step checks itself: errexit is off inside a function called from `||`.
     local name="$1" mod="$2" ver="$3" pkg="$4"
     [ -x "$out/bin/$name" ] && return 0
     echo "build-kubernetes: building $name $ver ($(( $(date +%s) - start )) s so far)"
-    mkdir -p "$work/$name" && cd "$work/$name"
-    go mod download -json "$mod@$ver" > mod.json || {
-        echo "build-kubernetes: cannot download $mod@$ver: $(sed -n 's/.*"Error": "\(.*\)".*/\1/p' mod.json)" >&2
-        exit 1
-    }
+    mkdir -p "$work/$name" && cd "$work/$name" || return 1
+    download "$mod@$ver" mod.json || return 1
     local dir; dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
+    [ -d "$dir" ] || { echo "build-kubernetes: $mod@$ver downloaded but has no Dir" >&2; return 1; }
     # Build inside a writable copy of the module so its own replace directives apply.
-    cp -r "$dir" src && chmod -R u+w src && cd src
-    go build -ldflags "-s -w" -o "$out/bin/$name.tmp" "$pkg"
+    cp -r "$dir" src && chmod -R u+w src && cd src || return 1
+    go build -ldflags "-s -w" -o "$out/bin/$name.tmp" "$pkg" || return 1
     mv "$out/bin/$name.tmp" "$out/bin/$name"
 }
-build_module kwok sigs.k8s.io/kwok "$kwok_version" ./cmd/kwok
-build_module kube-state-metrics k8s.io/kube-state-metrics/v2 "$ksm_version" .
+build_module kwok sigs.k8s.io/kwok "$kwok_version" ./cmd/kwok || exit 1
+if ! build_module kube-state-metrics k8s.io/kube-state-metrics/v2 "$ksm_version" .; then
+    echo "build-kubernetes: kube-state-metrics $ksm_version not built (above); the plane is complete," \
+         "only the tests that compare with kube-state-metrics skip"
+fi
 
 echo "build-kubernetes: built in $(( $(date +%s) - start )) s into $out/bin"
 "$out/bin/kube-apiserver" --version

@@ -6,7 +6,8 @@ would say next. `KubeAPI(live=LiveCluster(...))` serves from it:
 - `GET /api/v1/nodes`, `/api/v1/pods`, `/api/v1/namespaces/NS/pods` (lists with a resourceVersion),
   and the same with `?watch=true&resourceVersion=RV` (every event after RV, in order, then live);
 - `POST /api/v1/namespaces/NS/pods/NAME/binding` (a v1 Binding; its `metadata.uid`, when given, must
-  be the pod's, and a bound pod cannot be bound again: 409, as kube-apiserver answers);
+  be the pod's, and a bound pod cannot be bound again: 409, as kube-apiserver answers; the node is not
+  checked: the real one binds to a node that does not exist);
 - `GET /api/v1/namespaces/NS/pods/NAME`.
 
 Shapes follow the recordings in tests/fixtures/k8s: list items without kind/apiVersion, watch objects
@@ -104,15 +105,15 @@ class LiveCluster:
             obj = self.pods.get((namespace, name))
             if obj is None:
                 raise Conflict(404, "NotFound", f'pods "{name}" not found')
-            if uid and obj["metadata"]["uid"] != uid:
-                raise Conflict(409, "Conflict", f"Operation cannot be fulfilled on pods/binding \"{name}\": "
-                               f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
-                               f"{obj['metadata']['uid']}")
+            if uid and obj["metadata"]["uid"] != uid:  # the storage layer's precondition, worded as v1.37.2 does
+                raise Conflict(409, "Conflict", f"Operation cannot be fulfilled on pods \"{name}\": StorageError: "
+                               f"invalid object, Code: 4, Key: /registry/pods/{namespace}/{name}, ResourceVersion: 0, "
+                               f"AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object "
+                               f"meta: {obj['metadata']['uid']}")
             if obj["spec"].get("nodeName"):
                 raise Conflict(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": '
                                f'pod {name} is already assigned to node "{obj["spec"]["nodeName"]}"')
-            if node not in self.nodes:
-                raise Conflict(404, "NotFound", f'nodes "{node}" not found')
+            # no check that the node exists: kube-apiserver v1.37.2 binds to any node name (201)
             obj["spec"]["nodeName"] = node
             conditions = [c for c in obj["status"].get("conditions", []) if c.get("type") != "PodScheduled"]
             conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
@@ -168,14 +169,15 @@ class LiveCluster:
             self.namespaces.pop(name, None)
 
     def create_node(self, node: dict) -> dict:
-        """POST /api/v1/nodes: the status a client sends is dropped, as kube-apiserver does."""
+        """POST /api/v1/nodes: the status a client sends is kept, as kube-apiserver v1.37.2 does (a
+        kubelet registers with its capacity; tests/realk8s creates kwok nodes that way)."""
         with self._lock:
             obj = copy.deepcopy(node)
             meta = obj.setdefault("metadata", {})
             if meta["name"] in self.nodes:
                 raise Conflict(409, "AlreadyExists", f'nodes "{meta["name"]}" already exists')
             obj["kind"], obj["apiVersion"] = "Node", "v1"
-            obj["status"] = {}
+            obj.setdefault("status", {})
             meta["uid"] = str(uuid.uuid4())
             self.rv += 1
             meta["resourceVersion"] = str(self.rv)

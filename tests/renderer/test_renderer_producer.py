@@ -184,9 +184,10 @@ def test_expired_lease_is_requeued_and_late_result_counts_once(tmp_path: Path, s
 
         data = render_chunk(scene, task.x, task.y, task.w, task.h, task.s0, task.s1)
         slow.send(proto.Result(task.task_id, data))  # late, but first: accepted
+        wait_for(lambda: get_status(p.status_port)["tasks"]["done"] == 1, 30, "the late result")
         other.send(proto.Result(task.task_id, data))  # duplicate: ignored
-        st = wait_for(lambda: (s := get_status(p.status_port))["tasks"]["done"] == 1 and s, 5, "result")
-        time.sleep(0.2)
+        other.send(proto.Request())  # answered only after the duplicate was handled (one connection, in order)
+        assert isinstance(other.recv(), proto.Task)
         st = get_status(p.status_port)
         assert st["tasks"]["done"] == 1 and st["samples_done"] == task.samples
 

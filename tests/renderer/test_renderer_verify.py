@@ -15,7 +15,7 @@ from renderer import scene as scene_mod
 from renderer.tasks import TaskBook
 from renderer.verify import Verifier
 from tests.renderer.test_renderer_producer import Client, run_consumer
-from tests.renderer.testkit import THREE, InProcessProducer, get_status, reference
+from tests.renderer.testkit import THREE, InProcessProducer, get_status, reference, wait_for
 
 
 def test_verifier_needs_two_agreeing_consumers() -> None:
@@ -43,14 +43,14 @@ def test_discard_empties_the_tiles_a_consumer_touched() -> None:
     assert book.queued == book.total - 4  # tasks 2..5 are still leased to b
 
 
-def poisoner(port: int, stop: threading.Event, got: list[proto.Message]) -> None:
+def poisoner(port: int, stop: threading.Event, got: list[proto.Message | Exception]) -> None:
     """A consumer with the token that returns made-up sums for every task it gets."""
     c = Client(port)
     c.hello(name="poisoner")
     try:
         while not stop.is_set():
             c.send(proto.Request())
-            msg = c.recv(10)
+            msg = c.recv(120)  # parked while every queued task excludes it: under load that outlasted 10 s
             if isinstance(msg, proto.Task):
                 c.send(proto.Result(msg.task_id, np.full((msg.h, msg.w, 3), 1 << 31, dtype=np.int64)))
             elif isinstance(msg, proto.Wait):
@@ -58,8 +58,8 @@ def poisoner(port: int, stop: threading.Event, got: list[proto.Message]) -> None
             else:
                 got.append(msg)
                 return
-    except (EOFError, OSError):
-        got.append(proto.Done())
+    except (EOFError, OSError) as e:  # what happened, not a Done it never received
+        got.append(e)
     finally:
         c.close()
 
@@ -68,16 +68,17 @@ def poisoner(port: int, stop: threading.Event, got: list[proto.Message]) -> None
 def test_poisoning_consumer_is_caught_and_the_image_is_the_reference(tmp_path: Path, fraction: float) -> None:
     sc = scene_mod.load(THREE, width=32, height=32, spp=16, chunk=2, tile=8)  # 16 tiles x 8 chunks
     raw = tmp_path / "o.npy"
-    with InProcessProducer(sc, raw=raw, verify=fraction) as p:
+    with InProcessProducer(sc, raw=raw, verify=fraction, serve_after_done=True) as p:  # still there to refuse it again
         stop, got = threading.Event(), []
         bad = threading.Thread(target=poisoner, args=(p.port, stop, got), daemon=True)
-        bad.start()  # first: it gets the first tasks
-        time.sleep(0.2)
+        bad.start()  # first: it gets the first tasks, seen on the producer, not hoped for after a sleep
+        wait_for(lambda: p.call(lambda: any(c.info.id == "poisoner" and p.producer.book.history.get(c.owner)
+                                            for c in p.producer.conns.values())), 30, "the poisoner's first task")
         honest = [run_consumer(p.port, f"honest{i}") for i in range(2)]
         for t, _ in honest:
             t.join(60)
         stop.set()
-        bad.join(10)
+        bad.join(150)
         assert [rc for _, rc in honest] == [[0], [0]]
         assert got and isinstance(got[0], proto.Error) and "refused" in got[0].text, got
         st = get_status(p.status_port)

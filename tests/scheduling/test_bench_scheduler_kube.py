@@ -228,7 +228,8 @@ def test_interrupted_run_removes_everything(live_api, tmp_path: Path, sig: int) 
     scenario = _scenario(tmp_path, MANY, PODS=400)
     proc = subprocess.Popen([sys.executable, "-m", "kubeview", "bench", "scheduler", str(scenario),
                              "--kubeconfig", str(api.kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not inherited SIG_IGN
     try:
         deadline = time.monotonic() + 60
         while sum(1 for p in live.pods.values() if p["spec"].get("nodeName")) < 20:

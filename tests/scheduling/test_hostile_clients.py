@@ -15,7 +15,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -47,6 +47,13 @@ def _server(limits: ServerLimits | None = None, pods: list[dict] | None = None, 
     feed.apply(Listed("Node", nodes or json.loads((FIXTURES / "nodes.json").read_text())["items"], "1"))
     feed.apply(Listed("Pod", pods or [], "100000"))  # past the recorded pods' versions: no catch-up wait
     return ExtenderServer(Extender(feed), "127.0.0.1", 0, limits=limits, tls=tls).start()
+
+
+def _until(check: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -181,8 +188,11 @@ def test_framing_is_strict() -> None:
         reply = raw_exchange(srv.port, b"POST /filter HTTP/1.1\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n"
                              % (17 * MiB))
         assert reply.startswith(b"HTTP/1.1 413 ") and b"100 Continue" not in reply
-        reply = raw_exchange(srv.port, b"POST /filter HTTP/1.1\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n"
-                             % len(ok), timeout=0.5)
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:  # read up to the 100, not 0.5 s
+            s.sendall(b"POST /filter HTTP/1.1\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n" % len(ok))
+            reply = b""
+            while b"\r\n\r\n" not in reply and (chunk := s.recv(65536)):
+                reply += chunk
         assert reply.startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
         # exactly chunked is read; a bad chunk is a 400
         chunked = b"POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
@@ -228,7 +238,7 @@ def test_the_connection_cap_holds_and_a_new_client_is_still_answered() -> None:
             s.sendall(b"GET /healthz HTTP/1.1\r\n\r\n" if i % 2 else b"GET /heal")
             held.append(s)
             time.sleep(0.002)
-        time.sleep(0.2)
+        _until(lambda: srv.extender.counters["evicted_at_cap"] >= 60 - 16, "the server to take all 60")
         assert srv.connections <= 16
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
         body = _records()[0]["raw_body"].encode()
@@ -274,8 +284,7 @@ def test_large_stalled_bodies_stay_within_the_bodies_in_flight_cap(caplog) -> No
     finally:
         for s in socks:
             s.close()
-        time.sleep(0.2)
-        assert srv.bodies_in_flight == 0
+        _until(lambda: srv.bodies_in_flight == 0, "the stalled bodies to be let go")
         srv.stop()
 
 
@@ -288,9 +297,10 @@ def test_clients_going_away_mid_request_cost_no_traceback(server, caplog) -> Non
             s.sendall(head + (body[: len(body) // 2] if i % 2 else body))
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
             s.close()
-        time.sleep(0.3)
+        # answered after all 300 were accepted; then every one of them handled and closed, not 0.3 s hoped for
+        assert raw_exchange(server.port, b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n").endswith(b"ok")
+        _until(lambda: server.connections == 0, "the 300 connections to be closed")
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
-    assert raw_exchange(server.port, b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n").endswith(b"ok")
     assert server.bodies_in_flight == 0
 
 

@@ -408,13 +408,16 @@ def test_a_call_waiting_for_the_watch_leaves_the_loop_serving(fixture_nodes: lis
         got: list = []
         waiting = threading.Thread(target=lambda: got.append(Client(server.port).call("POST", "/filter", body)))
         waiting.start()
-        time.sleep(0.3)
+        deadline = time.monotonic() + 30  # the call is seen waiting, not assumed to be after 0.3 s
+        while server.extender.counters["waited_for_watch"] < 1:
+            assert time.monotonic() < deadline and waiting.is_alive(), got
+            time.sleep(0.01)
         assert not got  # still waiting for the watch
         other = Client(server.port)
         for _ in range(3):
             started = time.perf_counter()
             assert other.call("GET", "/healthz")[0] == 200
-            assert time.perf_counter() - started < 0.5  # the loop is not held by the waiting call
+            assert time.perf_counter() - started < 2.5  # a loop held by the waiting call: 5 s (catch_up)
         assert not got
         feed.apply(WatchEvent("Pod", "ADDED", pod))
         waiting.join(5)

@@ -23,6 +23,16 @@ EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", 
                   "8-GPU pods never fit (no node has 8)"}
 
 
+async def resized(pilot, width: int, height: int, *widgets: type) -> None:  # noqa: ANN001
+    """Resize, then wait until the screen and ``widgets`` are laid out at the new size (seen, not
+    0.2 s hoped for: a stale, wider layout would draw lines longer than the terminal)."""
+    await pilot.resize_terminal(width, height)
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: tuple(screen.size) == (width, height)
+                   and all(0 < screen.query_one(w).size.width <= width for w in widgets), 20, f"{width}x{height}")
+    await pilot.pause()
+
+
 def lines_of(table: VirtualTable) -> dict[tuple[str, str], str]:
     """Every row as drawn, by pod key (the table scrolled page by page)."""
     out: dict[tuple[str, str], str] = {}
@@ -56,8 +66,7 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
         pending = [p for p in model.pending() if p.namespace == "batch" or p.name == "train-c"]
         assert "train-c" in {p.name for p in pending} and len(pending) == 4  # and 3 consumers
         for width, height in SIZES:
-            await pilot.resize_terminal(width, height)
-            await pilot.pause(0.2)
+            await resized(pilot, width, height, VirtualTable)
             table = app.screen.query_one(VirtualTable)
             lines = lines_of(table)
             for pod in pending:
@@ -153,8 +162,7 @@ async def test_node_detail_fields_apart_and_devices_one_line_each(demo: LocalSou
         screen = app.screen
         assert isinstance(screen, NodeDetailScreen) and screen.node == "dra-node-1"
         for width, height in SIZES:
-            await pilot.resize_terminal(width, height)
-            await pilot.pause(0.2)
+            await resized(pilot, width, height, AllocatedResources, DeviceTableView)
             info = screen.query_one(AllocatedResources).render().renderables[0]  # type: ignore[attr-defined]
             assert info.plain.splitlines()[0] == "Conditions: Ready   Pods: 4   Largest GPU request that fits: 1"
             assert spans_start_with_space(info) == []

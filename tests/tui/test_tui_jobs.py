@@ -108,12 +108,12 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
     # under `spread` the local scheduler breaks ties at random (#24 item 9), so later pods could run
     # elsewhere and the node be idle by the time it is preempted
     source = LocalSource(seed=4, policy=PackingConfig(policy="pack"))
+    gate = tmp_path / "gate"  # the pods run until the node is preempted: by construction, not `sleep 1` (issue 23)
     source.apply_workload({"kind": "Job", "metadata": {"name": "items", "namespace": "batch"}, "spec": {
         "completionMode": "Indexed", "completions": 8, "parallelism": 4, "backoffLimitPerIndex": 1,
         "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
         "template": {"spec": {"restartPolicy": "Never", "containers": [{
-            # long enough that the Job still runs on the node when `y` comes, on a loaded machine too
-            "name": "w", "image": "busybox", "command": ["sh", "-c", "sleep 4"],
+            "name": "w", "image": "busybox", "command": ["sh", "-c", f"until [ -e '{gate}' ]; do sleep 0.05; done"],
             "resources": {"requests": {"cpu": "100m"}}}]}}}})
     pods = source.pods("batch")
     node = pods[0]["spec"]["nodeName"]
@@ -125,22 +125,21 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
             await pilot.pause()
             assert isinstance(app.screen, NodeDetailScreen)
             await pilot.press("P")
-            await wait_for(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.is_active, what="the question")
-            await pilot.pause(0.2)  # the dialog's keys are bound once it has mounted
+            await wait_for(pilot, lambda: _asking(app), what="the question")  # mounted: its keys are bound
             await pilot.press("n")
             await pilot.pause()
             await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen), what="the dialog to close")
             await pilot.pause(0.2)
             assert source.get("Node", "", node) is not None  # declined: nothing happened
             await pilot.press("P")
-            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="the question again")
-            await pilot.pause(0.2)
-            with app.state.lock:  # the premise: the Job's pods still run there (else nothing to disrupt)
+            await wait_for(pilot, lambda: _asking(app), what="the question again")
+            with app.state.lock:  # the premise, held by the gate: the Job's pods still run there
                 assert any(p.phase in ("Pending", "Running") and not p.deleting for p in app.state.model.pods_on(node)
                            if p.namespace == "batch"), "the Job finished before the preemption"
             await pilot.press("y")
             await wait_for(pilot, lambda: app.banner[1] == "ok" and "preempted" in app.banner[0], what="preempt")
             assert source.get("Node", "", node) is None
+            gate.touch()  # the pods elsewhere, and the preempted ones' retries, may finish now
             await wait_for(pilot, lambda: (app.state.model.jobs.jobs[("batch", "items")].state == "Complete"),
                            60, what="the Job to complete")
             from kubeview.model.job_progress import disrupted_pods
@@ -160,3 +159,10 @@ def install_and_show(app, node: str):  # noqa: ANN001, ANN201
     screen = install_detail(app)
     screen.show(node)
     return screen
+
+
+def _asking(app) -> bool:  # noqa: ANN001
+    """The Confirm dialog is up and mounted (its No button focused in on_mount), so a key reaches
+    its bindings: seen, instead of 0.2 s of pause that a loaded machine can outrun (issue 23)."""
+    screen = app.screen
+    return isinstance(screen, Confirm) and screen.is_active and app.focused is not None and app.focused.id == "no"

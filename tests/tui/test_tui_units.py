@@ -174,24 +174,38 @@ def test_a_new_sort_while_one_is_built_wins() -> None:
     asyncio.run(run())
 
 
-def test_background_work_waits_while_a_key_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
+class _Clock:
+    """``time`` for the app module: sleeping advances it, nothing else does. What yield_to_ui
+    waits is then exact, not a wall-clock reading a loaded machine stretches (issue 23)."""
 
+    def __init__(self) -> None:
+        self.now, self.slept = 1000.0, 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.slept += seconds
+
+
+def test_background_work_waits_while_a_key_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
     from kubeview.tui import app as app_mod
 
     app = app_mod.make_app(SyntheticSource(nodes=2, pods=4, seed=1))
-    t0 = time.monotonic()
+    clock = _Clock()
+    monkeypatch.setattr(app_mod, "time", clock)
+    app._ui_busy_until = 0.0
     app.yield_to_ui()  # no key pressed: no wait
-    assert time.monotonic() - t0 < 0.02
-    app._ui_busy_until = time.monotonic() + 0.05
-    t0 = time.monotonic()
+    assert clock.slept == 0
+    app._ui_busy_until = clock.now + 0.05
     app.yield_to_ui()
-    assert 0.04 <= time.monotonic() - t0 < 0.5
+    assert clock.slept == pytest.approx(0.05)  # until the key is answered, and no longer
     monkeypatch.setattr(app_mod, "YIELD_AT_MOST", 0.05)
-    app._ui_busy_until = time.monotonic() + 60  # a key held down: the worker still moves on
-    t0 = time.monotonic()
+    clock.slept = 0.0
+    app._ui_busy_until = clock.now + 60  # a key held down: the worker still moves on
     app.yield_to_ui()
-    assert time.monotonic() - t0 < 1.0
+    assert clock.slept == pytest.approx(0.05)
 
 
 def test_a_filter_that_keeps_few_rows_finds_them_without_lookups() -> None:

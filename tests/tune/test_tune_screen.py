@@ -64,7 +64,7 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
 @run_async
 async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa: ANN001
     source, make = tuner_on_local
-    tuner = make(2)
+    tuner = make(2, "--prune-margin", "1000")  # both complete: load made trial 1 slow enough to be pruned
     app = make_app(source, tuner=tuner)
     seen_running = []
     async with app.run_test(size=(140, 45)) as pilot:

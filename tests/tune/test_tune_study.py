@@ -8,6 +8,7 @@ renderer render` makes, and the best trial's parameters, run again, land in its 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import optuna
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,18 +58,64 @@ def _wait_mid_trial(db: str, number: int, proc: subprocess.Popen, timeout: float
     raise AssertionError(f"trial {number} never ran")
 
 
+def _sigint_default() -> None:
+    """A suite started in the background (``pytest &``, some CI runners) runs with SIGINT ignored,
+    which the tuner would inherit, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _stop_the_producer_of_trial(number: int, proc: subprocess.Popen, timeout: float = 120.0) -> psutil.Process:
+    """SIGSTOP trial `number`'s producer as soon as it is started, before it can have finished (it
+    writes trial-N.npy and only then says finished). Issue 23: a trial seen running had finished,
+    0.3 s, before SIGINT arrived; a held producer keeps the trial running until we let it go."""
+    deadline = time.monotonic() + timeout
+    tuner = psutil.Process(proc.pid)
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        for child in tuner.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                argv = child.cmdline()
+                if "producer" in argv and any(a.endswith(f"trial-{number}.npy") for a in argv):
+                    child.send_signal(signal.SIGSTOP)
+                    raw = Path(argv[argv.index("--raw") + 1])
+                    assert not raw.exists(), f"trial {number}'s producer had finished before it was stopped"
+                    return child
+        time.sleep(0.01)
+    raise AssertionError(f"trial {number}'s producer never started")
+
+
+def _wait_interrupted(db: str, number: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the tuner has recorded trial `number` as interrupted (before it stops the job)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        trials = optuna.load_study(study_name=NAME, storage=db).get_trials()
+        if any(t.number == number and t.user_attrs.get("reason", "").startswith("interrupted") for t in trials):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"trial {number} was never recorded as interrupted: {proc.communicate()}")
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_interrupted_study_resumes_and_adds_up(tmp_path: Path) -> None:
     state = tmp_path / "state"
     db = f"sqlite:///{tmp_path / 'tune.db'}"
     proc = subprocess.Popen(_tune(state, db, "--trials", "4"), env=_env(state), cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+    held = None
     try:
+        held = _stop_the_producer_of_trial(2, proc)  # trial 2 cannot finish before SIGINT: by construction
         _wait_mid_trial(db, 2, proc)
         proc.send_signal(signal.SIGINT)
+        _wait_interrupted(db, 2, proc)
+        held.send_signal(signal.SIGCONT)  # to be stopped by the tuner's cleanup as usual
         out, err = proc.communicate(timeout=60)
     finally:
+        if held is not None:
+            with contextlib.suppress(psutil.Error):
+                held.send_signal(signal.SIGCONT)
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
