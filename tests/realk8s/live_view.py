@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from kubeview.cluster.kube import KubeSource, WatchSettings
+from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, SourceEvent
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from kubeview.cluster import kube
+from kubeview.cluster.kube import source as kube
 from kubeview.commands.extender import WATCHED
 
 from .access import Ask, allowed, rbac_documents, source_reads
@@ -139,7 +139,7 @@ def _job(name: str) -> client.V1Job:
 def test_read_account_scales_and_patches_jobs_through_kubeview(plane: Plane, core, applied: Path) -> None:
     """kubeview's own actions (KubeSource.scale, set_parallelism) as the read ServiceAccount: done in
     its namespace, refused with one sentence elsewhere."""
-    from kubeview.cluster.kube import KubeSource
+    from kubeview.cluster.kube.source import KubeSource
     from kubeview.cluster.source import ActionError
 
     apps, batch = client.AppsV1Api(core.api_client), client.BatchV1Api(core.api_client)
