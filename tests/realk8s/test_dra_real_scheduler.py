@@ -161,6 +161,7 @@ def _round(s: Steps, r: int) -> None:
     name = (ext["status"].get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
     assert name, f"no extendedResourceClaimStatus on {ext['metadata']['name']}: {ext['status']}"
     s.check("nvidia.com/gpu: 1 served by a claim")
+    assert s.view.read(lambda m: m.gpus.claims[(NS, name)].extended), "the scheduler's claim not seen as extended"
     s.res.create_namespaced_resource_claim(NS, claim(NS, f"shared-{r}"))
     s.create(*(pod(NS, f"shared-{r}-{i}", "dra", claim_name=f"shared-{r}") for i in (1, 2)))
     s.running(f"shared-{r}-1", f"shared-{r}-2")

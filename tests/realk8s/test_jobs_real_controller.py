@@ -109,4 +109,7 @@ def test_job_counts_and_strips_equal_the_controllers(plane: Plane, jobs, realk8s
         assert final[name]["strip"] == "SFSFS" and final[name]["counts"]["failed"] == 4, final[name]
     final = check.wait(lost, lambda v: v["counts"]["failed"] == 1 and _active(1)(v), "the lost pods failed and replaced",
                        timeout=90)
+    # v1.36.2's Job controller had its status refused while in backoff (tests/fixtures/k8s/jobs/README.md)
+    refused = (plane.logs / "kube-controller-manager.log").read_text().count("cannot set more ready pods than active")
+    realk8s_counts["Job status updates refused (kubernetes#139428)"] = str(refused)
     realk8s_counts["Job states checked"] = f"{len(check.seen)} ({5 * ROUNDS} Jobs: counts and index strips = status)"
