@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
+from kubeview.model.job_progress import disrupted_pods
+
 from .job_check import JobChecker
 from .live_view import LiveView
 from .objects import add_node, api, ensure_namespace, wait_nodes_ready
@@ -109,6 +111,10 @@ def test_job_counts_and_strips_equal_the_controllers(plane: Plane, jobs, realk8s
         assert final[name]["strip"] == "SFSFS" and final[name]["counts"]["failed"] == 4, final[name]
     final = check.wait(lost, lambda v: v["counts"]["failed"] == 1 and _active(1)(v), "the lost pods failed and replaced",
                        timeout=90)
+    for name in lost:  # the pod PodGC failed and deleted is remembered, with what became of it
+        gone = view.read(lambda m, n=name: disrupted_pods(m.jobs.jobs[(NS, n)], m.jobs.history_of(NS, n)))
+        assert [(d.node, d.disruption.reason, d.counted, d.outcome) for d in gone] == \
+            [(SPOT, "DeletionByPodGC", True, "replaced")], gone
     # v1.36.2's Job controller had its status refused while in backoff (tests/fixtures/k8s/jobs/README.md)
     refused = (plane.logs / "kube-controller-manager.log").read_text().count("cannot set more ready pods than active")
     realk8s_counts["Job status updates refused (kubernetes#139428)"] = str(refused)
