@@ -9,7 +9,8 @@ The step sequence runs ROUNDS times; after each step kubeview's ledger (its real
 model, live_view.py) must hold every claim at the API server's resourceVersion, the same allocated
 devices held by the same claims for the same pods, and per node the GPU column's requested figure
 must be the number of allocated devices: a pod's `nvidia.com/gpu` served by a claim, or a claim
-shared by two pods, counted once.
+shared by two pods, counted once. On the partitionable GPU, kubeview's free figure is checked as the
+scheduler's answer: one GPU more than it stays Pending, exactly that many is placed.
 """
 
 from __future__ import annotations
@@ -177,8 +178,23 @@ def _round(s: Steps, r: int) -> None:
     s.check("nvidia.com/gpu: 1 on the partitionable GPU")
     states = s.view.read(lambda m: {d.device.name: d.state for d in m.gpus.node(MIG).devices})
     assert states["gpu-0"] == "unavailable", states  # the scheduler gave a slice, not the whole GPU
+    _fill_mig(s, r)
     s.clear()
     s.check("everything deleted")
+
+
+def _fill_mig(s: Steps, r: int) -> None:
+    """kubeview's free GPUs on the partitionable GPU are what the scheduler can still hand out to one
+    `nvidia.com/gpu: N` pod: one more stays Pending, exactly that many is placed."""
+    free = s.view.read(lambda m: m.gpus.node(MIG).gpu_free)
+    assert free > 0
+    s.create(pod(NS, f"mig-over-{r}", "dra-mig", gpus=free + 1))
+    assert "cannot allocate all claims" in s.unschedulable(f"mig-over-{r}")
+    s.core.delete_namespaced_pod(f"mig-over-{r}", NS, grace_period_seconds=0)
+    s.create(pod(NS, f"mig-fill-{r}", "dra-mig", gpus=free))
+    s.running(f"mig-fill-{r}")
+    s.check(f"nvidia.com/gpu: {free} (kubeview's free figure) filling the partitionable GPU")
+    assert s.view.read(lambda m: m.gpus.node(MIG).gpu_free) == 0
 
 
 def test_ledger_equals_claims_after_every_step(dra, realk8s_counts: dict[str, str]) -> None:
