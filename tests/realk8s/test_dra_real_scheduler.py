@@ -163,9 +163,9 @@ class Steps:
         """Pending pods first, then the rest. Deleted together (2 runs in 5), the Pending 2-GPU pod was
         retried as the others' devices came free and deleted mid-cycle (scheduler log: "Failed to update
         the nominated node name in the binding cycle ... not found"); kube-scheduler v1.37.2 then refused
-        the next round's pods ("cannot allocate all claims") for over 30 s while the API and kubeview
-        showed two free devices: its in-flight allocation for the gone pod apparently leaked
-        (docs/architecture.md, real-plane section)."""
+        the next round's pods ("cannot allocate all claims") while the API and kubeview showed two free
+        devices, and placed them only at its 5-minute unschedulable-queue flush (docs/architecture.md,
+        real-plane section)."""
         self.core.delete_collection_namespaced_pod(NS, grace_period_seconds=0, field_selector="status.phase=Pending")
         wait_until(lambda: not self.core.list_namespaced_pod(NS, field_selector="status.phase=Pending").items,
                    TIMEOUT, "Pending pods gone")
