@@ -182,7 +182,10 @@ def reason_parts(reason: str, gpu_first: bool = False) -> list[str]:
     """The parts of `reason_key`, the one to read first leading; with `gpu_first` (a pod that asks for
     GPUs) the parts about GPUs lead: `3 Insufficient cpu` is not what keeps a training pod waiting."""
     key = _NODES_AVAILABLE.sub("", reason, count=1)
-    key = key.split(" preemption:", 1)[0].strip().removesuffix(".")
+    key = key.split(" preemption:", 1)[0].strip()
+    # the nodes' reasons are the first sentence; kube-scheduler v1.36's DRA PostFilter put its own
+    # before the preemption one ("... selector. still not schedulable, preemption: ..."), v1.37 not
+    key = key.split(". ", 1)[0].removesuffix(".")
     if not key:
         return [reason]
     # the parts come sorted as strings (kube-scheduler's order); here what is short leads (capacity is

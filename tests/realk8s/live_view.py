@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from kubernetes import client
 
@@ -23,12 +25,13 @@ from kubeview.model.events import ConnectionState, Listed, SourceEvent
 from .procs import wait_until
 
 # Short backoffs so a restarted API server is found again within a second; the loop is the same.
+T = TypeVar("T")
 FAST = WatchSettings(error_backoffs=(0.2, 0.5, 1.0), connect_timeout=3.0)
 
 
 class LiveView:
-    def __init__(self, kubeconfig: Path, kinds: tuple[str, ...] = ("Node", "Pod")) -> None:
-        self.source = KubeSource(kubeconfig=str(kubeconfig), kinds=kinds, settings=FAST, dra=False)
+    def __init__(self, kubeconfig: Path, kinds: tuple[str, ...] = ("Node", "Pod"), dra: bool = False) -> None:
+        self.source = KubeSource(kubeconfig=str(kubeconfig), kinds=kinds, settings=FAST, dra=dra)
         self.kinds = kinds
         self.model = ClusterModel()
         self.states: list[str] = []
@@ -70,6 +73,12 @@ class LiveView:
     def state(self) -> str:
         with self._lock:
             return self.states[-1] if self.states else ""
+
+    def read(self, fn: Callable[[ClusterModel], T]) -> T:
+        """`fn(model)` under the lock the source thread applies events with (a consistent read)."""
+        self.check()
+        with self._lock:
+            return fn(self.model)
 
     def seen(self) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
         """node -> resourceVersion, (namespace, pod) -> resourceVersion, as kubeview holds them."""

@@ -68,6 +68,17 @@ def test_the_reason_key_part() -> None:
     assert reason_key("Unschedulable") == "Unschedulable"
 
 
+def test_the_reason_key_drops_the_dra_postfilter_sentence() -> None:
+    """kube-scheduler v1.36 (tests/fixtures/k8s/dra, ../events) put the DRA PostFilter's sentence between
+    the nodes' reasons and the preemption one; v1.37.2 (tests/realk8s/test_dra_real_scheduler.py) does
+    not. The key is the nodes' reasons either way."""
+    tail = " preemption: 0/8 nodes are available: 8 Preemption is not helpful for scheduling."
+    want = "6 node(s) didn't match Pod's node affinity/selector, 2 cannot allocate all claims"
+    body = "0/8 nodes are available: 2 cannot allocate all claims, 6 node(s) didn't match Pod's node affinity/selector."
+    for between in (" still not schedulable,", " no new claims to deallocate,", ""):  # 1.36, 1.36, 1.37
+        assert reason_key(body + between + tail) == want
+
+
 @run_async
 async def test_node_names_are_whole_and_distinct_at_100x30(small_cluster: SyntheticSource) -> None:
     app = make_app(small_cluster)
