@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from kubeview.cluster.kube.source import source as kube
+from kubeview.cluster.kube import source as kube
 
 GROUP_OF_API = {client.CoreV1Api: "", client.AppsV1Api: "apps", client.BatchV1Api: "batch",
                 client.ResourceV1Api: "resource.k8s.io"}

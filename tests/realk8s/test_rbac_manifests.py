@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from kubeview.cluster.kube.source import source as kube
+from kubeview.cluster.kube import source as kube
 from kubeview.commands.extender import WATCHED
 
 from .access import Ask, allowed, rbac_documents, source_reads
