@@ -51,7 +51,8 @@ def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous
     for group in by_workload.values():
         for i, r in enumerate(group):
             say(_throughput_line(r, embedded=False)
-                + (f" (upstream SchedulingBasic/5000Nodes threshold {UPSTREAM_BASIC_5000:.0f} on its CI)" if i == 0 else ""))
+                + (f" (upstream SchedulingBasic/5000Nodes threshold {UPSTREAM_BASIC_5000:.0f} on its CI)"
+                   if i == 0 and r.nodes >= 5000 else ""))
             if r.gpu:
                 say("    GPU packing: " + ", ".join(f"{k}={v}" for k, v in r.gpu.items()))
                 say(pending_line(r))
