@@ -73,6 +73,8 @@ class Plane:
         self.kubeconfigs = {name: self._write_kubeconfig(name) for name in self.pki.clients}
         self.kubeconfig = self.kubeconfigs["admin"]
         self.procs: dict[str, Proc] = {}
+        # kube-controller-manager's --controllers; the bench plane drops node lifecycle (bench_plane.py)
+        self.controllers = "*,bootstrapsigner,tokencleaner"
         self.scheduler_config: dict = {}
         self.scheduler_port = 0
         self._ssl = ssl.create_default_context(cafile=str(self.pki.ca.cert))
@@ -149,29 +151,37 @@ class Plane:
         self._spawn("kube-controller-manager", [
             str(self.bin / "kube-controller-manager"), f"--kubeconfig={kc}", "--secure-port=0",
             "--leader-elect=false", "--use-service-account-credentials=true",
-            "--controllers=*,bootstrapsigner,tokencleaner", f"--root-ca-file={p.ca.cert}",
+            f"--controllers={self.controllers}", f"--root-ca-file={p.ca.cert}",
             f"--service-account-private-key-file={p.sa_key}", f"--cluster-signing-cert-file={p.ca.cert}",
             f"--cluster-signing-key-file={p.ca.key}", "--node-monitor-grace-period=40s"])
 
-    def set_scheduler_config(self, config: dict) -> None:
+    def set_scheduler_config(self, config: dict, client: dict | None = None) -> None:
         """(Re)start kube-scheduler with this KubeSchedulerConfiguration (without `apiVersion`, `kind`,
-        `clientConnection` and `leaderElection`, which the plane sets) and wait for its /readyz."""
-        if "kube-scheduler" in self.procs:
-            self.procs.pop("kube-scheduler").stop()
+        `clientConnection` and `leaderElection`, which the plane sets) and wait for its /readyz.
+        `client` adds to `clientConnection` (`{"qps": 1000, "burst": 1000}` for the bench: the
+        default 50 QPS, not scheduling, is what a plain scheduler is held to otherwise)."""
+        self.scheduler_port = self.start_scheduler("kube-scheduler", config, client)
+        self.scheduler_config = yaml.safe_load((self.root / "kube-scheduler-config.yaml").read_text())
+
+    def start_scheduler(self, name: str, config: dict, client: dict | None = None) -> int:
+        """(Re)start the kube-scheduler process `name` (a second scheduler has its own profile names)
+        and wait for its /readyz; returns its secure port."""
+        if name in self.procs:
+            self.procs.pop(name).stop()
         doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-               **config, "clientConnection": {"kubeconfig": str(self.kubeconfigs["scheduler"])},
+               **config, "clientConnection": {"kubeconfig": str(self.kubeconfigs["scheduler"]), **(client or {})},
                "leaderElection": {"leaderElect": False}}
-        path = self.root / "scheduler-config.yaml"
+        path = self.root / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(doc))
-        self.scheduler_config = doc
-        self.scheduler_port = free_port()
+        port = free_port()
         kc = self.kubeconfigs["scheduler"]
-        self._spawn("kube-scheduler", [
+        self._spawn(name, [
             str(self.bin / "kube-scheduler"), f"--config={path}", "--bind-address=127.0.0.1",
-            f"--secure-port={self.scheduler_port}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / 'scheduler-certs'}"])
-        wait_until(lambda: self._ready("kube-scheduler", f"https://127.0.0.1:{self.scheduler_port}/readyz", verify=False),
-                   START_TIMEOUT, "kube-scheduler /readyz")
+            f"--secure-port={port}", f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / (name + '-certs')}"])
+        wait_until(lambda: self._ready(name, f"https://127.0.0.1:{port}/readyz", verify=False),
+                   START_TIMEOUT, f"{name} /readyz")
+        return port
 
     def _start_kwok(self) -> None:
         stages = Path(__file__).with_name("kwok-stages.yaml")  # kwokctl's defaults; never ~/.kwok/kwok.yaml

@@ -118,8 +118,8 @@ print("encoded")
 
 
 def test_the_first_png_needs_no_free_fd_once_prepared() -> None:
-    """Issue 23: the producer exited 1 with the image computed, "Too many open files:
-    .../PIL/PngImagePlugin.py": PIL imports its plugins on the first save. The producer prepares
+    """Issue 23: the producer exited 1 with the image computed ("Too many open files" on PIL's
+    PNG plugin module): PIL imports its plugins on the first save. The producer prepares
     at start; unprepared, the same encode fails, which is what this test would see if it did not."""
     def encode(mode: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-c", _NO_FD_LEFT, mode], cwd=ROOT, env=env(), capture_output=True,

@@ -69,7 +69,7 @@ def test_the_reason_key_part() -> None:
 
 
 def test_the_reason_key_drops_the_dra_postfilter_sentence() -> None:
-    """kube-scheduler v1.36 (tests/fixtures/k8s/dra, ../events) put the DRA PostFilter's sentence between
+    """kube-scheduler v1.36 (tests/fixtures/k8s/dra and its events) put the DRA PostFilter's sentence between
     the nodes' reasons and the preemption one; v1.37.2 (tests/realk8s/test_dra_real_scheduler.py) does
     not. The key is the nodes' reasons either way."""
     tail = " preemption: 0/8 nodes are available: 8 Preemption is not helpful for scheduling."

@@ -25,11 +25,10 @@ HERE = Path(__file__).resolve().parents[3]  # the tree this module belongs to
 _CHILD = r"""
 import json, sys
 try:
-    from kubeview.bench.scheduler.extender import measure, gpu_node
-    from kubeview.bench.scheduler.command import _full_nodes
+    from kubeview.bench.scheduler.extender import measure, gpu_node, full_nodes as _full_nodes
 except ModuleNotFoundError:
-    from kubeview.bench.scheduler.extender import measure, gpu_node
-    from kubeview.bench.scheduler.command import _full_nodes
+    from kubeview.bench.scheduler_extender import measure, gpu_node
+    from kubeview.bench.scheduler import _full_nodes
 names, full, calls_names, calls_full = (int(a) for a in sys.argv[1:5])
 verbs = ("filter", "prioritize")
 r1 = measure([gpu_node(f"gpu-node-{i:05d}") for i in range(names)], "NodeNames", calls_names,

@@ -26,8 +26,10 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import yaml
 
 from kubeview.bench.machine import StealMeter
 from kubeview.model.events import Listed, WatchEvent
@@ -247,3 +249,12 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                          verb_p50_ms={v: round(float(np.percentile(t, 50)) * 1e3, 3) for v, t in per_verb.items() if t},
                          target_p99_ms=target_p99_ms, verbs=tuple(verbs), server_ms=server_ms,
                          window_p99_ms=windows or None, steal=steal.share)
+
+
+NODE_TEMPLATE = Path(__file__).resolve().parents[1] / "scenarios" / "node-gpu-recorded.yaml"
+
+
+def full_nodes(count: int) -> list[dict]:
+    """Full Node objects as kube-scheduler sends them (recorded gpu-node-1, managedFields and all)."""
+    template = yaml.safe_load(NODE_TEMPLATE.read_text())
+    return [gpu_node(f"gpu-node-{i:05d}", template) for i in range(count)]

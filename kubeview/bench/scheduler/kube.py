@@ -111,6 +111,10 @@ class PodTally:
         with self._lock:
             return [p for p in self.pods.values() if _node(p)]
 
+    def present(self, names: list[str]) -> int:
+        with self._lock:
+            return sum(1 for n in names if n in self.pods)
+
     def remaining(self) -> int:
         with self._lock:
             return len(self.pods)
@@ -120,6 +124,12 @@ class PodTally:
         with self._lock:
             pods = [self.pods.get(n, {}) for n in names]
             return any(_node(p) or (p.get("status") or {}).get("conditions") for p in pods)
+
+
+def leaving(created: list[str], prefix: str, count: int) -> list[str]:
+    """deletePods' choice: every other pod named `prefix`*, in creation order, at most `count` (so pods
+    of every template of a cycling op leave, and the ones left are spread over the nodes they got)."""
+    return [n for n in created if n.startswith(prefix)][::2][:count]
 
 
 def _node(pod: dict) -> str | None:
@@ -178,6 +188,7 @@ class KubeBench:
             for index, scheduler in enumerate(self.options.schedulers):
                 result = WorkloadResult(f"{workload.full_name}/{scheduler}", None, 0, 0, 0, 0, 0.0)
                 pod_seq = node_seq = 0
+                created: list[str] = []  # pod names in creation order, for deletePods
                 for op in workload.ops:
                     if op.opcode == "createNodes":
                         objs = node_objects(op, node_seq)
@@ -187,7 +198,12 @@ class KubeBench:
                     elif op.opcode == "createPods":
                         pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq)]
                         pod_seq += op.count
+                        created += [p["metadata"]["name"] for p in pods]
                         self._place(pods, scheduler, result if op.collect else None)
+                    elif op.opcode == "deletePods":
+                        gone = leaving(created, op.templates[0]["metadata"]["namePrefix"], op.count)
+                        created = [n for n in created if n not in set(gone)]
+                        self._delete_named(gone)
                 result.nodes = len(node_objs)
                 alloc = allocation_of(node_objs, self.tally.bound())
                 result.gpu = gpu_packing(alloc) if alloc.nodes else {}
@@ -253,6 +269,14 @@ class KubeBench:
     def _create_pod(self, pod: dict) -> None:
         self._call(f"Creating pod {self.namespace}/{pod['metadata']['name']}", self.core.create_namespaced_pod,
                    self.namespace, pod)
+
+    def _delete_named(self, names: list[str]) -> None:
+        """These pods (grace 0), waited for until the watch shows them gone: pods leaving."""
+        self._all(lambda name: self._call(f"Deleting pod {self.namespace}/{name}", self.core.delete_namespaced_pod,
+                                          name, self.namespace, grace_period_seconds=0), names, "delete")
+        deadline = time.monotonic() + self.options.settle
+        while self.tally.present(names) and time.monotonic() < deadline and not self._watch_stop.is_set():
+            time.sleep(0.05)
 
     def _delete_pods(self) -> None:
         """Every pod of the run, at once (grace 0: no kubelet will confirm), and wait until gone."""

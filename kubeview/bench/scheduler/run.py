@@ -140,5 +140,5 @@ def gpu_packing(alloc: Allocation) -> dict[str, int]:
     free = alloc.allocatable[has, col] - used
     return {"gpu_nodes": int(has.sum()), "gpus_requested": int(used.sum()),
             "gpu_nodes_in_use": int((used > 0).sum()), "gpu_nodes_empty": int((used == 0).sum()),
-            "largest_free_gpus": int(free.max()) if free.size else 0,
+            "gpus_free": int(free.sum()), "largest_free_gpus": int(free.max()) if free.size else 0,
             "stranded_gpus": int(np.where((used > 0) & (free > 0), free, 0).sum())}

@@ -19,7 +19,7 @@ import yaml
 from kubeview.scheduling.config import PackingConfig
 
 BUNDLED = Path(__file__).resolve().parents[1] / "scenarios" / "scheduler.yaml"
-OPCODES = ("createNodes", "createPods", "barrier")
+OPCODES = ("createNodes", "createPods", "deletePods", "barrier")
 DEFAULT_SAMPLE_INTERVAL = 0.05
 
 
@@ -106,6 +106,10 @@ def _op(op: Any, params: dict, defaults: dict, where: str) -> Op:
     opcode = op["opcode"]
     if opcode == "barrier":
         return Op(opcode, 0, [])
+    if opcode == "deletePods":  # pods leaving: every other pod named namePrefix*, in creation order
+        prefix = op.get("namePrefix")
+        if not isinstance(prefix, str) or not prefix:
+            raise ScenarioError(f"{where}: deletePods needs namePrefix (the pods it deletes every other one of)")
     if "countParam" in op:
         ref = op["countParam"]
         name = ref[1:] if isinstance(ref, str) and ref.startswith("$") else None
@@ -116,6 +120,8 @@ def _op(op: Any, params: dict, defaults: dict, where: str) -> Op:
         count = op.get("count")
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise ScenarioError(f"{where}: count must be a whole number >= 0, not {count!r}")
+    if opcode == "deletePods":
+        return Op(opcode, count, [{"metadata": {"namePrefix": op["namePrefix"]}}])
     single = "nodeTemplate" if opcode == "createNodes" else "podTemplate"
     templates = op.get("podTemplates") if opcode == "createPods" and "podTemplates" in op else [
         op.get(single) or defaults[opcode]]
