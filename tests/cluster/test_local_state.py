@@ -10,7 +10,8 @@ import json
 import pytest
 
 from kubeview.cluster.local.config import load_cluster
-from kubeview.cluster.local.state import LocalCluster, StartPod, StopPod
+from kubeview.cluster.local.kubelet_status import StartPod, StopPod
+from kubeview.cluster.local.state import LocalCluster
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent

@@ -37,7 +37,8 @@ from kubeview.cluster.local.kubelet import (
     Supervisor,
 )
 from kubeview.cluster.local.kubelet import Usage as ProcessUsage
-from kubeview.cluster.local.state import Key, LocalCluster, StartPod, StopPod
+from kubeview.cluster.local.kubelet_status import Key, StartPod, StopPod
+from kubeview.cluster.local.state import LocalCluster
 from kubeview.model.events import ConnectionState, SourceEvent
 from kubeview.model.usage import NodeUsage, PodUsage, UsageUpdate
 from kubeview.scheduling.config import PackingConfig

@@ -28,16 +28,7 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
-from kubeview.cluster.local.kubelet_status import (  # noqa: F401 -- StartPod, StopPod, Intent: the supervisor's API
-    Intent,
-    Key,
-    KubeletStatus,
-    StartPod,
-    StopPod,
-    _container_name,
-    _key,
-    runs_process,
-)
+from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.scheduler import decide, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
