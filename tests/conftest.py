@@ -51,8 +51,9 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped and _MISSING_DEPENDENCY.search(_skip_reason(report)):
-        _missing.append(f"{report.nodeid}: {_skip_reason(report)}")
+    reason = _skip_reason(report) if report.skipped else ""
+    if _MISSING_DEPENDENCY.search(reason):
+        _missing.append(f"{report.nodeid}: {reason}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
