@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from .plane import Plane, bin_dir, cleanup_dir, missing_binaries
+from .plane import GATED, GATED_APIS, Plane, bin_dir, cleanup_dir, missing_binaries
 from .procs import DIRS, install_cleanup
 
 COUNTS: dict[str, str] = {}
 PREFIX = "kubeview-realk8s-"
 SKIP_PREFIX = "realk8s: no "
-_SKIP_LINE = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.startswith("def plane("))
+_SKIP_LINE = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if line.startswith("def _started("))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -70,10 +70,7 @@ def realk8s_counts() -> dict[str, str]:
     return COUNTS
 
 
-@pytest.fixture(scope="session")
-def plane() -> Iterator[Plane]:
-    """The started plane; `plane.kubeconfig` is the admin's. Stopped and its directory removed after
-    the session."""
+def _started(name: str, gates: dict[str, bool] | None = None, apis: tuple[str, ...] = ()) -> Iterator[Plane]:
     binaries = bin_dir()
     missing = missing_binaries(binaries)
     if missing:
@@ -84,11 +81,25 @@ def plane() -> Iterator[Plane]:
     (root / "owner.pid").write_text(str(os.getpid()))
     DIRS.append(root)  # SIGTERM skips the finally below; stop_all removes it then
     start = time.monotonic()
-    p = Plane(root, binaries)
+    p = Plane(root, binaries, gates, apis)
     try:
         p.start()
-        COUNTS["plane start"] = f"{time.monotonic() - start:.1f} s"
+        COUNTS[f"{name} start"] = f"{time.monotonic() - start:.1f} s"
         yield p
     finally:
         p.stop()
         cleanup_dir(root)
+
+
+@pytest.fixture(scope="session")
+def plane() -> Iterator[Plane]:
+    """The started plane with 1.37's default feature gates; `plane.kubeconfig` is the admin's. Stopped
+    and its directory removed after the session."""
+    yield from _started("plane")
+
+
+@pytest.fixture(scope="session")
+def gated_plane() -> Iterator[Plane]:
+    """A second plane with 1.37's gang and DRA gates on (plane.GATED): Workload/PodGroup at
+    scheduling.k8s.io/v1beta1, Jobs with `spec.scheduling`, group claims, ResourcePoolStatusRequest."""
+    yield from _started("gated plane", GATED, GATED_APIS)

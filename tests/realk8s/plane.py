@@ -4,8 +4,10 @@ kube-controller-manager, kube-scheduler and kwok, built by scripts/build-kuberne
 Why each choice:
 - kube-apiserver as kubeadm runs it: TLS from our own CA, client-certificate auth, `Node,RBAC`,
   admission = the defaults plus NodeRestriction, ServiceAccount tokens signed by a key the
-  controller-manager shares (so the TokenRequest API works). No feature gate beyond the release's
-  defaults: what 1.37 keeps off stays off here.
+  controller-manager shares (so the TokenRequest API works). The `plane` fixture sets no feature gate
+  beyond the release's defaults: what 1.37 keeps off stays off there. The `gated_plane` fixture is a
+  second plane with `GATED` on in every component (gangs, Jobs that ask for one, group claims, pool
+  status) and the API versions they serve, so the default plane's tests still judge the defaults.
 - etcd with `--unsafe-no-fsync`: the plane is thrown away after the session, and fsync on every
   write is most of etcd's cost on a 2-core VM.
 - kube-scheduler is restartable with a new KubeSchedulerConfiguration (`set_scheduler_config`),
@@ -36,6 +38,11 @@ BUILD = REPO / "scripts" / "build-kubernetes.sh"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 START_TIMEOUT = 90.0
+# 1.37's gang and DRA features that are off by default (pkg/features/kube_features.go at v1.37.2), and
+# the API versions that serve them (beta and alpha groups are off unless --runtime-config says so)
+GATED = {"GenericWorkload": True, "WorkloadWithJob": True, "DRAWorkloadResourceClaims": True,
+         "DRAResourcePoolStatus": True}
+GATED_APIS = ("scheduling.k8s.io/v1beta1", "resource.k8s.io/v1alpha3")
 
 
 def bin_dir() -> Path:
@@ -61,8 +68,11 @@ def kubeconfig(server: str, ca: Path, user: dict, name: str = "realk8s", namespa
 class Plane:
     """The started plane. `kubeconfig` is the admin's (system:masters); `bin` the binaries' directory."""
 
-    def __init__(self, root: Path, bin: Path) -> None:
+    def __init__(self, root: Path, bin: Path, gates: dict[str, bool] | None = None,
+                 apis: tuple[str, ...] = ()) -> None:
         self.root = root
+        self.gates = dict(gates or {})
+        self.apis = apis
         self.bin = bin
         self.logs = root / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -93,6 +103,13 @@ class Plane:
         """A kubeconfig that authenticates with a bearer token (a ServiceAccount's, see `sa_token`)."""
         path.write_text(yaml.safe_dump(kubeconfig(self.server, self.pki.ca.cert, {"token": token}, namespace=namespace)))
         return path
+
+    def _gate_flags(self) -> list[str]:
+        """`--feature-gates` for every component (they must agree: the scheduler and controllers
+        decide on their own gates, not the API server's)."""
+        if not self.gates:
+            return []
+        return ["--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.gates.items()))]
 
     # --- processes ----------------------------------------------------------------------------
     def start(self) -> Plane:
@@ -140,7 +157,8 @@ class Plane:
             "--enable-bootstrap-token-auth=true", "--service-cluster-ip-range=10.96.0.0/12",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p.sa_pub}", f"--service-account-signing-key-file={p.sa_key}",
-            f"--cert-dir={self.root / 'apiserver-certs'}", "--profiling=false"])
+            f"--cert-dir={self.root / 'apiserver-certs'}", "--profiling=false", *self._gate_flags(),
+            *([f"--runtime-config={','.join(f'{a}=true' for a in self.apis)}"] if self.apis else [])])
         wait_until(lambda: self._ready("kube-apiserver", f"{self.server}/readyz"), START_TIMEOUT, "kube-apiserver /readyz")
 
     def stop_apiserver(self, sig: int = 15) -> None:
@@ -153,7 +171,7 @@ class Plane:
             "--leader-elect=false", "--use-service-account-credentials=true",
             f"--controllers={self.controllers}", f"--root-ca-file={p.ca.cert}",
             f"--service-account-private-key-file={p.sa_key}", f"--cluster-signing-cert-file={p.ca.cert}",
-            f"--cluster-signing-key-file={p.ca.key}", "--node-monitor-grace-period=40s"])
+            f"--cluster-signing-key-file={p.ca.key}", "--node-monitor-grace-period=40s", *self._gate_flags()])
 
     def set_scheduler_config(self, config: dict, client: dict | None = None) -> None:
         """(Re)start kube-scheduler with this KubeSchedulerConfiguration (without `apiVersion`, `kind`,
@@ -178,7 +196,7 @@ class Plane:
         self._spawn(name, [
             str(self.bin / "kube-scheduler"), f"--config={path}", "--bind-address=127.0.0.1",
             f"--secure-port={port}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / (name + '-certs')}"])
+            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / (name + '-certs')}", *self._gate_flags()])
         wait_until(lambda: self._ready(name, f"https://127.0.0.1:{port}/readyz", verify=False),
                    START_TIMEOUT, f"{name} /readyz")
         return port
