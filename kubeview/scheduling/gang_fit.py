@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.cluster import ClusterModel
 from kubeview.model.gang_messages import WAITING_APPEAR, min_count_unsatisfiable
+from kubeview.model.gangs import Gang
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad, Placement, evaluate, fail_where
@@ -254,3 +256,15 @@ def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evalua
     shown = ", ".join(f"{alloc.nodes[r]} {amount(int(free[r]))}" for r in rows[:_SHOWN_NODES])
     more = f", +{len(rows) - _SHOWN_NODES} more" if len(rows) > _SHOWN_NODES else ""
     return f"largest free block per node: {shown}{more}"
+
+
+def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
+           assumed: ExtraLoad | None = None) -> GangFit:
+    """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
+    shared ResourceClaims are allocated on (from the GPU ledger)."""
+    pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
+    claim_nodes: tuple[str, ...] | None = None
+    if gang.claims or gang.claim_refs:
+        claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
+        claim_nodes = tuple(sorted({c.node for c in claims if c is not None and c.node}))
+    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, claim_nodes)

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import copy
 
-from builders import cluster, node, pod
+import numpy as np
+from builders import cluster, node, pod, pod_obj
 from kubeapi import fixtures
 from kubeapi.dra_model import recorded_dra_model
 
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import Listed
 from kubeview.model.gang_messages import WAITING_APPEAR, min_count_unsatisfiable
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang
+from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of
 
 GPU = "nvidia.com/gpu"
 TAINT = {"key": "dedicated", "value": "infer", "effect": "NoSchedule"}
@@ -67,7 +70,7 @@ def test_bound_members_count_and_stay_put() -> None:
 
 
 def test_finished_members_do_not_count() -> None:
-    done = PodView.from_api({**_obj("w9", gpu=1), "status": {"phase": "Succeeded"}})
+    done = PodView.from_api({**pod_obj("w9", gpu=1), "status": {"phase": "Succeeded"}})
     fit = fit_gang(cluster([node("a", gpu=1)]), [done, pod("w1", gpu=1)], 2)
     assert fit.size == 1 and not fit.fits
     assert fit.message == WAITING_APPEAR  # kube-scheduler's PreEnqueue: fewer members than minCount exist
@@ -108,7 +111,7 @@ def test_heterogeneous_members_and_the_policy() -> None:
 
 def test_assumed_load_counts() -> None:
     alloc = cluster([node("a", gpu=2), node("b", gpu=2)])
-    load = ExtraLoad(rows=__import__("numpy").array([0]), amounts=alloc.vector({GPU: 2})[None, :])
+    load = ExtraLoad(rows=np.array([0]), amounts=alloc.vector({GPU: 2})[None, :])
     assert fit_gang(alloc, members(2, 2), 2).fits
     assert not fit_gang(alloc, members(2, 2), 2, assumed=load).fits
 
@@ -146,6 +149,20 @@ def test_dra_gpus_count_as_the_ledger_counts_them() -> None:
     assert fit_gang(alloc, [member(0)], 1).placement[0][1] == "dra-node-2"
 
 
-def _obj(name: str, **kw) -> dict:
-    from builders import pod_obj
-    return pod_obj(name, **kw)
+
+
+def test_the_recorded_first_attempt_of_gang_a() -> None:
+    """tests/fixtures/k8s/gang: 3 × 2 GPUs on two free 2-GPU nodes; kube-scheduler 1.36 bound none, the
+    member that did not fit got the FitError below and the other two the gang's wait."""
+    m = ClusterModel()
+    m.apply(Listed("Node", fixtures.load("gang/nodes.json")["items"]))
+    m.apply(Listed("PodGroup", fixtures.load("gang/podgroups.json")["items"]))
+    m.apply(Listed("Pod", fixtures.load("gang/pods-gang-a-pending.json")["items"]))
+    gang = m.gangs.get("PodGroup", "gang", "gang-a-workers")
+    fit = fit_of(m, gang)
+    assert not fit.fits and fit.room == 2
+    recorded = {p["metadata"]["name"]: p["status"]["conditions"][0]["message"]
+                for p in fixtures.load("gang/pods-gang-a-pending.json")["items"]}
+    fit_errors = [x.message for x in fit.members if x.node is None]
+    assert len(fit_errors) == 1 and recorded["gang-a-1"].startswith(fit_errors[0])
+    assert fit.summary == "3 × 2 GPUs: room for 2 (largest free block per node: gpu-node-1 2, gpu-node-2 2)"
