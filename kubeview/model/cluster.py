@@ -52,6 +52,7 @@ class ClusterModel:
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.no_events: str | None = None  # why there are none to show (e.g. listing them is forbidden)
+        self.no_gangs: str | None = None  # why some gang kinds are not shown (their lists were forbidden)
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/job_store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs.py)
         self.connection = ConnectionState("connecting", time.time())
@@ -81,10 +82,10 @@ class ClusterModel:
             self.usage.merge(event)
             changed = True
         elif isinstance(event, Scope):
-            changed = (event.title, event.namespace, event.partial, event.no_events) != (
-                self.title, self.display_namespace, self.partial, self.no_events)
+            changed = (event.title, event.namespace, event.partial, event.no_events, event.no_gangs) != (
+                self.title, self.display_namespace, self.partial, self.no_events, self.no_gangs)
             self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
-            self.no_events = event.no_events
+            self.no_events, self.no_gangs = event.no_events, event.no_gangs
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:

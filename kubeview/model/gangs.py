@@ -111,7 +111,8 @@ class Gang:
     @property
     def state(self) -> str:
         """One word: `empty` (no member pod), `finished`, `running` (minCount members run), `scheduled`
-        (minCount members on nodes), `waiting` (members pending, fewer than minCount on nodes)."""
+        (minCount members on nodes), `incomplete` (fewer members than minCount exist: kube-scheduler
+        holds them and writes nothing, so only this count says why), `waiting` (the rest)."""
         if not self.members:
             return "empty"
         if self.finished == len(self.members):
@@ -120,6 +121,8 @@ class Gang:
             return "running"
         if self.bound >= self.min_count:
             return "scheduled"
+        if len(self.members) - self.finished < self.min_count:
+            return "incomplete"
         return "waiting"
 
     def waiting_reasons(self) -> dict[str, int]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.gang_messages import WAITING_APPEAR, min_count_unsatisfiable
+from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.gangs import Gang
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
@@ -174,8 +174,10 @@ def _members(members: Sequence[PodView], queue: list[PodView], placed: dict[int,
         elif group is None:
             node = placed.get(i)
             out.append(MemberFit(m, node, False, None if node else evaluated[i].message))
-        elif i in placed or i > stop:  # would fit but the group does not; or never tried
+        elif group == WAITING_APPEAR:  # held before any cycle (kube-scheduler writes nothing on the pod)
             out.append(MemberFit(m, placed.get(i), False, group))
+        elif i in placed or i > stop:  # would fit but the group does not; or never tried
+            out.append(MemberFit(m, placed.get(i), False, member_held(group)))
         else:
             out.append(MemberFit(m, None, False, evaluated[i].message))
     return out

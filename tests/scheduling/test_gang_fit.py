@@ -13,7 +13,7 @@ from kubeapi.dra_model import recorded_dra_model
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.gang_messages import WAITING_APPEAR, min_count_unsatisfiable
+from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
@@ -41,7 +41,7 @@ def test_fragmentation_blocks_a_gang_whose_gpus_are_free_in_total() -> None:
     assert fit.saturated == {n: {"Insufficient nvidia.com/gpu": 1} for n in "abc"}
     assert fit.excluded == {"d": ["Insufficient nvidia.com/gpu"]}
     # the three that would fit carry the group's message, the fourth its own FitError
-    assert [m.message for m in fit.members[:3]] == [fit.message] * 3
+    assert [m.message for m in fit.members[:3]] == [f"pod group is unschedulable, {fit.message}"] * 3
     assert fit.members[3].message == "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
 
 
@@ -82,7 +82,7 @@ def test_the_cycle_stops_where_min_count_is_out_of_reach() -> None:
     # the fourth, 2 + 1 < 4: kube-scheduler stops and the fifth is never tried (it carries the group's words)
     fit = fit_gang(cluster([node("a", gpu=1), node("b", gpu=1)]), members(5, 1), 4)
     assert fit.message == "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
-    assert [m.message == fit.message for m in fit.members] == [True, True, False, False, True]
+    assert [m.message == member_held(fit.message) for m in fit.members] == [True, True, False, False, True]
 
 
 def test_taints_and_selectors_are_respected() -> None:
@@ -166,3 +166,36 @@ def test_the_recorded_first_attempt_of_gang_a() -> None:
     fit_errors = [x.message for x in fit.members if x.node is None]
     assert len(fit_errors) == 1 and recorded["gang-a-1"].startswith(fit_errors[0])
     assert fit.summary == "3 × 2 GPUs: room for 2 (largest free block per node: gpu-node-1 2, gpu-node-2 2)"
+
+
+def _model137(pods: str) -> ClusterModel:
+    m = ClusterModel()
+    m.apply(Listed("Node", fixtures.load("gang137/nodes.json")["items"]))
+    m.apply(Listed("PodGroup", fixtures.load("gang137/podgroups.json")["items"]))
+    m.apply(Listed("Pod", fixtures.load(f"gang137/{pods}")["items"]))
+    return m
+
+
+def test_member_messages_are_the_ones_kube_scheduler_1_37_wrote() -> None:
+    """gang137: 3 × 2 GPUs on two free 2-GPU nodes. The recorded messages end with the group
+    preemption's words, which the fit leaves out; everything before them is the same."""
+    m = _model137("pods-gang-a-pending.json")
+    fit = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-a-workers"))
+    recorded = {p["metadata"]["name"]: p["status"]["conditions"][0]["message"]
+                for p in fixtures.load("gang137/pods-gang-a-pending.json")["items"]}
+    assert not fit.fits and fit.room == 2
+    for member in fit.members:
+        assert recorded[member.pod.name].startswith(member.message), member.pod.name
+    group = fixtures.load("gang137/podgroup-gang-a-unschedulable.json")["status"]["conditions"][0]["message"]
+    assert group.startswith(fit.message + ", pod group preemption: ")
+
+
+def test_after_gang_b_took_three_gpus_the_cycle_places_none() -> None:
+    m = _model137("pods.json")  # gang-b bound (3 of the 4 GPUs)
+    fit = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-a-workers"))
+    last = fixtures.watch_events("gang137/watch-podgroups-gangs.jsonl")[-1]["object"]
+    assert last["status"]["conditions"][0]["message"].startswith(fit.message)
+    assert fit.message == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
+    assert fit.summary == "3 × 2 GPUs: room for 0 (largest free block per node: gpu-node-2 1)"
+    incomplete = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-c-workers"))
+    assert not incomplete.fits and incomplete.summary == "2 × 1 GPU: 2 of minCount 3 members exist"
