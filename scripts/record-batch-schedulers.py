@@ -159,9 +159,12 @@ def record_kueue(rec: Recorder, core: client.CoreV1Api, batch: client.BatchV1Api
     infer = create(rec, b.KUEUE, "workloads", ns, b.kueue_workload(job, uid, "team-a"))
     write_status(rec, b.KUEUE, "workloads", ns, infer["metadata"]["name"], b.kueue_admitted(2, 1, NODES[1]),
                  "kueue-workload-status-infer-b-admitted.json")
-    # what Kueue's job reconciler does on admission: the flavor's and the topology's node selector, unsuspend
-    batch.patch_namespaced_job("infer-b", ns, {"spec": {"suspend": False, "template": {"spec": {"nodeSelector": {
-        "pool": POOL, "kubernetes.io/hostname": NODES[1]}}}}})
+    # what Kueue's job reconciler does on admission (jobframework getPodSetsInfoFromStatus): the podset
+    # label, the workload annotation (TAS), the flavor's and the topology's node selector; then unsuspend
+    batch.patch_namespaced_job("infer-b", ns, {"spec": {"suspend": False, "template": {
+        "metadata": {"labels": {"kueue.x-k8s.io/podset": "main"},
+                     "annotations": {"kueue.x-k8s.io/workload": infer["metadata"]["name"]}},
+        "spec": {"nodeSelector": {"pool": POOL, "kubernetes.io/hostname": NODES[1]}}}}})
     try:
         wait_until(lambda: len(core.list_namespaced_pod(ns, label_selector="job=infer-b").items) == 2 and all(
             p.status.phase == "Running" for p in core.list_namespaced_pod(ns, label_selector="job=infer-b").items),
