@@ -11,6 +11,8 @@ nodeCacheCapable) with `-v=4`, three kwok nodes with 2 GPUs each. Two questions:
      cycle places members by priority, then queue order).
    Each under the extender's `pack` and `spread` and under kube-scheduler alone, ROUNDS times,
    cleaned between: a gang ends all bound or none bound, never partly (the API is polled throughout).
+   Where the gang waits, kubeview's own gang fit (`fit_of`, from its live view) must say the same:
+   it fits under pack and not under spread.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
+
+from kubeview.model.gangs import Gang
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.gang_fit import fit_of
 
 from .extender_run import ExtenderProc, scheduler_config
 from .gang_objects import (
@@ -31,6 +37,7 @@ from .gang_objects import (
     scheduled_condition,
     workload,
 )
+from .live_view import LiveView
 from .objects import add_node, api, ensure_namespace, sa_kubeconfig, wait_nodes_ready
 from .plane import REPO, Plane
 from .procs import wait_until
@@ -74,6 +81,25 @@ def extender(gated_plane: Plane, api_client, core, tmp_path_factory: pytest.Temp
     clean(api_client, core, None)
     for n in NODES:
         core.delete_node(n)
+
+
+@pytest.fixture(scope="module")
+def view(gated_plane: Plane, extender: ExtenderProc) -> Iterator[LiveView]:  # noqa: ARG001 (nodes first)
+    v = LiveView(gated_plane.kubeconfig).start()
+    yield v
+    v.stop()
+
+
+def kubeview_fit(view: LiveView, name: str, size: int) -> dict[str, tuple[bool, int]]:
+    """policy -> (fits, room) of kubeview's gang fit for the waiting gang `name`, once its view has it
+    with every member refused."""
+    def waiting() -> Gang | None:
+        g = view.read(lambda m: m.gangs.get("PodGroup", NS, f"{name}-g"))
+        return g if g is not None and g.pending == size and g.condition_status == "False" else None
+
+    g = wait_until(waiting, TIMEOUT, f"{name} waiting in kubeview")
+    fits = {p: view.read(lambda m, p=p: fit_of(m, g, PackingConfig(policy=p))) for p in ("pack", "spread")}
+    return {p: (f.fits, f.room) for p, f in fits.items()}
 
 
 def create(api_client: client.ApiClient, name: str, singles: tuple[int, ...], gang: tuple[int, ...],
@@ -172,8 +198,8 @@ def test_extender_is_called_for_each_member(gated_plane: Plane, api_client, core
 
 @pytest.mark.parametrize("policy", ["pack", "spread", "kube-scheduler alone"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_packing_and_gang_fit(gated_plane: Plane, api_client, core, extender: ExtenderProc, case: str, policy: str,
-                              realk8s_counts: dict[str, str]) -> None:
+def test_packing_and_gang_fit(gated_plane: Plane, api_client, core, extender: ExtenderProc, view: LiveView, case: str,
+                              policy: str, realk8s_counts: dict[str, str]) -> None:
     if policy == "kube-scheduler alone":
         gated_plane.set_scheduler_config({})
     else:
@@ -188,6 +214,9 @@ def test_packing_and_gang_fit(gated_plane: Plane, api_client, core, extender: Ex
         result, seen, nodes = settle(api_client, name, len(gang))
         if result == "none":
             assert set(seen) == {0}, f"{name}: a member was bound in a gang that did not fit: {seen}"
+        if result == "none" and case == "inside":
+            # kubeview's gang fit on the same state: pack would place all four, spread three
+            assert kubeview_fit(view, name, len(gang)) == {"pack": (True, 4), "spread": (False, 3)}
         outcomes.append(result)
         print(f"{name}: {result} {nodes}")
         clean(api_client, core, extender)
