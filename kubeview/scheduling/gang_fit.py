@@ -270,3 +270,8 @@ def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
         claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
         claim_nodes = tuple(sorted({c.node for c in claims if c is not None and c.node}))
     return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, claim_nodes)
+
+
+def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
+    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node."""
+    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs() if g.pending}
