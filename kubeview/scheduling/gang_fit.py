@@ -283,3 +283,13 @@ def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None
 def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
     """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node."""
     return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs() if g.pending}
+
+
+def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",
+                    tolerations: list[dict] | None = None) -> list[PodView]:
+    """`count` identical pending members asking `requests` (API quantities, e.g. {"nvidia.com/gpu": "8"}):
+    a what-if gang such as "4 pods × 8 GPUs" for `fit_gang`."""
+    spec = {"containers": [{"name": "main", "resources": {"requests": dict(requests), "limits": dict(requests)}}],
+            "tolerations": list(tolerations or [])}
+    return [PodView.from_api({"metadata": {"name": f"{name}-{i}", "namespace": namespace}, "spec": spec,
+                              "status": {"phase": "Pending"}}) for i in range(count)]
