@@ -6,6 +6,9 @@ without stopping the view."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from kubeapi import KubeAPI, WatchScript
 from kubeapi.source_run import collect_events
@@ -13,6 +16,8 @@ from kubeapi.source_run import collect_events
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, Scope
+from kubeview.model.schema_check import validate
+from kubeview.model.snapshot import SNAPSHOT_SCHEMA
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 BASE_WATCHES = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
@@ -91,3 +96,21 @@ def test_batch_schedulers_groups_where_discovery_serves_them(kube_api: KubeAPI) 
     assert model.gangs.listed == {"kai.PodGroup", "kueue.Workload", "volcano.PodGroup"}
     assert kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta2/workloads")
     assert not kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta1/workloads")
+
+
+def test_snapshot_json_carries_the_gangs_and_why_one_waits(kube_api: KubeAPI) -> None:
+    serve(kube_api, "gang137", "v1beta1")
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    env["KUBECONFIG"] = str(kube_api.kubeconfig)
+    out = subprocess.run([sys.executable, "-m", "kubeview", "snapshot", "--json"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    gangs = {g["name"]: g for g in doc["gangs"]}
+    a = gangs["gang-a-workers"]
+    assert a["fit"]["policy"] == "spread" and a["fit"]["fits"] is False and a["fit"]["room"] == 0
+    # the list predates gang-b's binding; the fit is of now, what the scheduler wrote next (watch-podgroups-gangs)
+    assert a["condition"]["message"].startswith("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining")
+    assert a["fit"]["message"] == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
+    assert {"Workload", "PodGroup"} <= set(doc["cluster"]["synced"])
