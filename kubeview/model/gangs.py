@@ -78,6 +78,7 @@ class Gang:
     subgroups: tuple[tuple[str, int], ...] = ()  # KAI: (name, minMember)
     disruption_mode: str | None = None
     claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
+    templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
 
     @property
     def key(self) -> GroupKey:
@@ -308,7 +309,8 @@ class GangStore:
             condition_type=c.type if c else None, condition_status=c.status if c else None,
             condition_reason=c.reason if c else None, condition_message=c.message if c else None,
             queue=h.queue, claims=h.claims, workload=h.workload, kind=h.kind, owner=owner, phase=h.phase,
-            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs)
+            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs,
+            templates=h.templates)
 
 
 __all__ = ["GANG_KINDS", "STATES", "Gang", "GangMember", "GangStore", "group_keys", "member_from"]

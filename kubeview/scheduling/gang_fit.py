@@ -266,9 +266,44 @@ def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evalua
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
            assumed: ExtraLoad | None = None) -> GangFit:
     """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
-    shared ResourceClaims are allocated on (from the GPU ledger)."""
+    shared ResourceClaims are allocated on (from the GPU ledger). A Kueue Workload with no pods yet
+    (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
+    if not pods and gang.templates:
+        fit = fit_gang(model.allocation(), template_members(gang), gang.min_count, config, assumed)
+        topology = ", then topology" if gang.condition_reason == "TopologyPlacementFailed" else ""
+        fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
+                      f"first{topology})",)
+        return fit
     return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
+
+
+def template_members(gang: Gang) -> list[PodView]:
+    """The pods a Kueue Workload's pod sets would make: `count` of each template."""
+    out = []
+    for podset, template, count in gang.templates:
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        for i in range(count):
+            meta = {**(template.get("metadata") or {}), "name": f"{gang.name}-{podset}-{i}", "namespace": gang.namespace}
+            out.append(PodView.from_api(defaulted_pod({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}})))
+    return out
+
+
+def defaulted_pod(obj: dict) -> dict:
+    """The API server's defaulting that changes what a pod requests: a container's limit with no
+    request is its request too (a manifest is read before any API server saw it)."""
+    spec = dict(obj["spec"])
+    for field_name in ("containers", "initContainers"):
+        containers = []
+        for c in spec.get(field_name) or []:
+            resources = c.get("resources") or {}
+            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+            if set(limits) - set(requests):
+                c = {**c, "resources": {**resources, "requests": {**limits, **requests}}}
+            containers.append(c)
+        if field_name in spec:
+            spec[field_name] = containers
+    return {**obj, "spec": spec}
 
 
 def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None:
@@ -281,8 +316,10 @@ def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None
 
 
 def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
-    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node."""
-    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs() if g.pending}
+    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node, and
+    every Kueue Workload waiting for admission (placed from its pod sets)."""
+    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs()
+            if g.pending or (g.templates and not g.members)}
 
 
 def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",

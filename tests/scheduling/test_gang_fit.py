@@ -17,7 +17,7 @@ from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members
+from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members, waiting_fits
 
 GPU = "nvidia.com/gpu"
 TAINT = {"key": "dedicated", "value": "infer", "effect": "NoSchedule"}
@@ -205,3 +205,22 @@ def test_a_what_if_gang_of_uniform_members() -> None:
     members = uniform_members(4, {GPU: "8"})
     assert [m.requests[GPU] for m in members] == [8] * 4 and len({m.name for m in members}) == 4
     assert fit_gang(eight_gpu_nodes(), members, 4).summary.startswith("4 × 8 GPUs: room for 3")
+
+
+def test_a_kueue_workload_not_admitted_is_placed_from_its_pod_sets() -> None:
+    """batch-schedulers: Kueue's job-train-a (4 × 2 GPUs) waits for admission and has no pods; its fit is
+    of the pods admission would make, and says so. KAI's over-quota pg-serve-c has room on the nodes:
+    its wait is the queue's, which the condition says, not the nodes'."""
+    d = "batch-schedulers"
+    m = ClusterModel()
+    m.apply(Listed("Node", fixtures.load(f"{d}/nodes.json")["items"]))
+    m.apply(Listed("kueue.Workload", fixtures.load(f"{d}/kueue-workloads.json")["items"]))
+    m.apply(Listed("kai.PodGroup", fixtures.load(f"{d}/kai-podgroups.json")["items"]))
+    m.apply(Listed("Pod", [p for f in ("kai-pods.json", "kueue-pods.json") for p in fixtures.load(f"{d}/{f}")["items"]]))
+    fits = waiting_fits(m)
+    kueue, _ = fits[("kueue.Workload", "kueue", "job-train-a-03abf")]
+    assert m.gangs.get("kueue.Workload", "kueue", "job-train-a-03abf").members == ()
+    assert (kueue.size, kueue.fits) == (4, False) and kueue.summary.startswith("4 × 2 GPUs: room for ")
+    assert kueue.notes[-1].startswith("not admitted by Kueue yet")
+    serve, _ = fits[("kai.PodGroup", "kai", "pg-serve-c")]
+    assert serve.fits and m.gangs.get("kai.PodGroup", "kai", "pg-serve-c").condition_reason == "NonPreemptibleOverQuota"
