@@ -106,6 +106,9 @@ def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, conf
             placed[i] = node
             took[node] += 1
             extra.add(index.row[node], alloc.vector(pod.requests))
+    if any((m.affinity or {}).get("podAffinity") or (m.affinity or {}).get("podAntiAffinity") for m in queue):
+        notes.append("inter-pod affinity and anti-affinity are not evaluated: members are placed by the node "
+                     "filters and scores only")
     if claim_nodes is not None and not claim_nodes:
         notes.append("the group's ResourceClaims are not allocated yet: their devices are not evaluated (CEL); "
                      "members are kept on the node the first one goes to, where the devices would be")

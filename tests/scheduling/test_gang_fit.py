@@ -224,3 +224,11 @@ def test_a_kueue_workload_not_admitted_is_placed_from_its_pod_sets() -> None:
     assert kueue.notes[-1].startswith("not admitted by Kueue yet")
     serve, _ = fits[("kai.PodGroup", "kai", "pg-serve-c")]
     assert serve.fits and m.gangs.get("kai.PodGroup", "kai", "pg-serve-c").condition_reason == "NonPreemptibleOverQuota"
+
+
+def test_what_the_fit_does_not_evaluate_is_said() -> None:
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "w"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    fit = fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1, affinity=anti), 2)
+    assert fit.fits and any("anti-affinity are not evaluated" in n for n in fit.notes)
+    assert fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1), 2).notes == ()
