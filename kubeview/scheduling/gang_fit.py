@@ -123,7 +123,7 @@ def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, conf
         alive = {id(m) for m in live}
         result.placement = [(m.pod, m.node) for m in result.members if m.node is not None and id(m.pod) in alive]
     else:
-        _blockers(result, alloc, queue, placed, evaluated, took)
+        _blockers(result, alloc, placed, evaluated, took)
     result.summary = _summary(result, alloc, queue, evaluated, assumed)
     return result
 
@@ -189,23 +189,32 @@ def _members(members: Sequence[PodView], queue: list[PodView], placed: dict[int,
     return out
 
 
-def _blockers(result: GangFit, alloc: Allocation, queue: list[PodView], placed: dict[int, str],
-              evaluated: dict[int, Placement], took: Counter[str]) -> None:
+def _blockers(result: GangFit, alloc: Allocation, placed: dict[int, str], evaluated: dict[int, Placement],
+              took: Counter[str]) -> None:
     """Saturated (took members, then refused the rest) and excluded (took none) nodes, with the reasons
-    they refused the members no node took."""
+    they refused the members no node took: counted per reason as arrays (a gang of hundreds on 5,000
+    nodes), turned into dicts only for the nodes that refused someone."""
+    counts: dict[str, np.ndarray] = {}  # reason -> members refused for it, per node
     for i, placement in evaluated.items():
         if i in placed:
             continue
-        for row in np.flatnonzero(~placement.feasible).tolist():
-            node = alloc.nodes[row]
-            reasons = placement.reasons_of(row)
-            if took[node]:
-                counts = result.saturated.setdefault(node, {})
-                for r in reasons:
-                    counts[r] = counts.get(r, 0) + 1
-            else:
-                seen = result.excluded.setdefault(node, [])
-                seen.extend(r for r in reasons if r not in seen)
+        for k, name in enumerate(placement.reason_names):
+            row = placement.failed[k]
+            if row.any():
+                if name in counts:
+                    counts[name] += row
+                else:
+                    counts[name] = row.astype(np.int32)
+    if not counts:
+        return
+    names = list(counts)
+    matrix = np.stack([counts[name] for name in names])  # (reasons, nodes)
+    took_any = np.isin(np.asarray(alloc.nodes), list(took)) if took else np.zeros(len(alloc.nodes), dtype=bool)
+    refused = matrix.any(axis=0)
+    for r in np.flatnonzero(refused & took_any).tolist():
+        result.saturated[alloc.nodes[r]] = {names[k]: int(matrix[k, r]) for k in np.flatnonzero(matrix[:, r]).tolist()}
+    for r in np.flatnonzero(refused & ~took_any).tolist():
+        result.excluded[alloc.nodes[r]] = [names[k] for k in np.flatnonzero(matrix[:, r]).tolist()]
 
 
 def describe(requests: dict[str, int]) -> str:
@@ -233,8 +242,10 @@ def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated
         return "no members"
     head = _sizes(live)
     if result.fits:
-        where = Counter(node for _, node in result.placement)
-        return f"{head}: fits ({', '.join(f'{n} {c}' if c > 1 else n for n, c in sorted(where.items()))})"
+        where = sorted(Counter(node for _, node in result.placement).items())
+        shown = ", ".join(f"{n} {c}" if c > 1 else n for n, c in where[:_SHOWN_NODES])
+        more = f", +{len(where) - _SHOWN_NODES} more nodes" if len(where) > _SHOWN_NODES else ""
+        return f"{head}: fits ({shown}{more})"
     need = "" if result.min_count == result.size else f" of {result.min_count} needed"
     if result.size < result.min_count:
         return f"{head}: {result.size} of minCount {result.min_count} members exist"
