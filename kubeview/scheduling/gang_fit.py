@@ -182,8 +182,10 @@ def _members(members: Sequence[PodView], queue: list[PodView], placed: dict[int,
             out.append(MemberFit(m, node, False, None if node else evaluated[i].message))
         elif group == WAITING_APPEAR:  # held before any cycle (kube-scheduler writes nothing on the pod)
             out.append(MemberFit(m, placed.get(i), False, group))
-        elif i in placed or i > stop:  # would fit but the group does not; or never tried
-            out.append(MemberFit(m, placed.get(i), False, member_held(group)))
+        elif i in placed:  # would fit but the group does not
+            out.append(MemberFit(m, placed[i], False, member_held(group)))
+        elif i > stop:  # never tried: the group's status as it stands (recorded: gang137's watch, gang-a's 2nd cycle)
+            out.append(MemberFit(m, placed.get(i), False, group))
         else:
             out.append(MemberFit(m, None, False, evaluated[i].message))
     return out

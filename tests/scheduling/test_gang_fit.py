@@ -82,7 +82,8 @@ def test_the_cycle_stops_where_min_count_is_out_of_reach() -> None:
     # the fourth, 2 + 1 < 4: kube-scheduler stops and the fifth is never tried (it carries the group's words)
     fit = fit_gang(cluster([node("a", gpu=1), node("b", gpu=1)]), members(5, 1), 4)
     assert fit.message == "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
-    assert [m.message == member_held(fit.message) for m in fit.members] == [True, True, False, False, True]
+    assert [m.message for m in fit.members] == [member_held(fit.message)] * 2 + [
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."] * 2 + [fit.message]
 
 
 def test_taints_and_selectors_are_respected() -> None:
@@ -197,6 +198,15 @@ def test_after_gang_b_took_three_gpus_the_cycle_places_none() -> None:
     assert last["status"]["conditions"][0]["message"].startswith(fit.message)
     assert fit.message == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
     assert fit.summary == "3 × 2 GPUs: room for 0 (largest free block per node: gpu-node-2 1)"
+    # and each member's words as kube-scheduler wrote them in that cycle: the first tried and failed,
+    # the two never tried carry the group's status as it stood (no "pod group is unschedulable" prefix)
+    written = {}
+    for e in fixtures.watch_events("gang137/watch-pods-gangs.jsonl"):
+        o = e["object"]
+        for c in (o.get("status") or {}).get("conditions") or []:
+            if c["type"] == "PodScheduled" and o["metadata"]["name"].startswith("gang-a"):
+                written[o["metadata"]["name"]] = c["message"]
+    assert {x.pod.name: x.message for x in fit.members} == written
     incomplete = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-c-workers"))
     assert not incomplete.fits and incomplete.summary == "2 × 1 GPU: 2 of minCount 3 members exist"
 
