@@ -115,9 +115,11 @@ def test_gang_too_big_binds_nothing_and_kubeview_says_why(api_client, core, view
         assert (g.state, g.bound, g.pending, g.min_count) == ("waiting", 0, 3, 3)
         assert (g.condition_type, g.condition_reason) == ("PodGroupInitiallyScheduled", "Unschedulable")
         assert "minCount (3) cannot be satisfied" in g.condition_message
+        # per member: the two the scheduler had placed carry the group's words, the third its own
         reasons = g.waiting_reasons()
-        assert any("minCount (3) cannot be satisfied" in text for text in reasons), reasons
-        assert any("Insufficient nvidia.com/gpu" in text for text in reasons), reasons
+        waited = sum(n for text, n in reasons.items() if "minCount (3) cannot be satisfied: 2 scheduled" in text)
+        refused = sum(n for text, n in reasons.items() if "Insufficient nvidia.com/gpu" in text)
+        assert (waited, refused) == (2, 1), reasons
         fit = view.read(lambda m, g=g: fit_of(m, g))
         assert (fit.fits, fit.room, fit.placement) == (False, 2, [])
         assert "room for 2" in fit.summary and fit.message, fit.summary
