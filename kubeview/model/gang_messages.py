@@ -27,12 +27,15 @@ POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 # Not in v1.37.2: issue #27 names a pod reason "NotReadyForScheduling" for pods held at the gang
 # barrier; no file of k8s.io/kubernetes@v1.37.2 or k8s.io/api@v0.37.2 contains it. A pod the plugin's
 # PreEnqueue holds back (too few members exist yet) gets no PodScheduled condition from the
-# scheduler at all: it waits in the unschedulable pool with GatingPlugin=GangScheduling.
+# scheduler at all, and its PodGroup no status (recorded: tests/fixtures/k8s/gang137, gang-c).
 
 # -- messages ------------------------------------------------------------------------------------------
 # Permit (pod-by-pod path): a member that fits waits here for the rest; 1.36 recorded it on the
 # members that would have fit: "pod group is unschedulable, waiting for minCount pods from a gang to be
 # scheduled, one or more plugins asked to wait and no plugin rejected pod" (tests/fixtures/k8s/gang/).
+# 1.37 places a group in one cycle: those members carry `member_held(...)` of the group's status
+# instead (tests/fixtures/k8s/gang137), and the PodGroup condition the group status itself; both go
+# on with ", pod group preemption: ..." (PodGroupPostFilter's result).
 WAITING_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 # PreEnqueue: fewer members exist than minCount (the pods stay out of the active queue)
 WAITING_APPEAR = "waiting for minCount pods from a gang to appear in scheduling queue"
@@ -47,6 +50,12 @@ def waiting_for_group(pod_group: str) -> str:
 def min_count_unsatisfiable(min_count: int, scheduled: int, remaining: int) -> str:
     """PlacementFeasible's Unschedulable: the group cycle stops, and the members that did fit carry this."""
     return f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+
+
+def member_held(group_message: str) -> str:
+    """A member the cycle placed, when the group as a whole did not fit (errPodGroupUnschedulable's
+    status with the group's message)."""
+    return f"{GROUP_UNSCHEDULABLE}, {group_message}"
 
 
 def min_count_not_yet(min_count: int, scheduled: int, remaining: int) -> str:
