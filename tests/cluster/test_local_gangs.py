@@ -12,6 +12,7 @@ from kubeview.cluster.local.config import ClusterConfig, NodeSpec
 from kubeview.cluster.local.gang_objects import job_template_name, job_workload_name, pod_group_name
 from kubeview.cluster.local.state import LocalCluster
 from kubeview.cluster.source import ActionError
+from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
 from kubeview.model.views import PodView
 from kubeview.scheduling.gang_fit import fit_gang
@@ -87,11 +88,12 @@ def test_three_by_two_gpus_on_two_2gpu_nodes_binds_nothing_in_the_recorded_words
     cond = group_condition(c, "gang-b-workers")
     assert (cond["status"], cond["reason"], cond["message"]) == ("True", "Scheduled", "")
     # gang-a tried again (the next pass: any pod event) with 1 GPU free: nobody placed; the first member
-    # fails, the rest are never tried (recorded after gang-b took its GPUs)
+    # fails, the cycle stops, the rest carry the group's words (the PodGroup message recorded then)
     c.create_pod(member("plain", None, 0))
     messages = [scheduled(c.get("Pod", NS, f"gang-a-{i}"))["message"] for i in range(3)]
-    assert messages == ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."] + [
-        "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"] * 2
+    assert messages[0] == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert all(m.endswith("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining") for m in messages[1:])
+    assert group_condition(c, "gang-a-workers")["message"] == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
 
 
 def test_incomplete_gang_and_missing_group_are_held_silently_then_bound() -> None:
@@ -203,3 +205,27 @@ def _check(c: LocalCluster, gangs: dict[str, int], seed: int) -> None:
 def test_seeded_runs_never_bind_a_gang_in_part(block: int) -> None:
     for seed in range(block * 30, block * 30 + 30):
         _random_run(seed)
+
+
+def test_a_client_model_sees_the_gangs_the_local_cluster_runs() -> None:
+    """What a client of the embedded cluster builds from its list and watch (the GangStore of the contract):
+    the blocked gang waiting with its members' words, the bound one scheduled, the Job's group owned."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    c.create_gang_object(pod_group("a", 3))
+    for i in range(3):
+        c.create_pod(member(f"a-{i}", "a", 2))
+    c.apply_job({"kind": "Job", "metadata": {"name": "train", "namespace": NS}, "spec": {
+        "parallelism": 2, "scheduling": {"schedulingPolicy": {"gang": {}}},  # minCount defaults to parallelism
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause", "resources": {
+            "requests": {"cpu": "100m", GPU: "1"}, "limits": {GPU: "1"}}}]}}}})
+    client = ClusterModel("client")
+    client.apply_all(c.snapshot())
+    gangs = {g.name: g for g in client.gangs.gangs()}
+    a = gangs["a"]
+    assert (a.state, a.min_count, a.pending, a.condition_type, a.condition_reason) == (
+        "waiting", 3, 3, "PodGroupInitiallyScheduled", "Unschedulable")
+    assert a.waiting_reasons() == {"pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, "
+                                   "0 remaining": 2, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.": 1}
+    (job_group,) = [g for g in gangs.values() if g.name != "a"]
+    assert (job_group.min_count, job_group.bound, job_group.owner, job_group.condition_reason) == (
+        2, 2, "Job/train", "Scheduled")

@@ -9,10 +9,10 @@ plugin, pkg/controller/job/job_scheduling_manager.go) and as the 1.37 plane reco
 - otherwise the group's pods are placed together in one cycle by `scheduling.gang_fit.fit_gang`
   (the one placement of the TUI, snapshot and `kubeview fit`): if at least minCount members fit,
   every member that fits is bound and the PodGroup gets `PodGroupInitiallyScheduled=True, Scheduled`;
-  if not, none is bound: members that were placed in the cycle read "pod group is unschedulable,
-  minCount (N) cannot be satisfied: …", members that fit nowhere their own FitError text, members
-  never tried the group's message, and the PodGroup `PodGroupInitiallyScheduled=False, Unschedulable`
-  with the group's message. A True condition is never taken back (updatePodGroupCondition).
+  if not, none is bound: each member gets gang_fit's message for it (placed in the cycle, then held
+  with the group: "pod group is unschedulable, minCount (N) cannot be satisfied: …"; fit nowhere: its
+  own FitError text), and the PodGroup `PodGroupInitiallyScheduled=False, Unschedulable` with the
+  group's message. A True condition is never taken back (updatePodGroupCondition).
 - a basic-policy PodGroup's pods are scheduled one by one like any pod.
 - a Job with `spec.scheduling` asking for a gang gets a Workload and PodGroup before its pods, whose
   `spec.schedulingGroup.podGroupName` names the group; events `WorkloadCreated`, `PodGroupCreated`.
@@ -33,12 +33,7 @@ from kubeview.cluster.local import gang_objects as go
 from kubeview.cluster.local.controllers import controller_uid
 from kubeview.cluster.local.scheduler import is_pending
 from kubeview.cluster.source import ActionError
-from kubeview.model.gang_messages import (
-    CONDITION,
-    GROUP_UNSCHEDULABLE,
-    REASON_SCHEDULED,
-    REASON_UNSCHEDULABLE,
-)
+from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE
 from kubeview.model.views import PodView
 from kubeview.scheduling.gang_fit import fit_gang
 
@@ -164,8 +159,7 @@ class GangCycle:
             pod = by_view[id(m.pod)]
             if m.bound or not is_pending(pod) or m.message is None:
                 continue
-            placed = m.node is not None  # placed in the cycle, then given up with the group
-            self._refuse(pod, f"{GROUP_UNSCHEDULABLE}, {m.message}" if placed else m.message)
+            self._refuse(pod, m.message)  # gang_fit's words: placed then held, never tried, or its own FitError
         self._set_group_condition(group, "False", REASON_UNSCHEDULABLE, fit.message or "")
         return False
 
