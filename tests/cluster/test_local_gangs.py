@@ -114,6 +114,19 @@ def test_incomplete_gang_and_missing_group_are_held_silently_then_bound() -> Non
     assert c.get("Pod", NS, "early-0")["spec"]["nodeName"]
 
 
+def test_a_basic_policy_group_schedules_its_pods_one_by_one() -> None:
+    """`schedulingPolicy: {basic: {}}`: no gang; each pod binds where it fits, alone."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    for i in range(3):  # before their group: held, then all three in one pass
+        c.create_pod(member(f"b-{i}", "b", 2))
+    assert all(not c.get("Pod", NS, f"b-{i}")["spec"].get("nodeName") for i in range(3))
+    c.create_gang_object({"kind": "PodGroup", "metadata": {"name": "b", "namespace": NS},
+                          "spec": {"schedulingPolicy": {"basic": {}}}})
+    nodes = [c.get("Pod", NS, f"b-{i}")["spec"].get("nodeName") for i in range(3)]
+    assert sorted(n for n in nodes if n) == ["n1", "n2"] and nodes.count(None) == 1
+    assert c.get("PodGroup", NS, "b")["status"] == {}
+
+
 def test_gang_objects_reach_watchers_with_their_kind_and_group_version() -> None:
     c = cluster_of(node("n1", 2))
     c.create_gang_object(pod_group("g", 1))

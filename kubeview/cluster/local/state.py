@@ -403,18 +403,19 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
         # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
         pods = self._objects["Pod"]
         seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
-        cycled: set[tuple[str, str]] = set()  # groups whose pod-group cycle ran in this pass
+        cycled: dict[tuple[str, str], bool] = {}  # groups seen in this pass -> whether they are gangs
         for pod in queue_order(seq):
             group = pod_group_of(pod)
             if group is not None:
                 key = (pod["metadata"]["namespace"], group)
-                if key in cycled:
-                    continue
-                cycled.add(key)
-                bound = self.schedule_group(*key)  # the whole group, all or nothing (gang_cycle.py)
-                if bound is not None:
-                    bound_any |= bound
-                    continue
+                if cycled.get(key, False):
+                    continue  # a gang: its cycle placed every member it could
+                if key not in cycled:
+                    bound = self.schedule_group(*key)  # the whole group, all or nothing (gang_cycle.py)
+                    cycled[key] = bound is not None
+                    if bound is not None:
+                        bound_any |= bound
+                        continue
                 current = pods.get(_key(pod))  # a basic-policy group: its pods go one by one
                 if current is None or not is_pending(current):
                     continue
