@@ -15,6 +15,7 @@ from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
 from kubeview.model.views import PodView
+from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_gang
 
 GPU = "nvidia.com/gpu"
@@ -26,8 +27,8 @@ def node(name: str, gpus: int, cpu: str = "8", labels: dict | None = None) -> No
     return NodeSpec(name, cap, dict(cap), labels=dict(labels or {}))
 
 
-def cluster_of(*nodes: NodeSpec, seed: int = 1) -> LocalCluster:
-    return LocalCluster(ClusterConfig("test", list(nodes), []), seed=seed)
+def cluster_of(*nodes: NodeSpec, seed: int = 1, policy: str = "pack") -> LocalCluster:
+    return LocalCluster(ClusterConfig("test", list(nodes), []), PackingConfig(policy=policy), seed=seed)
 
 
 def pod_group(name: str, min_count: int) -> dict:
@@ -172,15 +173,15 @@ def test_job_with_scheduling_makes_its_group_and_its_pods_name_it() -> None:
 # --- seeded runs ------------------------------------------------------------------------------------
 
 def _random_run(seed: int) -> None:
-    """A small random cluster; gangs (sizes, minCount, GPUs per member) and plain pods arriving in a random
-    order, PodGroups before or after their pods. After every arrival: no gang is bound in part, and no
+    """A small random cluster under a random policy; gangs (sizes, minCount, GPUs per member) and plain pods
+    arriving in a random order, PodGroups before or after their pods. After every arrival: no gang is bound in part, and no
     gang left unbound could be placed now (fit_gang, the scheduler's own placement, says it cannot).
     One gang is given a node of its own sized to hold it whole, so binding is shown, not assumed."""
     rng = random.Random(seed)
     nodes = [node(f"n{i}", rng.choice((1, 2, 4, 8)), labels={"pool": "shared"}) for i in range(rng.randint(2, 4))]
     sure_size, sure_gpus = rng.randint(2, 4), rng.choice((1, 2))
     nodes.append(node("own", sure_size * sure_gpus, labels={"pool": "own"}))
-    c = cluster_of(*nodes, seed=seed)
+    c = cluster_of(*nodes, seed=seed, policy=rng.choice(POLICIES))
     gangs: dict[str, int] = {"sure": sure_size}
     arrivals: list[tuple[str, dict]] = [("group", pod_group("sure", sure_size))]
     arrivals += [("pod", member(f"sure-{i}", "sure", sure_gpus, {"pool": "own"})) for i in range(sure_size)]
