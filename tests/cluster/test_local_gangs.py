@@ -170,6 +170,26 @@ def test_job_with_scheduling_makes_its_group_and_its_pods_name_it() -> None:
     assert c.list("Workload") == [] and c.list("PodGroup") == []
 
 
+def test_a_gang_jobs_min_count_follows_its_parallelism_when_it_sets_none() -> None:
+    """syncGangMinCount: minCount unset defaults to parallelism, and follows it (elastic scaling)."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    c.apply_job({"kind": "Job", "metadata": {"name": "elastic", "namespace": NS}, "spec": {
+        "parallelism": 3, "scheduling": {"schedulingPolicy": {"gang": {}}},
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause", "resources": {
+            "requests": {"cpu": "100m", GPU: "2"}, "limits": {GPU: "2"}}}]}}}})
+    (pg,) = c.list("PodGroup")
+    assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3
+    assert [p["spec"].get("nodeName") for p in c.active_pods("Job", NS, "elastic")] == [None] * 3  # 6 GPUs asked, 4
+    c.set_parallelism(NS, "elastic", 2)
+    (pg,), (wl,) = c.list("PodGroup"), c.list("Workload")
+    assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2
+    assert wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 2
+    pods = c.active_pods("Job", NS, "elastic")
+    assert sorted(p["spec"].get("nodeName") for p in pods) == ["n1", "n2"]  # two left, bound together
+    c.delete_workload("Job", NS, "elastic")
+    assert c.list("Workload") == [] and c.list("PodGroup") == []
+
+
 # --- seeded runs ------------------------------------------------------------------------------------
 
 def _random_run(seed: int) -> None:

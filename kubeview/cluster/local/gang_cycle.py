@@ -89,7 +89,9 @@ class GangCycle:
         meta = job["metadata"]
         workload, group = go.job_objects(job, count)
         name = group["metadata"]["name"]
-        if self.get("PodGroup", meta["namespace"], name) is not None:
+        current = self.get("PodGroup", meta["namespace"], name)
+        if current is not None:
+            self._sync_min_count(current, workload["metadata"]["name"], count)
             return name
         existing = self.get("Workload", meta["namespace"], workload["metadata"]["name"])
         if existing is None:
@@ -103,6 +105,20 @@ class GangCycle:
         self.event("Job", job, "Normal", "PodGroupCreated", f"Created PodGroup {name} for Job {meta['name']}",
                    JOB_COMPONENT)
         return name
+
+    def _sync_min_count(self, group: dict, workload_name: str, count: int) -> None:
+        """syncGangMinCount: a changed minCount (spec.scheduling's, or parallelism when it sets none)
+        is written to the Workload's template and the PodGroup; nothing else of theirs may change."""
+        if go.min_count(group) == count:
+            return
+        fresh = copy.deepcopy(group)
+        fresh["spec"]["schedulingPolicy"]["gang"]["minCount"] = count
+        self.update("PodGroup", fresh)
+        workload = self.get("Workload", group["metadata"]["namespace"], workload_name)
+        if workload is not None:
+            fresh = copy.deepcopy(workload)
+            fresh["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] = count
+            self.update("Workload", fresh)
 
     def collect_gang_garbage(self) -> None:
         """Workloads and PodGroups whose controlling Job is gone go with it (background cascade)."""
