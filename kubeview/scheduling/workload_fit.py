@@ -109,14 +109,20 @@ def units_from(docs: list, namespace: str, admit: Callable[[dict], dict] | None 
     return units, skipped
 
 
-def resolve_groups(units: list[Unit], known_min: Callable[[GroupKey], int | None]) -> None:
-    """Groups the manifest's pods name but do not carry, found in the cluster: `known_min(key)` is the
-    group's minCount there, None when the cluster has no such group (the pods would wait for it)."""
+def resolve_groups(units: list[Unit], known: Callable[[GroupKey], tuple[int, list[PodView]] | None]) -> None:
+    """Gangs meet the cluster: `known(key)` is (minCount, member pods) of a group the cluster has, None
+    when it has none. Its members join the unit (a manifest pod of the same name replaces its
+    namespace's one: re-applying it); a group only the cluster has gives the unit its minCount, one
+    nowhere leaves the pods waiting for it (`missing_group`)."""
     for unit in units:
-        if unit.missing_group is not None and unit.group is not None:
-            found = known_min(unit.group)
-            if found is not None:
-                unit.min_count, unit.missing_group = found, None
+        found = known(unit.group) if unit.group is not None else None
+        if found is None:
+            continue
+        min_count, members = found
+        mine = {p.key for p in unit.pods}
+        unit.pods = [p for p in members if p.key not in mine] + unit.pods
+        if unit.missing_group is not None:
+            unit.min_count, unit.missing_group = min_count, None
 
 
 def fit_units(alloc: Allocation, units: list[Unit], config: PackingConfig,
@@ -133,8 +139,8 @@ def fit_units(alloc: Allocation, units: list[Unit], config: PackingConfig,
         fit = fit_gang(alloc, unit.pods, unit.min_count, config, assumed,
                        claim_nodes(unit) if claim_nodes is not None else None, gang=unit.gang)
         out.append(UnitFit(unit, fit))
-        placed = fit.placement if unit.gang else [(m.pod, m.node) for m in fit.members if m.node is not None]
-        if unit.missing_group is None:
+        placed = [(m.pod, m.node) for m in fit.members if m.node is not None and not m.bound]  # bound: in alloc
+        if unit.missing_group is None and (fit.fits or not unit.gang):
             for pod, node in placed:
                 r = row[node]
                 rows[r] = rows.get(r, 0) + alloc.vector(pod.requests)

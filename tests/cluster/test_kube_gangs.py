@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from kubeapi import KubeAPI, WatchScript
+from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
@@ -78,24 +78,27 @@ def test_a_forbidden_gang_list_leaves_gangs_out_and_the_view_runs(kube_api: Kube
 
 
 def test_batch_schedulers_groups_where_discovery_serves_them(kube_api: KubeAPI) -> None:
-    """KAI, Kueue (v1beta2 preferred) and Volcano served beside nothing upstream: each listed by its own
-    group version, cluster-wide."""
-    kube_api.serve_recording("gang137", lists={"/api/v1/pods": "pods.json", "/api/v1/nodes": "nodes.json"})
-    kube_api.set_list("/apis/scheduling.k8s.io/v1beta1", json.dumps({"kind": "APIResourceList", "resources": []}))
-    served = {"scheduling.run.ai/v2alpha2": "podgroups", "kueue.x-k8s.io/v1beta2": "workloads",
-              "kueue.x-k8s.io/v1beta1": "workloads", "scheduling.volcano.sh/v1beta1": "podgroups"}
-    for gv, plural in served.items():
-        kube_api.set_list(f"/apis/{gv}", json.dumps({"kind": "APIResourceList", "groupVersion": gv, "resources": [
-            {"name": plural, "namespaced": True, "kind": "X", "verbs": ["get", "list", "watch"]}]}))
-        kube_api.set_list(f"/apis/{gv}/{plural}", json.dumps({"kind": "XList", "metadata": {"resourceVersion": "5"},
-                                                              "items": []}))
-        kube_api.script_watch(f"/apis/{gv}/{plural}", WatchScript([], end="close"))
-    for path in BASE_WATCHES:
+    """The batch-schedulers recording (KAI, Kueue v1beta2 and v1beta1, Volcano CRDs on a real API server;
+    no upstream gang API there): each group listed cluster-wide by its own served version, the
+    preferred one for Kueue, and members from the pods."""
+    b = "batch-schedulers"
+    kube_api.serve_recording(b, lists={"/apis/scheduling.run.ai/v2alpha2/podgroups": "kai-podgroups.json",
+                                       "/apis/kueue.x-k8s.io/v1beta2/workloads": "kueue-workloads.json",
+                                       "/apis/scheduling.volcano.sh/v1beta1/podgroups": "volcano-podgroups.json"})
+    pods = [p for f in ("kai-pods.json", "kueue-pods.json", "volcano-pods.json") for p in fixtures.load(f"{b}/{f}")["items"]]
+    kube_api.set_list("/api/v1/pods", json.dumps({"kind": "PodList", "metadata": {"resourceVersion": "900"},
+                                                  "items": pods}))
+    for path in [*BASE_WATCHES, "/apis/scheduling.run.ai/v2alpha2/podgroups", "/apis/kueue.x-k8s.io/v1beta2/workloads",
+                 "/apis/scheduling.volcano.sh/v1beta1/podgroups"]:
         kube_api.script_watch(path, WatchScript([], end="close"))
     _, model = run(kube_api)
     assert model.gangs.listed == {"kai.PodGroup", "kueue.Workload", "volcano.PodGroup"}
     assert kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta2/workloads")
     assert not kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta1/workloads")
+    by = {(g.scheduler, g.name): g for g in model.gangs.gangs()}
+    assert {s for s, _ in by} == {"kai", "kueue", "volcano"}
+    assert by[("kai", "pg-infer-b")].running == 2 and by[("kai", "pg-infer-b")].reported == {"running": 2, "pending": 2}
+    assert all(g.api_version == "kueue.x-k8s.io/v1beta2" for (s, _), g in by.items() if s == "kueue")
 
 
 def test_snapshot_json_carries_the_gangs_and_why_one_waits(kube_api: KubeAPI) -> None:
