@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kubeview.cluster.local.config import ClusterConfig, NodeSpec
+from kubeview.cluster.local.config import DEFAULT_FILE, ClusterConfig, NodeSpec, load_cluster
 from kubeview.cluster.local.gang_objects import job_template_name, job_workload_name, pod_group_name
 from kubeview.cluster.local.state import LocalCluster
 from kubeview.cluster.source import ActionError
@@ -263,3 +263,35 @@ def test_a_client_model_sees_the_gangs_the_local_cluster_runs() -> None:
     (job_group,) = [g for g in gangs.values() if g.name != "a"]
     assert (job_group.min_count, job_group.bound, job_group.owner, job_group.condition_reason) == (
         2, 2, "Job/train", "Scheduled")
+
+
+def test_members_own_claims_are_allocated_together_or_not_at_all() -> None:
+    """Members with their own template claims (a full DRA GPU each) on one 2-GPU node: two bind with their
+    devices; three are refused whole (no claim allocated, no pod bound), though each alone would fit."""
+    c = LocalCluster(load_cluster(DEFAULT_FILE.parent / "dra.yaml"), seed=3)
+    c.create_claim_object({"kind": "ResourceClaimTemplate", "metadata": {"name": "full", "namespace": NS}, "spec": {
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+            {"cel": {"expression": "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}]}}}})
+
+    def claim_member(name: str, group: str) -> dict:
+        return {"metadata": {"name": name, "namespace": NS}, "spec": {
+            "schedulingGroup": {"podGroupName": group}, "nodeSelector": {"kubernetes.io/hostname": "dra-node-1"},
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "full"}],
+            "containers": [{"name": "w", "image": "pause", "resources": {"requests": {"cpu": "100m"},
+                                                                          "claims": [{"name": "gpu"}]}}]}}
+
+    c.create_gang_object(pod_group("three", 3))
+    for i in range(3):
+        c.create_pod(claim_member(f"three-{i}", "three"))
+    assert all(not c.get("Pod", NS, f"three-{i}")["spec"].get("nodeName") for i in range(3))
+    assert all(not (cl.get("status") or {}).get("allocation") for cl in c.list("ResourceClaim"))
+    assert {scheduled(c.get("Pod", NS, f"three-{i}"))["message"] for i in range(3)} == {
+        "pod group is unschedulable, cannot allocate all claims"}
+    assert group_condition(c, "three")["message"] == "cannot allocate all claims"
+    c.delete_pod(NS, "three-2", 0)  # now it cannot reach minCount: nothing changes
+    c.create_gang_object(pod_group("two", 2))
+    for i in range(2):
+        c.create_pod(claim_member(f"two-{i}", "two"))
+    assert [c.get("Pod", NS, f"two-{i}")["spec"].get("nodeName") for i in range(2)] == ["dra-node-1"] * 2
+    held = [cl for cl in c.list("ResourceClaim") if (cl.get("status") or {}).get("allocation")]
+    assert len(held) == 2 and len({cl["status"]["allocation"]["devices"]["results"][0]["device"] for cl in held}) == 2

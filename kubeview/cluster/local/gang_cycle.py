@@ -33,8 +33,9 @@ from kubeview.cluster.local import gang_objects as go
 from kubeview.cluster.local.controllers import controller_uid
 from kubeview.cluster.local.scheduler import is_pending
 from kubeview.cluster.source import ActionError
-from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE
+from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE, member_held
 from kubeview.model.views import PodView
+from kubeview.scheduling.evaluate import CLAIMS
 from kubeview.scheduling.gang_fit import fit_gang
 
 if TYPE_CHECKING:
@@ -161,7 +162,10 @@ class GangCycle:
         fit = fit_gang(self.model.allocation(), views, need, self.packing)
         by_view = {id(v): p for v, p in zip(views, members, strict=True)}
         if fit.fits and not self._claims_allocatable(fit.members, by_view, claims):
-            return False  # a member's own claims cannot be allocated where it was placed: none is bound
+            for pod in queued:  # a member's own claims cannot be allocated where it was placed: none is bound
+                self._refuse(pod, member_held(CLAIMS))
+            self._set_group_condition(group, "False", REASON_UNSCHEDULABLE, CLAIMS)
+            return False
         if fit.fits:
             for m in fit.members:
                 pod = by_view[id(m.pod)]
@@ -181,15 +185,18 @@ class GangCycle:
 
     def _claims_allocatable(self, members: list, by_view: dict[int, dict], claims: dict[int, list | None]) -> bool:
         """Members' own ResourceClaims are not weighed by the placement (fit_gang evaluates resources,
-        not DRA claims): before binding any member, each one's claims must be allocatable on its node,
-        so a gang is never bound in part. (Each is checked alone: two members wanting the same last
-        device both pass here; the second then fails at binding, as a bug, not silently.)"""
+        not DRA claims): before binding any member, the claims of all members placed on a node must be
+        allocatable there together (a claim two members share counted once), so a gang is never bound
+        in part. **Deviation**: kube-scheduler's DynamicResources filter runs per member inside the
+        cycle; here a gang whose claims do not fit is refused whole, its words `cannot allocate all
+        claims`."""
+        per_node: dict[str, dict[tuple[str, str], object]] = {}
         for m in members:
-            pod = by_view[id(m.pod)]
-            own = claims.get(id(pod))
-            if own and m.node is not None and not m.bound and dra.allocate_on(self.model.gpus, m.node, own) is None:
-                return False
-        return True
+            own = claims.get(id(by_view[id(m.pod)]))
+            if own and m.node is not None and not m.bound:
+                per_node.setdefault(m.node, {}).update(((c.namespace, c.name), c) for c in own)
+        return all(dra.allocate_on(self.model.gpus, node, list(held.values())) is not None
+                   for node, held in per_node.items())
 
     def _set_group_condition(self, group: dict, status: str, reason: str, message: str) -> None:
         conditions = (group.get("status") or {}).get("conditions") or []
