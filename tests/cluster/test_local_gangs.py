@@ -139,6 +139,13 @@ def test_gang_objects_reach_watchers_with_their_kind_and_group_version() -> None
         c.create_gang_object(pod_group("bad", 0))
     with pytest.raises(ActionError, match="already exists"):
         c.create_gang_object(pod_group("g", 1))
+    with pytest.raises(ActionError, match=r"^PodGroup spec.resourceClaims: the local cluster does not allocate"):
+        c.create_gang_object({**pod_group("claims", 1), "spec": {"schedulingPolicy": {"gang": {"minCount": 1}},
+                                                                 "resourceClaims": [{"name": "gpu"}]}})
+    with pytest.raises(ActionError, match=r"^Workload spec.podGroupTemplates\[0\].schedulingConstraints"):
+        c.create_gang_object({"kind": "Workload", "metadata": {"name": "w", "namespace": NS}, "spec": {
+            "podGroupTemplates": [{"name": "t", "schedulingPolicy": {"basic": {}},
+                                   "schedulingConstraints": {"topology": [{"key": "zone"}]}}]}})
 
 
 def test_job_names_are_the_controllers_hashes() -> None:

@@ -51,6 +51,16 @@ def _policy(policy: object, where: str) -> dict:
     return {"basic": {}}
 
 
+def _unsupported(spec: dict, where: str) -> None:
+    """Fields the embedded scheduler does not run are refused, never stored and ignored."""
+    if spec.get("schedulingConstraints"):
+        raise GangObjectError(f"{where}.schedulingConstraints: the local cluster places gangs without topology "
+                              "constraints; leave it out")
+    if spec.get("resourceClaims"):
+        raise GangObjectError(f"{where}.resourceClaims: the local cluster does not allocate a group's shared "
+                              "ResourceClaims (DRAWorkloadResourceClaims); give the members their own claims")
+
+
 def _meta(manifest: dict, kind: str) -> dict:
     meta = manifest.get("metadata") or {}
     name = (meta.get("name") or "").strip() if isinstance(meta.get("name"), str) else ""
@@ -72,6 +82,7 @@ def workload_object(manifest: dict) -> dict:
     for i, t in enumerate(templates):
         if not isinstance(t, dict) or not t.get("name"):
             raise GangObjectError(f"Workload spec.podGroupTemplates[{i}].name: Required value")
+        _unsupported(t, f"Workload spec.podGroupTemplates[{i}]")
         out_templates.append({"name": t["name"], "schedulingPolicy": _policy(t.get("schedulingPolicy"),
                                                                              f"spec.podGroupTemplates[{i}]"),
                               "schedulingConstraints": t.get("schedulingConstraints")})
@@ -85,6 +96,7 @@ def workload_object(manifest: dict) -> dict:
 def pod_group_object(manifest: dict) -> dict:
     """A PodGroup as stored: defaults and the protection finalizer; no status yet."""
     spec = manifest.get("spec") or {}
+    _unsupported(spec, "PodGroup spec")
     out_spec: dict = {}
     ref = spec.get("workloadRef")
     if ref:
@@ -93,6 +105,8 @@ def pod_group_object(manifest: dict) -> dict:
         out_spec["workloadRef"] = {"workloadName": ref["workloadName"], "templateName": ref["templateName"]}
     out_spec["schedulingPolicy"] = _policy(spec.get("schedulingPolicy"), "spec")
     out_spec["disruptionMode"] = copy.deepcopy(spec.get("disruptionMode") or {"single": {}})
+    if spec.get("priorityClassName"):
+        out_spec["priorityClassName"] = spec["priorityClassName"]
     out_spec["priority"] = int(spec.get("priority") or 0)
     meta = _meta(manifest, "PodGroup")
     meta["finalizers"] = [PROTECTION]
