@@ -177,6 +177,16 @@ def test_job_with_scheduling_makes_its_group_and_its_pods_name_it() -> None:
     assert c.list("Workload") == [] and c.list("PodGroup") == []
 
 
+def test_a_job_asking_for_what_the_local_cluster_does_not_run_is_refused_in_one_line() -> None:
+    c = cluster_of(node("n1", 2))
+    with pytest.raises(ActionError, match=r"^Job gang/topo is invalid: spec.scheduling.schedulingConstraints: "):
+        c.apply_job({"kind": "Job", "metadata": {"name": "topo", "namespace": NS}, "spec": {
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": 1}},
+                           "schedulingConstraints": {"topology": [{"key": "zone"}]}},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause"}]}}}})
+    assert c.list("Job") == [] and c.list("Workload") == []
+
+
 def test_a_gang_jobs_min_count_follows_its_parallelism_when_it_sets_none() -> None:
     """syncGangMinCount: minCount unset defaults to parallelism, and follows it (elastic scaling)."""
     c = cluster_of(node("n1", 2), node("n2", 2))

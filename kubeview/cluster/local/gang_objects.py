@@ -144,11 +144,13 @@ def pod_group_name(workload: str, template: str) -> str:
 
 def job_gang(job: dict) -> int | None:
     """minCount a Job's `spec.scheduling` asks for (defaulted to parallelism, at least 1); None when it
-    asks for no gang (no `spec.scheduling`, a basic policy, or pods that name their own group)."""
+    asks for no gang (no `spec.scheduling`, a basic policy, or pods that name their own group).
+    GangObjectError for what the local cluster does not run (topology constraints, group claims)."""
     spec = job.get("spec") or {}
     scheduling = spec.get("scheduling")
     if not isinstance(scheduling, dict) or ((spec.get("template") or {}).get("spec") or {}).get("schedulingGroup"):
         return None
+    _unsupported(scheduling, "spec.scheduling")
     gang = (scheduling.get("schedulingPolicy") or {}).get("gang")
     if gang is None:
         return None

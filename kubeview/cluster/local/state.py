@@ -28,7 +28,7 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.gang_cycle import GangCycle
-from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, pod_group_of
+from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, job_gang, pod_group_of
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
@@ -315,6 +315,7 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
             raise ActionError(f"job {ns}/{name} already exists")
         try:
             job = normalize_job({**manifest, "metadata": {**manifest["metadata"], "namespace": ns}})
+            job_gang(job)  # a spec.scheduling the local Job controller can run (gang_objects.py)
         except ValueError as exc:
             raise ActionError(f"Job {ns}/{name} is invalid: {exc}") from None
         _check_resources(job["spec"]["template"]["spec"], f"Job {name}")
