@@ -56,6 +56,9 @@ def _unsupported(spec: dict, where: str) -> None:
     if spec.get("schedulingConstraints"):
         raise GangObjectError(f"{where}.schedulingConstraints: the local cluster places gangs without topology "
                               "constraints; leave it out")
+    for field in ("compositePodGroupTemplates", "parentCompositePodGroupName"):
+        if spec.get(field):
+            raise GangObjectError(f"{where}.{field}: the local cluster runs no CompositePodGroups (alpha)")
     if spec.get("resourceClaims"):
         raise GangObjectError(f"{where}.resourceClaims: the local cluster does not allocate a group's shared "
                               "ResourceClaims (DRAWorkloadResourceClaims); give the members their own claims")
@@ -75,6 +78,7 @@ def _meta(manifest: dict, kind: str) -> dict:
 def workload_object(manifest: dict) -> dict:
     """A Workload as stored: templates validated, `schedulingConstraints` kept (null when not given)."""
     spec = manifest.get("spec") or {}
+    _unsupported(spec, "Workload spec")
     templates = spec.get("podGroupTemplates")
     if not isinstance(templates, list) or not templates:
         raise GangObjectError("Workload spec.podGroupTemplates: Required value")
