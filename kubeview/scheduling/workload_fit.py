@@ -25,7 +25,7 @@ from kubeview.model.gangs import GroupKey, group_keys
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import GangFit, fit_gang
+from kubeview.scheduling.gang_fit import GangFit, defaulted_pod, fit_gang
 
 REPLICATED = ("Deployment", "ReplicaSet", "StatefulSet")
 # (apiVersion group, kind) of the group objects a manifest may carry -> the model's kind
@@ -189,23 +189,6 @@ def _check_resources(spec: dict) -> None:
             if not isinstance(resources, dict) or not all(isinstance(resources.get(k) or {}, dict)
                                                           for k in ("limits", "requests")):
                 raise ManifestError(f"container {c.get('name')!r}: resources are not mappings")
-
-
-def defaulted_pod(obj: dict) -> dict:
-    """The API server's defaulting that changes what a pod requests: a container's limit with no
-    request is its request too (a manifest is read before any API server saw it)."""
-    spec = dict(obj["spec"])
-    for field_name in ("containers", "initContainers"):
-        containers = []
-        for c in spec.get(field_name) or []:
-            resources = c.get("resources") or {}
-            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
-            if set(limits) - set(requests):
-                c = {**c, "resources": {**resources, "requests": {**limits, **requests}}}
-            containers.append(c)
-        if field_name in spec:
-            spec[field_name] = containers
-    return {**obj, "spec": spec}
 
 
 def _template_pods(obj: dict, meta: dict, count: int, admit: Callable[[dict], dict]) -> list[PodView]:

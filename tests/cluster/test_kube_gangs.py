@@ -117,3 +117,24 @@ def test_snapshot_json_carries_the_gangs_and_why_one_waits(kube_api: KubeAPI) ->
     assert a["condition"]["message"].startswith("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining")
     assert a["fit"]["message"] == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
     assert {"Workload", "PodGroup"} <= set(doc["cluster"]["synced"])
+
+
+def test_fit_joins_a_gang_the_cluster_has(kube_api: KubeAPI, tmp_path) -> None:
+    """gang137 as the cluster: gang-c has 2 of its minCount 3 pods (held, silent). A manifest adding the
+    third is fitted with the two (1 GPU each) under kube-scheduler's default scoring: gang-b holds 3
+    of the 4 GPUs, so there is room for 1 of 3."""
+    serve(kube_api, "gang137", "v1beta1")
+    (tmp_path / "third.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: gang-c-2, namespace: gang}\nspec:\n"
+        "  schedulingGroup: {podGroupName: gang-c-workers}\n  nodeSelector: {pool: gpu}\n"
+        "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n")
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    env["KUBECONFIG"] = str(kube_api.kubeconfig)
+    out = subprocess.run([sys.executable, "-m", "kubeview", "fit", str(tmp_path / "third.yaml"), "--json"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 1, out.stderr
+    doc = json.loads(out.stdout)
+    (unit,) = doc["units"]
+    assert doc["policy"] == "spread" and doc["policySource"].startswith("kube-scheduler's default")
+    assert (unit["what"], unit["minCount"], unit["size"], unit["room"]) == ("PodGroup gang/gang-c-workers", 3, 3, 1)
+    assert [m["pod"] for m in unit["members"]] == ["gang-c-0", "gang-c-1", "gang-c-2"]
