@@ -138,12 +138,15 @@ class Gang:
 def group_keys(obj: dict) -> tuple[GroupKey, ...]:
     """The groups a Pod object names itself a member of (see the module doc)."""
     meta = obj.get("metadata") or {}
+    group = (obj.get("spec") or {}).get("schedulingGroup")
+    annotations = meta.get("annotations")
+    labels = meta.get("labels")
+    if not group and not annotations and not (labels and KUEUE_POD_GROUP_LABEL in labels):
+        return ()  # the common case, on every pod event of a big cluster
     ns = meta.get("namespace", "")
     keys: list[GroupKey] = []
-    group = (obj.get("spec") or {}).get("schedulingGroup")
     if group and group.get("podGroupName"):
         keys.append((KIND_POD_GROUP, ns, group["podGroupName"]))
-    annotations = meta.get("annotations")
     if annotations:
         if annotations.get(KAI_ANNOTATION):
             keys.append((KIND_KAI, ns, annotations[KAI_ANNOTATION]))
@@ -152,7 +155,6 @@ def group_keys(obj: dict) -> tuple[GroupKey, ...]:
             keys.append((KIND_VOLCANO, ns, volcano))
         if annotations.get(KUEUE_ANNOTATION):
             keys.append((KIND_KUEUE, ns, annotations[KUEUE_ANNOTATION]))
-    labels = meta.get("labels")
     if labels and labels.get(KUEUE_POD_GROUP_LABEL) and (KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]) not in keys:
         keys.append((KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]))
     return tuple(keys)
@@ -224,8 +226,9 @@ class GangStore:
         self._changed(True)
 
     # -- pods -------------------------------------------------------------------------------------
-    def put_pod(self, obj: dict) -> bool:
-        keys = group_keys(obj)
+    def put_pod(self, obj: dict, keys: tuple[GroupKey, ...] | None = None) -> bool:
+        """One pod's event (`keys`: its `group_keys`, when the caller has them)."""
+        keys = group_keys(obj) if keys is None else keys
         meta = obj.get("metadata") or {}
         pod = (meta.get("namespace", ""), meta.get("name", ""))
         old_keys = self._of_pod.get(pod, ())
@@ -253,8 +256,9 @@ class GangStore:
     def relist_pods(self, objects: Iterable[dict]) -> None:
         self._members, self._of_pod = {}, {}
         for obj in objects:
-            if group_keys(obj):
-                self.put_pod(obj)
+            keys = group_keys(obj)
+            if keys:
+                self.put_pod(obj, keys)
         self._changed(True)
 
     def _drop(self, pod: PodKey, keys: Iterable[GroupKey]) -> bool:

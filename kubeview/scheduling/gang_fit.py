@@ -73,14 +73,17 @@ class GangFit:
 
 
 def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig = _DEFAULT,
-             assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None) -> GangFit:
+             assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None, *,
+             gang: bool = True) -> GangFit:
     """Place `members` one by one as kube-scheduler's pod-group cycle does; see the module doc.
 
     Members already bound count as scheduled and stay where they are (their requests are in `alloc`).
     `assumed` is load on top of `alloc` (as for `evaluate`). `claim_nodes`: the group shares
     ResourceClaims (PodGroup `spec.resourceClaims`); None when it does not, else the nodes their
     allocated devices are on (members may go only there), or empty when none is allocated yet (the
-    first member's node then holds the devices for all)."""
+    first member's node then holds the devices for all). `gang=False`: pods placed one by one, each
+    binding where it fits (a Deployment's replicas): `fits` when min_count of them do, and each
+    member's message is its own (no group words)."""
     index = index_for(alloc)
     live = [m for m in members if m.phase not in TERMINAL_PHASES and not m.deleting]
     bound = [m for m in live if m.node is not None]
@@ -110,7 +113,7 @@ def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, conf
     fits = len(live) > 0 and room >= min_count
     result = GangFit(fits=fits, placement=[], room=room, min_count=min_count, size=len(live), summary="",
                      message=None, notes=tuple(notes))
-    stop, message = (len(queue), None) if fits else _cycle_end(len(bound), queue, placed, min_count)
+    stop, message = (len(queue), None) if fits or not gang else _cycle_end(len(bound), queue, placed, min_count)
     result.message = message
     result.members = _members(members, queue, placed, evaluated, message, stop)
     if fits:
@@ -265,13 +268,28 @@ def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
     """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
     shared ResourceClaims are allocated on (from the GPU ledger)."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
-    claim_nodes: tuple[str, ...] | None = None
-    if gang.claims or gang.claim_refs:
-        claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
-        claim_nodes = tuple(sorted({c.node for c in claims if c is not None and c.node}))
-    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, claim_nodes)
+    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
+
+
+def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None:
+    """`fit_gang`'s `claim_nodes` for a gang: None without shared claims, else the nodes the GPU
+    ledger has its allocated ones on (empty: none allocated yet)."""
+    if not (gang.claims or gang.claim_refs):
+        return None
+    claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
+    return tuple(sorted({c.node for c in claims if c is not None and c.node}))
 
 
 def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
     """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node."""
     return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs() if g.pending}
+
+
+def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",
+                    tolerations: list[dict] | None = None) -> list[PodView]:
+    """`count` identical pending members asking `requests` (API quantities, e.g. {"nvidia.com/gpu": "8"}):
+    a what-if gang such as "4 pods × 8 GPUs" for `fit_gang`."""
+    spec = {"containers": [{"name": "main", "resources": {"requests": dict(requests), "limits": dict(requests)}}],
+            "tolerations": list(tolerations or [])}
+    return [PodView.from_api({"metadata": {"name": f"{name}-{i}", "namespace": namespace}, "spec": spec,
+                              "status": {"phase": "Pending"}}) for i in range(count)]

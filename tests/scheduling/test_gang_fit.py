@@ -17,7 +17,7 @@ from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of
+from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members
 
 GPU = "nvidia.com/gpu"
 TAINT = {"key": "dedicated", "value": "infer", "effect": "NoSchedule"}
@@ -199,3 +199,9 @@ def test_after_gang_b_took_three_gpus_the_cycle_places_none() -> None:
     assert fit.summary == "3 × 2 GPUs: room for 0 (largest free block per node: gpu-node-2 1)"
     incomplete = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-c-workers"))
     assert not incomplete.fits and incomplete.summary == "2 × 1 GPU: 2 of minCount 3 members exist"
+
+
+def test_a_what_if_gang_of_uniform_members() -> None:
+    members = uniform_members(4, {GPU: "8"})
+    assert [m.requests[GPU] for m in members] == [8] * 4 and len({m.name for m in members}) == 4
+    assert fit_gang(eight_gpu_nodes(), members, 4).summary.startswith("4 × 8 GPUs: room for 3")
