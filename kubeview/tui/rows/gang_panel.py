@@ -31,10 +31,9 @@ def describe(g: Gang | None, key: tuple[str, str, str], fit: GangFit | None, pol
     if g is None:
         return f"[b]{escape(key[0])} {escape(key[1])}/{escape(key[2])}[/b]\n\n[dim]this gang is gone[/dim]"
     state = STATE_STYLE.get(g.state, "")
-    lines = [f"[b]{escape(g.kind)} {escape(g.namespace)}/{escape(g.name)}[/b]  [{state}]{g.state}[/]"
-             f"  [dim]{escape(g.api_version)} · scheduler {escape(g.scheduler)}[/dim]",
+    lines = [f"[b]{escape(g.kind)} {escape(g.namespace)}/{escape(g.name)}[/b]  [{state}]{g.state}[/]",
              escape(members_line(g))]
-    about = []
+    about = [f"scheduler {g.scheduler} ({g.api_version})"]
     if g.workload:
         about.append(f"workload {g.workload}" + (f" (owner {g.owner})" if g.owner else ""))
     if g.queue:
@@ -45,15 +44,14 @@ def describe(g: Gang | None, key: tuple[str, str, str], fit: GangFit | None, pol
         about.append(f"phase {g.phase}")
     if g.subgroups:
         about.append("subgroups " + ", ".join(f"{n} (min {m})" for n, m in g.subgroups))
-    if about:
-        lines.append(escape(" · ".join(about)))
+    lines.append(escape(" · ".join(about)))
     if g.reported is not None:
         said = " · ".join(f"{k} {v}" for k, v in sorted(g.reported.items()))
         lines.append(f"[dim]the scheduler's own counts: {escape(said) or 'none'}[/dim]")
     lines += _condition(g) + _claims(g, claim_nodes or {})
+    lines += ["", *fit_lines(fit, policy)]  # before the members: a gang of 64 would push it out of sight
     lines += ["", "[b]Members[/b] (where each is, or why it waits: its own reason)"]
     lines += _members(g, width)
-    lines += ["", *fit_lines(fit, policy)]
     return "\n".join(lines)
 
 

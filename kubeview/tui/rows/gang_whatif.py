@@ -9,7 +9,6 @@ policy puts there, and why the edited one refuses the rest.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -19,7 +18,8 @@ from rich.text import Text
 from kubeview.model.allocation import Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.gang_fit import GangFit, describe, fit_gang
+from kubeview.scheduling.gang_fit import GangFit, describe, fit_gang, uniform_members
+from kubeview.tui.format import GPU
 from kubeview.tui.rows import whatif
 from kubeview.tui.rows.column import Column
 
@@ -62,9 +62,9 @@ def parse_gang(text: str) -> GangSpec:
 
 
 def hypothetical_gang(spec: GangSpec) -> list[PodView]:
-    """`spec.pods` distinct members like the hypothetical pod (GPU taint tolerated), named member-0.."""
-    pod = whatif.hypothetical_pod(spec.gpus)
-    return [dataclasses.replace(pod, name=f"member-{i}", requests=dict(pod.requests)) for i in range(spec.pods)]
+    """`spec.pods` members asking what the hypothetical pod asks (the GPU taint tolerated, as GPU jobs do)."""
+    return uniform_members(spec.pods, {"cpu": "1", "memory": "1Gi", GPU: str(spec.gpus)}, namespace="what-if",
+                           tolerations=[{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}])
 
 
 @dataclass(slots=True)

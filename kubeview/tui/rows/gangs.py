@@ -25,8 +25,9 @@ COLUMNS = [
     Column("pending", "PENDING", 7, "right", least=3),
     Column("finished", "FINISHED", 8, "right", least=3),
     Column("state", "STATE", 0, whole=True, least=7),
-    Column("reason", "REASON", 0),
+    Column("reason", "REASON", 0, point=lambda text: text[:REASON_POINT]),  # cut last: the names give first
 ]
+REASON_POINT = 24  # a reason keeps this much before names are cut: "minCount (2) cannot be…"
 STATE_STYLE = {"running": "green", "scheduled": "cyan", "finished": "dim", "waiting": "bold yellow",
                "incomplete": "bold yellow", "empty": "dim"}
 Key = tuple[str, str, str]  # the gang's key: (kind, namespace, name)
@@ -48,8 +49,7 @@ def reason(g: Gang) -> str:
     if g.state in ("running", "finished"):
         return ""
     if g.condition_status == "False" and (g.condition_message or g.condition_reason):
-        said = g.condition_message or ""
-        return f"{g.condition_reason}: {said}" if g.condition_reason and said else said or str(g.condition_reason)
+        return g.condition_message or str(g.condition_reason)  # the message says more than "Unschedulable"
     waiting = g.waiting_reasons()
     if waiting:
         text, n = next(iter(waiting.items()))
