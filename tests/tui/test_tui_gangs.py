@@ -142,7 +142,7 @@ async def test_packing_what_if_takes_a_typed_gang(demo: LocalSource) -> None:
             alloc = app.state.model.allocation()
         live = fit_gang(alloc, hypothetical_gang(GangSpec(4, 8)), 4, PackingConfig(policy="spread"))
         summary = screen.query_one("#whatif-summary").render().plain
-        assert "gang what-if: 4 pods × 8 GPUs, minCount 4 (all or nothing)" in summary
+        assert "gang what-if: 4 × 8 GPUs, minCount 4" in summary
         assert f"live → does not fit  {verdict_detail(live)}" in summary and "room for 0" in summary
 
         await pilot.press("m")
@@ -168,12 +168,14 @@ async def test_packing_what_if_takes_a_typed_gang(demo: LocalSource) -> None:
         assert not screen.gang and screen.query_one("#whatif").columns[2].label == "LIVE"
 
 
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 @run_async
-async def test_packing_what_if_of_a_waiting_gang_then_apply_binds_it_whole(demo: LocalSource) -> None:
+async def test_packing_what_if_of_a_waiting_gang_then_apply_binds_it_whole(demo: LocalSource,
+                                                                            size: tuple[int, int]) -> None:
     """etl-stages: kube-scheduler's cycle under spread cannot place it; the edited pack can, and once pack
     is applied the embedded scheduler binds all three members together."""
     app = make_app(demo)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await demo_shown(pilot, app, "4")
         screen = app.screen
         picker = screen.query_one("#pod-picker")
@@ -193,8 +195,12 @@ async def test_packing_what_if_of_a_waiting_gang_then_apply_binds_it_whole(demo:
         assert w.config.policy == "pack" and not live.fits and edited.fits
         assert (w.live.fits, w.live.summary, w.edited.fits, w.edited.summary) == (False, live.summary, True, edited.summary)
         summary = screen.query_one("#whatif-summary").render().plain
-        assert "gang vision/etl-stages: 2 pods × 1 cpu, 1Gi + 1 pod × 5 cpu, 4Gi, minCount 3" in summary
+        assert "gang vision/etl-stages: 2 × 1 cpu, 1Gi + 1 × 5 cpu, 4Gi, minCount 3" in summary
         assert "live → does not fit  room for 2" in summary and "edited → fits  on gpu-node-1 2, gpu-node-2" in summary
+        box = screen.query_one("#whatif-summary")
+        shown = [box.render_line(y).text.strip() for y in range(box.size.height)]  # what the box really shows
+        assert [line.split(" → ")[0] for line in shown if " → " in line] == ["live", "edited"], shown
+        assert any(line.startswith("gang vision/etl-stages") for line in shown), shown
         table = screen.main_widget()
         assert [c.label for c in table.columns][2:4] == ["LIVE PODS", "EDITED PODS"]
         shown = {table.rows.key(i): under(table, table.render_line(i + 1).text, "edited")

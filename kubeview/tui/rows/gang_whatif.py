@@ -118,12 +118,13 @@ def compute_hypothetical(alloc: Allocation, spec: GangSpec, live: PackingConfig,
 
 
 def title(name: str, members: list[PodView], min_count: int) -> str:
-    """The box's first line: which gang, its members' sizes, its minCount."""
+    """The box's first line, short enough for 80 columns: which gang, its members' sizes (as gang_fit's
+    summary says them: "4 × 8 GPUs"), its minCount."""
     from rich.markup import escape
 
     sizes = Counter(describe(p.requests) for p in members)
-    what = " + ".join(f"{n} pod{'' if n == 1 else 's'} × {s}" for s, n in sizes.items()) or "no members"
-    return f"[b]gang {escape(name)}[/b]: {escape(what)}, minCount {min_count} (all or nothing)"
+    what = " + ".join(f"{n} × {s}" for s, n in sizes.items()) or "no members"
+    return f"[b]gang {escape(name)}[/b]: {escape(what)}, minCount {min_count}"
 
 
 def _count(n: int, fit: GangFit, node: str) -> Text:

@@ -165,6 +165,7 @@ class PackingScreen(ClusterScreen):
             self._compute_gang(live, edited)
             return
         self.gang_whatif = None
+        self.query_one("#whatif-summary").remove_class("-gang")
         table.set_columns(whatif.COLUMNS)
         with self.state.lock:
             alloc = self.state.model.allocation()
@@ -191,7 +192,9 @@ class PackingScreen(ClusterScreen):
             w = gang_whatif.compute_hypothetical(alloc, self.gang_spec, live, edited)
             title = gang_whatif.title("what-if", members, self.gang_spec.pods)
         self.gang_whatif = w
-        self.query_one("#whatif-summary", Static).update(title + "\n" + w.summary.markup, layout=False)
+        box = self.query_one("#whatif-summary", Static)
+        box.add_class("-gang")  # a line per policy, cut rather than wrapped: both verdicts stay in the box
+        box.update(title + "\n" + w.summary.markup, layout=False)
         table = self.main_widget()
         table.set_columns(gang_whatif.COLUMNS)
         position = {n: i for i, n in enumerate(w.order)}
