@@ -73,7 +73,7 @@ async def test_weights_edit_in_place_and_pending_pod_pick(small_cluster: Synthet
 
         picker = screen.query_one("#pod-picker")
         picker.focus()
-        await pilot.press("down", "down", "enter")  # the first pending pod (after the hypothetical pod and gang)
+        await pilot.press("down", "enter")  # the first pending pod
         await pilot.pause()
         pending = app.state.model.pending()[0]
         assert screen.pod_key == pending.key

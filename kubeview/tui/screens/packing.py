@@ -87,7 +87,7 @@ class PackingScreen(ClusterScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#policy-editor").border_title = "Policy"
-        self.query_one("#pod-picker").border_title = "Pod (Enter picks)"
+        self.query_one("#pod-picker").border_title = "Pod or gang (Enter picks)"
         self.query_one("#whatif-summary").border_title = "What if"
         self.watch(self.app, "packing_live", self._live_changed)
 
@@ -135,19 +135,16 @@ class PackingScreen(ClusterScreen):
         highlighted = picker.highlighted
         # one line each, cut at the end (#24: entries wrapped on two lines and pushed train-c below)
         # (app.tcss: `text-wrap: nowrap`)
-        options = [Option(self._hypothetical_label(), id="hypothetical"),
-                   Option(self._gang_label(), id="gang")]
-        options += [Option(f"gang {g.namespace}/{g.name}  {g.pending} of {len(g.members)} waiting, min {g.min_count}",
-                           id="gang|" + "|".join(g.key)) for g in self._gangs]
+        # the cluster's waiting gangs after the pods (#24: train-c stays in sight at 80x24); `m` asks
+        # for a hypothetical gang
+        options = [Option(self._hypothetical_label(), id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]
+        options += [Option(f"gang {g.namespace}/{g.name}  {g.pending} of {len(g.members)} waiting, min {g.min_count}",
+                           id="gang|" + "|".join(g.key)) for g in self._gangs]
         picker.set_options(options)
         if options:
             picker.highlighted = min(highlighted or 0, len(options) - 1)
-
-    def _gang_label(self) -> str:
-        spec = self.gang_spec
-        return f"hypothetical gang {spec.pods} × {spec.gpus} GPU{'' if spec.gpus == 1 else 's'} (m: change)"
 
     def _pod(self, state: ClusterState) -> PodView:
         if self.pod_key is not None:
@@ -216,7 +213,7 @@ class PackingScreen(ClusterScreen):
         oid = event.option.id or "hypothetical"
         self.gang = oid.startswith("gang")
         if self.gang:
-            self.gang_key = tuple(oid.split("|")[1:]) if "|" in oid else None  # type: ignore[assignment]
+            self.gang_key = tuple(oid.split("|")[1:])  # type: ignore[assignment]
         else:
             self.pod_key = None if oid == "hypothetical" else tuple(oid.split("/", 1))  # type: ignore[assignment]
         self._compute()
@@ -227,9 +224,6 @@ class PackingScreen(ClusterScreen):
             if spec is None:
                 return
             self.gang, self.gang_key, self.gang_spec = True, None, spec
-            picker = self.query_one("#pod-picker", OptionList)
-            picker.replace_option_prompt("gang", self._gang_label())
-            picker.highlighted = picker.get_option_index("gang")
             self._compute()
 
         self.app.push_screen(TextPrompt("Gang what-if: how many pods × how many GPUs each?", str(self.gang_spec),
