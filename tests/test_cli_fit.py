@@ -74,3 +74,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, text: str | None, why:
     out = kubeview(tmp_path, "fit", "m.yaml", "--local")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(f"kubeview: fit: m.yaml: {why}") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_cluster_that_cannot_be_read_is_exit_1_in_one_line(tmp_path: Path) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--kubeconfig", str(tmp_path / "none"))
+    assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("kubeview: ") and "none" in out.stderr

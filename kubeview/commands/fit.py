@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
         return 1
-    resolve_groups(units, lambda key: _known_min(model, key))
+    resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     ok = all(f.fits for f in fits)
     if getattr(args, "json", False):
@@ -99,9 +99,12 @@ def _admission(args: argparse.Namespace):
     return admit_pod
 
 
-def _known_min(model: ClusterModel, key: tuple[str, str, str]) -> int | None:
-    header = model.gangs.headers.get(key)
-    return None if header is None else header.min_count
+def _known_group(model: ClusterModel, key: tuple[str, str, str]) -> tuple[int, list] | None:
+    """A group the cluster has: its minCount and its members' pods (bound ones stay where they are)."""
+    gang = model.gangs.get(*key)
+    if gang is None:
+        return None
+    return gang.min_count, [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
 
 
 def _claim_nodes(model: ClusterModel, unit: Unit) -> tuple[str, ...] | None:

@@ -38,6 +38,7 @@ KAI_ANNOTATION = "pod-group-name"
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 KUEUE_ANNOTATION = "kueue.x-k8s.io/workload"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the member's subGroup
 STATES = ("placed", "running", "pending", "finished")
 
 
@@ -49,6 +50,7 @@ class GangMember:
     state: str  # placed (bound, not running yet) | running | pending (no node) | finished
     reason: str | None  # PodScheduled=False reason (Unschedulable, SchedulingGated, ...) of a pending member
     message: str | None  # and its message: the scheduler's words for this member
+    subgroup: str | None = None  # KAI: the subGroup it belongs to (label kai.scheduler/subgroup-name)
 
     @property
     def key(self) -> PodKey:
@@ -78,6 +80,7 @@ class Gang:
     subgroups: tuple[tuple[str, int], ...] = ()  # KAI: (name, minMember)
     disruption_mode: str | None = None
     claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
+    templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
 
     @property
     def key(self) -> GroupKey:
@@ -124,6 +127,12 @@ class Gang:
         if len(self.members) - self.finished < self.min_count:
             return "incomplete"
         return "waiting"
+
+    def subgroup_counts(self) -> list[tuple[str, int, int, int]]:
+        """KAI: per subGroup (name, minMember, members, members on nodes), in the object's order."""
+        return [(name, minimum, sum(1 for m in self.members if m.subgroup == name),
+                 sum(1 for m in self.members if m.subgroup == name and m.state in ("placed", "running")))
+                for name, minimum in self.subgroups]
 
     def waiting_reasons(self) -> dict[str, int]:
         """The pending members' messages (or reasons), with how many members carry each, most first."""
@@ -174,7 +183,8 @@ def member_from(obj: dict) -> GangMember:
                 reason, message = c.get("reason") or None, c.get("message") or None
     else:
         state = "running" if phase == "Running" else "placed"
-    return GangMember(meta.get("namespace", ""), meta.get("name", ""), node, state, reason, message)
+    subgroup = (meta.get("labels") or {}).get(KAI_SUBGROUP_LABEL) or None
+    return GangMember(meta.get("namespace", ""), meta.get("name", ""), node, state, reason, message, subgroup)
 
 
 class GangStore:
@@ -308,7 +318,8 @@ class GangStore:
             condition_type=c.type if c else None, condition_status=c.status if c else None,
             condition_reason=c.reason if c else None, condition_message=c.message if c else None,
             queue=h.queue, claims=h.claims, workload=h.workload, kind=h.kind, owner=owner, phase=h.phase,
-            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs)
+            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs,
+            templates=h.templates)
 
 
 __all__ = ["GANG_KINDS", "STATES", "Gang", "GangMember", "GangStore", "group_keys", "member_from"]

@@ -25,7 +25,7 @@ from kubeview.model.gangs import GroupKey, group_keys
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import GangFit, fit_gang
+from kubeview.scheduling.gang_fit import GangFit, defaulted_pod, fit_gang
 
 REPLICATED = ("Deployment", "ReplicaSet", "StatefulSet")
 # (apiVersion group, kind) of the group objects a manifest may carry -> the model's kind
@@ -109,14 +109,20 @@ def units_from(docs: list, namespace: str, admit: Callable[[dict], dict] | None 
     return units, skipped
 
 
-def resolve_groups(units: list[Unit], known_min: Callable[[GroupKey], int | None]) -> None:
-    """Groups the manifest's pods name but do not carry, found in the cluster: `known_min(key)` is the
-    group's minCount there, None when the cluster has no such group (the pods would wait for it)."""
+def resolve_groups(units: list[Unit], known: Callable[[GroupKey], tuple[int, list[PodView]] | None]) -> None:
+    """Gangs meet the cluster: `known(key)` is (minCount, member pods) of a group the cluster has, None
+    when it has none. Its members join the unit (a manifest pod of the same name replaces its
+    namespace's one: re-applying it); a group only the cluster has gives the unit its minCount, one
+    nowhere leaves the pods waiting for it (`missing_group`)."""
     for unit in units:
-        if unit.missing_group is not None and unit.group is not None:
-            found = known_min(unit.group)
-            if found is not None:
-                unit.min_count, unit.missing_group = found, None
+        found = known(unit.group) if unit.group is not None else None
+        if found is None:
+            continue
+        min_count, members = found
+        mine = {p.key for p in unit.pods}
+        unit.pods = [p for p in members if p.key not in mine] + unit.pods
+        if unit.missing_group is not None:
+            unit.min_count, unit.missing_group = min_count, None
 
 
 def fit_units(alloc: Allocation, units: list[Unit], config: PackingConfig,
@@ -133,8 +139,8 @@ def fit_units(alloc: Allocation, units: list[Unit], config: PackingConfig,
         fit = fit_gang(alloc, unit.pods, unit.min_count, config, assumed,
                        claim_nodes(unit) if claim_nodes is not None else None, gang=unit.gang)
         out.append(UnitFit(unit, fit))
-        placed = fit.placement if unit.gang else [(m.pod, m.node) for m in fit.members if m.node is not None]
-        if unit.missing_group is None:
+        placed = [(m.pod, m.node) for m in fit.members if m.node is not None and not m.bound]  # bound: in alloc
+        if unit.missing_group is None and (fit.fits or not unit.gang):
             for pod, node in placed:
                 r = row[node]
                 rows[r] = rows.get(r, 0) + alloc.vector(pod.requests)
@@ -183,23 +189,6 @@ def _check_resources(spec: dict) -> None:
             if not isinstance(resources, dict) or not all(isinstance(resources.get(k) or {}, dict)
                                                           for k in ("limits", "requests")):
                 raise ManifestError(f"container {c.get('name')!r}: resources are not mappings")
-
-
-def defaulted_pod(obj: dict) -> dict:
-    """The API server's defaulting that changes what a pod requests: a container's limit with no
-    request is its request too (a manifest is read before any API server saw it)."""
-    spec = dict(obj["spec"])
-    for field_name in ("containers", "initContainers"):
-        containers = []
-        for c in spec.get(field_name) or []:
-            resources = c.get("resources") or {}
-            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
-            if set(limits) - set(requests):
-                c = {**c, "resources": {**resources, "requests": {**limits, **requests}}}
-            containers.append(c)
-        if field_name in spec:
-            spec[field_name] = containers
-    return {**obj, "spec": spec}
 
 
 def _template_pods(obj: dict, meta: dict, count: int, admit: Callable[[dict], dict]) -> list[PodView]:

@@ -3,6 +3,7 @@ seeing the ones before it placed; a gang whose group is neither in the manifest 
 
 from __future__ import annotations
 
+import builders
 import pytest
 from builders import cluster, node
 
@@ -55,14 +56,18 @@ def test_units_see_the_ones_before_them_placed() -> None:
 
 
 def test_a_group_only_the_cluster_has_and_one_nobody_has() -> None:
-    docs = [pod("a0", 1, group="known"), pod("b0", 1, group="nowhere")]
+    """The cluster's group `known` (minCount 3) has a member bound on a and one pending; the manifest
+    adds a third: the gang is all three, and fits with the bound one where it is."""
+    docs = [pod("a2", 1, group="known"), pod("b0", 1, group="nowhere")]
     units, _ = units_from(docs, "default")
-    resolve_groups(units, lambda key: 1 if key[2] == "known" else None)
+    there = [builders.pod("a0", gpu=1, node_name="a"), builders.pod("a1", gpu=1)]
+    resolve_groups(units, lambda key: (3, there) if key[2] == "known" else None)
     known, nowhere = units
-    assert (known.missing_group, known.min_count) == (None, 1)
+    assert (known.missing_group, known.min_count, [p.name for p in known.pods]) == (None, 3, ["a0", "a1", "a2"])
     assert nowhere.missing_group == 'waiting for pods\'s pod group "nowhere" to appear in scheduling queue'
-    fits = fit_units(cluster([node("a", gpu=4)]), units, PackingConfig())
+    fits = fit_units(cluster([node("a", gpu=2), node("b", gpu=2)], [there[0]]), units, PackingConfig())
     assert [f.fits for f in fits] == [True, False]
+    assert fits[0].fit.room == 3 and ("a0", "a") in [(p.name, n) for p, n in fits[0].fit.placement]
 
 
 @pytest.mark.parametrize(("docs", "why"), [
