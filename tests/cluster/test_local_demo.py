@@ -153,6 +153,7 @@ def test_demo_gang_blocked_by_fragmentation(demo: tuple[LocalSource, ClusterMode
     source, model = demo
     workers = [model.pods[("vision", f"allreduce-{i}")] for i in range(2)]
     assert [w.node for w in workers] == [None, None]
+    # the first fits nowhere; the cycle stops there, and the second, never tried, carries the group's words
     assert [w.pending_reason for w in workers] == [NO_GPU, "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"]
     (cond,) = source.get("PodGroup", "vision", "allreduce-workers")["status"]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodGroupInitiallyScheduled", "False", "Unschedulable")
@@ -179,3 +180,16 @@ def test_demo_gang_fits_under_pack() -> None:
         assert all(source.get("Pod", "vision", f"allreduce-{i}")["spec"].get("nodeName") is None for i in range(2))
     finally:
         source.close()
+
+
+def test_snapshot_json_demo_says_why_each_gang_waits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubeview snapshot --json --demo`: both gangs waiting, with the fit that says why (fragmentation:
+    4 GPUs free, one per node; etl: room for 2 of 3 under spread, the GPU nodes saturated by cpu)."""
+    assert cli.main(["snapshot", "--json", "--demo"]) == 0
+    gangs = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gangs"]}
+    allreduce, etl = gangs["allreduce-workers"], gangs["etl-stages"]
+    assert (allreduce["state"], allreduce["fit"]["fits"], allreduce["fit"]["room"]) == ("waiting", False, 0)
+    assert allreduce["fit"]["summary"] == ("2 × 2 GPUs: room for 0 (largest free block per node: dra-mig-node-1 1, "
+                                           "dra-node-1 1, gpu-node-1 1, gpu-node-2 1)")
+    assert (etl["state"], etl["fit"]["room"], etl["fit"]["policy"]) == ("waiting", 2, "spread")
+    assert etl["fit"]["saturated"] == {"gpu-node-1": {"Insufficient cpu": 1}, "gpu-node-2": {"Insufficient cpu": 1}}

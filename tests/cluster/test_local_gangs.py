@@ -8,12 +8,14 @@ import random
 
 import pytest
 
-from kubeview.cluster.local.config import ClusterConfig, NodeSpec
+from kubeview.cluster.local.config import DEFAULT_FILE, ClusterConfig, NodeSpec, load_cluster
 from kubeview.cluster.local.gang_objects import job_template_name, job_workload_name, pod_group_name
 from kubeview.cluster.local.state import LocalCluster
 from kubeview.cluster.source import ActionError
+from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
 from kubeview.model.views import PodView
+from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_gang
 
 GPU = "nvidia.com/gpu"
@@ -25,8 +27,8 @@ def node(name: str, gpus: int, cpu: str = "8", labels: dict | None = None) -> No
     return NodeSpec(name, cap, dict(cap), labels=dict(labels or {}))
 
 
-def cluster_of(*nodes: NodeSpec, seed: int = 1) -> LocalCluster:
-    return LocalCluster(ClusterConfig("test", list(nodes), []), seed=seed)
+def cluster_of(*nodes: NodeSpec, seed: int = 1, policy: str = "pack") -> LocalCluster:
+    return LocalCluster(ClusterConfig("test", list(nodes), []), PackingConfig(policy=policy), seed=seed)
 
 
 def pod_group(name: str, min_count: int) -> dict:
@@ -87,11 +89,12 @@ def test_three_by_two_gpus_on_two_2gpu_nodes_binds_nothing_in_the_recorded_words
     cond = group_condition(c, "gang-b-workers")
     assert (cond["status"], cond["reason"], cond["message"]) == ("True", "Scheduled", "")
     # gang-a tried again (the next pass: any pod event) with 1 GPU free: nobody placed; the first member
-    # fails, the rest are never tried (recorded after gang-b took its GPUs)
+    # fails, the cycle stops, the rest carry the group's words without the prefix (recorded after gang-b)
     c.create_pod(member("plain", None, 0))
     messages = [scheduled(c.get("Pod", NS, f"gang-a-{i}"))["message"] for i in range(3)]
-    assert messages == ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."] + [
-        "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"] * 2
+    assert messages[0] == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert messages[1:] == ["minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"] * 2  # never tried
+    assert group_condition(c, "gang-a-workers")["message"] == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
 
 
 def test_incomplete_gang_and_missing_group_are_held_silently_then_bound() -> None:
@@ -112,6 +115,19 @@ def test_incomplete_gang_and_missing_group_are_held_silently_then_bound() -> Non
     assert c.get("Pod", NS, "early-0")["spec"]["nodeName"]
 
 
+def test_a_basic_policy_group_schedules_its_pods_one_by_one() -> None:
+    """`schedulingPolicy: {basic: {}}`: no gang; each pod binds where it fits, alone."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    for i in range(3):  # before their group: held, then all three in one pass
+        c.create_pod(member(f"b-{i}", "b", 2))
+    assert all(not c.get("Pod", NS, f"b-{i}")["spec"].get("nodeName") for i in range(3))
+    c.create_gang_object({"kind": "PodGroup", "metadata": {"name": "b", "namespace": NS},
+                          "spec": {"schedulingPolicy": {"basic": {}}}})
+    nodes = [c.get("Pod", NS, f"b-{i}")["spec"].get("nodeName") for i in range(3)]
+    assert sorted(n for n in nodes if n) == ["n1", "n2"] and nodes.count(None) == 1
+    assert c.get("PodGroup", NS, "b")["status"] == {}
+
+
 def test_gang_objects_reach_watchers_with_their_kind_and_group_version() -> None:
     c = cluster_of(node("n1", 2))
     c.create_gang_object(pod_group("g", 1))
@@ -123,6 +139,13 @@ def test_gang_objects_reach_watchers_with_their_kind_and_group_version() -> None
         c.create_gang_object(pod_group("bad", 0))
     with pytest.raises(ActionError, match="already exists"):
         c.create_gang_object(pod_group("g", 1))
+    with pytest.raises(ActionError, match=r"^PodGroup spec.resourceClaims: the local cluster does not allocate"):
+        c.create_gang_object({**pod_group("claims", 1), "spec": {"schedulingPolicy": {"gang": {"minCount": 1}},
+                                                                 "resourceClaims": [{"name": "gpu"}]}})
+    with pytest.raises(ActionError, match=r"^Workload spec.podGroupTemplates\[0\].schedulingConstraints"):
+        c.create_gang_object({"kind": "Workload", "metadata": {"name": "w", "namespace": NS}, "spec": {
+            "podGroupTemplates": [{"name": "t", "schedulingPolicy": {"basic": {}},
+                                   "schedulingConstraints": {"topology": [{"key": "zone"}]}}]}})
 
 
 def test_job_names_are_the_controllers_hashes() -> None:
@@ -154,18 +177,48 @@ def test_job_with_scheduling_makes_its_group_and_its_pods_name_it() -> None:
     assert c.list("Workload") == [] and c.list("PodGroup") == []
 
 
+def test_a_job_asking_for_what_the_local_cluster_does_not_run_is_refused_in_one_line() -> None:
+    c = cluster_of(node("n1", 2))
+    with pytest.raises(ActionError, match=r"^Job gang/topo is invalid: spec.scheduling.schedulingConstraints: "):
+        c.apply_job({"kind": "Job", "metadata": {"name": "topo", "namespace": NS}, "spec": {
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": 1}},
+                           "schedulingConstraints": {"topology": [{"key": "zone"}]}},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause"}]}}}})
+    assert c.list("Job") == [] and c.list("Workload") == []
+
+
+def test_a_gang_jobs_min_count_follows_its_parallelism_when_it_sets_none() -> None:
+    """syncGangMinCount: minCount unset defaults to parallelism, and follows it (elastic scaling)."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    c.apply_job({"kind": "Job", "metadata": {"name": "elastic", "namespace": NS}, "spec": {
+        "parallelism": 3, "scheduling": {"schedulingPolicy": {"gang": {}}},
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause", "resources": {
+            "requests": {"cpu": "100m", GPU: "2"}, "limits": {GPU: "2"}}}]}}}})
+    (pg,) = c.list("PodGroup")
+    assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3
+    assert [p["spec"].get("nodeName") for p in c.active_pods("Job", NS, "elastic")] == [None] * 3  # 6 GPUs asked, 4
+    c.set_parallelism(NS, "elastic", 2)
+    (pg,), (wl,) = c.list("PodGroup"), c.list("Workload")
+    assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2
+    assert wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 2
+    pods = c.active_pods("Job", NS, "elastic")
+    assert sorted(p["spec"].get("nodeName") for p in pods) == ["n1", "n2"]  # two left, bound together
+    c.delete_workload("Job", NS, "elastic")
+    assert c.list("Workload") == [] and c.list("PodGroup") == []
+
+
 # --- seeded runs ------------------------------------------------------------------------------------
 
 def _random_run(seed: int) -> None:
-    """A small random cluster; gangs (sizes, minCount, GPUs per member) and plain pods arriving in a random
-    order, PodGroups before or after their pods. After every arrival: no gang is bound in part, and no
+    """A small random cluster under a random policy; gangs (sizes, minCount, GPUs per member) and plain pods
+    arriving in a random order, PodGroups before or after their pods. After every arrival: no gang is bound in part, and no
     gang left unbound could be placed now (fit_gang, the scheduler's own placement, says it cannot).
     One gang is given a node of its own sized to hold it whole, so binding is shown, not assumed."""
     rng = random.Random(seed)
     nodes = [node(f"n{i}", rng.choice((1, 2, 4, 8)), labels={"pool": "shared"}) for i in range(rng.randint(2, 4))]
     sure_size, sure_gpus = rng.randint(2, 4), rng.choice((1, 2))
     nodes.append(node("own", sure_size * sure_gpus, labels={"pool": "own"}))
-    c = cluster_of(*nodes, seed=seed)
+    c = cluster_of(*nodes, seed=seed, policy=rng.choice(POLICIES))
     gangs: dict[str, int] = {"sure": sure_size}
     arrivals: list[tuple[str, dict]] = [("group", pod_group("sure", sure_size))]
     arrivals += [("pod", member(f"sure-{i}", "sure", sure_gpus, {"pool": "own"})) for i in range(sure_size)]
@@ -203,3 +256,59 @@ def _check(c: LocalCluster, gangs: dict[str, int], seed: int) -> None:
 def test_seeded_runs_never_bind_a_gang_in_part(block: int) -> None:
     for seed in range(block * 30, block * 30 + 30):
         _random_run(seed)
+
+
+def test_a_client_model_sees_the_gangs_the_local_cluster_runs() -> None:
+    """What a client of the embedded cluster builds from its list and watch (the GangStore of the contract):
+    the blocked gang waiting with its members' words, the bound one scheduled, the Job's group owned."""
+    c = cluster_of(node("n1", 2), node("n2", 2))
+    c.create_gang_object(pod_group("a", 3))
+    for i in range(3):
+        c.create_pod(member(f"a-{i}", "a", 2))
+    c.apply_job({"kind": "Job", "metadata": {"name": "train", "namespace": NS}, "spec": {
+        "parallelism": 2, "scheduling": {"schedulingPolicy": {"gang": {}}},  # minCount defaults to parallelism
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "pause", "resources": {
+            "requests": {"cpu": "100m", GPU: "1"}, "limits": {GPU: "1"}}}]}}}})
+    client = ClusterModel("client")
+    client.apply_all(c.snapshot())
+    gangs = {g.name: g for g in client.gangs.gangs()}
+    a = gangs["a"]
+    assert (a.state, a.min_count, a.pending, a.condition_type, a.condition_reason) == (
+        "waiting", 3, 3, "PodGroupInitiallyScheduled", "Unschedulable")
+    assert a.waiting_reasons() == {"pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, "
+                                   "0 remaining": 2, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.": 1}
+    (job_group,) = [g for g in gangs.values() if g.name != "a"]
+    assert (job_group.min_count, job_group.bound, job_group.owner, job_group.condition_reason) == (
+        2, 2, "Job/train", "Scheduled")
+
+
+def test_members_own_claims_are_allocated_together_or_not_at_all() -> None:
+    """Members with their own template claims (a full DRA GPU each) on one 2-GPU node: two bind with their
+    devices; three are refused whole (no claim allocated, no pod bound), though each alone would fit."""
+    c = LocalCluster(load_cluster(DEFAULT_FILE.parent / "dra.yaml"), seed=3)
+    c.create_claim_object({"kind": "ResourceClaimTemplate", "metadata": {"name": "full", "namespace": NS}, "spec": {
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+            {"cel": {"expression": "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}]}}}})
+
+    def claim_member(name: str, group: str) -> dict:
+        return {"metadata": {"name": name, "namespace": NS}, "spec": {
+            "schedulingGroup": {"podGroupName": group}, "nodeSelector": {"kubernetes.io/hostname": "dra-node-1"},
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "full"}],
+            "containers": [{"name": "w", "image": "pause", "resources": {"requests": {"cpu": "100m"},
+                                                                          "claims": [{"name": "gpu"}]}}]}}
+
+    c.create_gang_object(pod_group("three", 3))
+    for i in range(3):
+        c.create_pod(claim_member(f"three-{i}", "three"))
+    assert all(not c.get("Pod", NS, f"three-{i}")["spec"].get("nodeName") for i in range(3))
+    assert all(not (cl.get("status") or {}).get("allocation") for cl in c.list("ResourceClaim"))
+    assert {scheduled(c.get("Pod", NS, f"three-{i}"))["message"] for i in range(3)} == {
+        "pod group is unschedulable, cannot allocate all claims"}
+    assert group_condition(c, "three")["message"] == "cannot allocate all claims"
+    c.delete_pod(NS, "three-2", 0)  # now it cannot reach minCount: nothing changes
+    c.create_gang_object(pod_group("two", 2))
+    for i in range(2):
+        c.create_pod(claim_member(f"two-{i}", "two"))
+    assert [c.get("Pod", NS, f"two-{i}")["spec"].get("nodeName") for i in range(2)] == ["dra-node-1"] * 2
+    held = [cl for cl in c.list("ResourceClaim") if (cl.get("status") or {}).get("allocation")]
+    assert len(held) == 2 and len({cl["status"]["allocation"]["devices"]["results"][0]["device"] for cl in held}) == 2

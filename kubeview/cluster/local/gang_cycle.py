@@ -9,10 +9,10 @@ plugin, pkg/controller/job/job_scheduling_manager.go) and as the 1.37 plane reco
 - otherwise the group's pods are placed together in one cycle by `scheduling.gang_fit.fit_gang`
   (the one placement of the TUI, snapshot and `kubeview fit`): if at least minCount members fit,
   every member that fits is bound and the PodGroup gets `PodGroupInitiallyScheduled=True, Scheduled`;
-  if not, none is bound: members that were placed in the cycle read "pod group is unschedulable,
-  minCount (N) cannot be satisfied: …", members that fit nowhere their own FitError text, members
-  never tried the group's message, and the PodGroup `PodGroupInitiallyScheduled=False, Unschedulable`
-  with the group's message. A True condition is never taken back (updatePodGroupCondition).
+  if not, none is bound: each member gets gang_fit's message for it (placed in the cycle, then held
+  with the group: "pod group is unschedulable, minCount (N) cannot be satisfied: …"; fit nowhere: its
+  own FitError text), and the PodGroup `PodGroupInitiallyScheduled=False, Unschedulable` with the
+  group's message. A True condition is never taken back (updatePodGroupCondition).
 - a basic-policy PodGroup's pods are scheduled one by one like any pod.
 - a Job with `spec.scheduling` asking for a gang gets a Workload and PodGroup before its pods, whose
   `spec.schedulingGroup.podGroupName` names the group; events `WorkloadCreated`, `PodGroupCreated`.
@@ -33,13 +33,9 @@ from kubeview.cluster.local import gang_objects as go
 from kubeview.cluster.local.controllers import controller_uid
 from kubeview.cluster.local.scheduler import is_pending
 from kubeview.cluster.source import ActionError
-from kubeview.model.gang_messages import (
-    CONDITION,
-    GROUP_UNSCHEDULABLE,
-    REASON_SCHEDULED,
-    REASON_UNSCHEDULABLE,
-)
+from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE, member_held
 from kubeview.model.views import PodView
+from kubeview.scheduling.evaluate import CLAIMS
 from kubeview.scheduling.gang_fit import fit_gang
 
 if TYPE_CHECKING:
@@ -94,7 +90,9 @@ class GangCycle:
         meta = job["metadata"]
         workload, group = go.job_objects(job, count)
         name = group["metadata"]["name"]
-        if self.get("PodGroup", meta["namespace"], name) is not None:
+        current = self.get("PodGroup", meta["namespace"], name)
+        if current is not None:
+            self._sync_min_count(current, workload["metadata"]["name"], count)
             return name
         existing = self.get("Workload", meta["namespace"], workload["metadata"]["name"])
         if existing is None:
@@ -108,6 +106,20 @@ class GangCycle:
         self.event("Job", job, "Normal", "PodGroupCreated", f"Created PodGroup {name} for Job {meta['name']}",
                    JOB_COMPONENT)
         return name
+
+    def _sync_min_count(self, group: dict, workload_name: str, count: int) -> None:
+        """syncGangMinCount: a changed minCount (spec.scheduling's, or parallelism when it sets none)
+        is written to the Workload's template and the PodGroup; nothing else of theirs may change."""
+        if go.min_count(group) == count:
+            return
+        fresh = copy.deepcopy(group)
+        fresh["spec"]["schedulingPolicy"]["gang"]["minCount"] = count
+        self.update("PodGroup", fresh)
+        workload = self.get("Workload", group["metadata"]["namespace"], workload_name)
+        if workload is not None:
+            fresh = copy.deepcopy(workload)
+            fresh["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] = count
+            self.update("Workload", fresh)
 
     def collect_gang_garbage(self) -> None:
         """Workloads and PodGroups whose controlling Job is gone go with it (background cascade)."""
@@ -150,7 +162,10 @@ class GangCycle:
         fit = fit_gang(self.model.allocation(), views, need, self.packing)
         by_view = {id(v): p for v, p in zip(views, members, strict=True)}
         if fit.fits and not self._claims_allocatable(fit.members, by_view, claims):
-            return False  # a member's own claims cannot be allocated where it was placed: none is bound
+            for pod in queued:  # a member's own claims cannot be allocated where it was placed: none is bound
+                self._refuse(pod, member_held(CLAIMS))
+            self._set_group_condition(group, "False", REASON_UNSCHEDULABLE, CLAIMS)
+            return False
         if fit.fits:
             for m in fit.members:
                 pod = by_view[id(m.pod)]
@@ -164,22 +179,24 @@ class GangCycle:
             pod = by_view[id(m.pod)]
             if m.bound or not is_pending(pod) or m.message is None:
                 continue
-            placed = m.node is not None  # placed in the cycle, then given up with the group
-            self._refuse(pod, f"{GROUP_UNSCHEDULABLE}, {m.message}" if placed else m.message)
+            self._refuse(pod, m.message)  # gang_fit's words: placed then held, never tried, or its own FitError
         self._set_group_condition(group, "False", REASON_UNSCHEDULABLE, fit.message or "")
         return False
 
     def _claims_allocatable(self, members: list, by_view: dict[int, dict], claims: dict[int, list | None]) -> bool:
         """Members' own ResourceClaims are not weighed by the placement (fit_gang evaluates resources,
-        not DRA claims): before binding any member, each one's claims must be allocatable on its node,
-        so a gang is never bound in part. (Each is checked alone: two members wanting the same last
-        device both pass here; the second then fails at binding, as a bug, not silently.)"""
+        not DRA claims): before binding any member, the claims of all members placed on a node must be
+        allocatable there together (a claim two members share counted once), so a gang is never bound
+        in part. **Deviation**: kube-scheduler's DynamicResources filter runs per member inside the
+        cycle; here a gang whose claims do not fit is refused whole, its words `cannot allocate all
+        claims`."""
+        per_node: dict[str, dict[tuple[str, str], object]] = {}
         for m in members:
-            pod = by_view[id(m.pod)]
-            own = claims.get(id(pod))
-            if own and m.node is not None and not m.bound and dra.allocate_on(self.model.gpus, m.node, own) is None:
-                return False
-        return True
+            own = claims.get(id(by_view[id(m.pod)]))
+            if own and m.node is not None and not m.bound:
+                per_node.setdefault(m.node, {}).update(((c.namespace, c.name), c) for c in own)
+        return all(dra.allocate_on(self.model.gpus, node, list(held.values())) is not None
+                   for node, held in per_node.items())
 
     def _set_group_condition(self, group: dict, status: str, reason: str, message: str) -> None:
         conditions = (group.get("status") or {}).get("conditions") or []

@@ -51,6 +51,19 @@ def _policy(policy: object, where: str) -> dict:
     return {"basic": {}}
 
 
+def _unsupported(spec: dict, where: str) -> None:
+    """Fields the embedded scheduler does not run are refused, never stored and ignored."""
+    if spec.get("schedulingConstraints"):
+        raise GangObjectError(f"{where}.schedulingConstraints: the local cluster places gangs without topology "
+                              "constraints; leave it out")
+    for field in ("compositePodGroupTemplates", "parentCompositePodGroupName"):
+        if spec.get(field):
+            raise GangObjectError(f"{where}.{field}: the local cluster runs no CompositePodGroups (alpha)")
+    if spec.get("resourceClaims"):
+        raise GangObjectError(f"{where}.resourceClaims: the local cluster does not allocate a group's shared "
+                              "ResourceClaims (DRAWorkloadResourceClaims); give the members their own claims")
+
+
 def _meta(manifest: dict, kind: str) -> dict:
     meta = manifest.get("metadata") or {}
     name = (meta.get("name") or "").strip() if isinstance(meta.get("name"), str) else ""
@@ -65,6 +78,7 @@ def _meta(manifest: dict, kind: str) -> dict:
 def workload_object(manifest: dict) -> dict:
     """A Workload as stored: templates validated, `schedulingConstraints` kept (null when not given)."""
     spec = manifest.get("spec") or {}
+    _unsupported(spec, "Workload spec")
     templates = spec.get("podGroupTemplates")
     if not isinstance(templates, list) or not templates:
         raise GangObjectError("Workload spec.podGroupTemplates: Required value")
@@ -72,6 +86,7 @@ def workload_object(manifest: dict) -> dict:
     for i, t in enumerate(templates):
         if not isinstance(t, dict) or not t.get("name"):
             raise GangObjectError(f"Workload spec.podGroupTemplates[{i}].name: Required value")
+        _unsupported(t, f"Workload spec.podGroupTemplates[{i}]")
         out_templates.append({"name": t["name"], "schedulingPolicy": _policy(t.get("schedulingPolicy"),
                                                                              f"spec.podGroupTemplates[{i}]"),
                               "schedulingConstraints": t.get("schedulingConstraints")})
@@ -85,6 +100,7 @@ def workload_object(manifest: dict) -> dict:
 def pod_group_object(manifest: dict) -> dict:
     """A PodGroup as stored: defaults and the protection finalizer; no status yet."""
     spec = manifest.get("spec") or {}
+    _unsupported(spec, "PodGroup spec")
     out_spec: dict = {}
     ref = spec.get("workloadRef")
     if ref:
@@ -93,6 +109,8 @@ def pod_group_object(manifest: dict) -> dict:
         out_spec["workloadRef"] = {"workloadName": ref["workloadName"], "templateName": ref["templateName"]}
     out_spec["schedulingPolicy"] = _policy(spec.get("schedulingPolicy"), "spec")
     out_spec["disruptionMode"] = copy.deepcopy(spec.get("disruptionMode") or {"single": {}})
+    if spec.get("priorityClassName"):
+        out_spec["priorityClassName"] = spec["priorityClassName"]
     out_spec["priority"] = int(spec.get("priority") or 0)
     meta = _meta(manifest, "PodGroup")
     meta["finalizers"] = [PROTECTION]
@@ -130,11 +148,13 @@ def pod_group_name(workload: str, template: str) -> str:
 
 def job_gang(job: dict) -> int | None:
     """minCount a Job's `spec.scheduling` asks for (defaulted to parallelism, at least 1); None when it
-    asks for no gang (no `spec.scheduling`, a basic policy, or pods that name their own group)."""
+    asks for no gang (no `spec.scheduling`, a basic policy, or pods that name their own group).
+    GangObjectError for what the local cluster does not run (topology constraints, group claims)."""
     spec = job.get("spec") or {}
     scheduling = spec.get("scheduling")
     if not isinstance(scheduling, dict) or ((spec.get("template") or {}).get("spec") or {}).get("schedulingGroup"):
         return None
+    _unsupported(scheduling, "spec.scheduling")
     gang = (scheduling.get("schedulingPolicy") or {}).get("gang")
     if gang is None:
         return None

@@ -28,7 +28,7 @@ from kubeview.cluster.local.controllers import (
     reconcile_replicaset,
 )
 from kubeview.cluster.local.gang_cycle import GangCycle
-from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, pod_group_of
+from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, job_gang, pod_group_of
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
@@ -315,6 +315,7 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
             raise ActionError(f"job {ns}/{name} already exists")
         try:
             job = normalize_job({**manifest, "metadata": {**manifest["metadata"], "namespace": ns}})
+            job_gang(job)  # a spec.scheduling the local Job controller can run (gang_objects.py)
         except ValueError as exc:
             raise ActionError(f"Job {ns}/{name} is invalid: {exc}") from None
         _check_resources(job["spec"]["template"]["spec"], f"Job {name}")
@@ -403,18 +404,19 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
         # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
         pods = self._objects["Pod"]
         seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
-        cycled: set[tuple[str, str]] = set()  # groups whose pod-group cycle ran in this pass
+        cycled: dict[tuple[str, str], bool] = {}  # groups seen in this pass -> whether they are gangs
         for pod in queue_order(seq):
             group = pod_group_of(pod)
             if group is not None:
                 key = (pod["metadata"]["namespace"], group)
-                if key in cycled:
-                    continue
-                cycled.add(key)
-                bound = self.schedule_group(*key)  # the whole group, all or nothing (gang_cycle.py)
-                if bound is not None:
-                    bound_any |= bound
-                    continue
+                if cycled.get(key, False):
+                    continue  # a gang: its cycle placed every member it could
+                if key not in cycled:
+                    bound = self.schedule_group(*key)  # the whole group, all or nothing (gang_cycle.py)
+                    cycled[key] = bound is not None
+                    if bound is not None:
+                        bound_any |= bound
+                        continue
                 current = pods.get(_key(pod))  # a basic-policy group: its pods go one by one
                 if current is None or not is_pending(current):
                     continue
