@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from tui_helpers import gang_builders
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
@@ -114,3 +115,22 @@ def test_reasons_of_incomplete_running_and_member_only_gangs() -> None:
     said = model_of([node("a", 1)], [member(f"w{i}", 1, message="0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
                                      for i in range(2)], [group("train", 2)]).gangs.get("PodGroup", "ml", "train")
     assert gangs.reason(said) == "2 pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+
+
+def test_the_group_condition_and_its_shared_claims_in_the_panel() -> None:
+    """1.37's v1beta1 shape: a Workload owned by a Job, a PodGroup sharing two claims (one by template,
+    not created yet), members that carry their group."""
+    b = gang_builders()
+    model = ClusterModel("test")
+    model.apply(Listed("Workload", [b.v1beta1_workload()]))
+    model.apply(Listed("PodGroup", [b.v1beta1_pod_group()]))
+    model.apply(Listed("Pod", [b.pod(f"w{i}", group="train-workers") for i in range(3)]))
+    gang = model.gangs.get("PodGroup", "train", "train-workers")
+    text = gang_panel.describe(gang, gang.key, None, "spread", {"train-fabric": "n1"})
+    assert "workload train (owner Job/train) · disruptionMode All" in text
+    assert "[yellow]PodGroupInitiallyScheduled=False[/]  Unschedulable" in text
+    assert "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" in text
+    assert ("[b]Claims[/b]     train-fabric (allocated on n1), train-workers-scratch-x7 (not allocated yet)"
+            "  [dim]entries fabric, scratch[/dim]") in text
+    assert gang.state == "incomplete" and gangs.reason(gang).startswith("3 of minCount 4 members exist; minCount (4)")
+

@@ -80,6 +80,11 @@ async def test_workloads_lists_the_demo_gangs_each_figure_under_its_header(demo:
             said = under(table, line, "reason")  # the group's own condition, cut at the end at most
             assert len(said) >= 20 and condition_message(demo, key).startswith(said.rstrip("…")), line
         assert screen.check_action("switch_table", ()) and screen.check_action("open_gang", ())  # in the footer
+        await pilot.press("slash", *"etl", "enter")  # `/` filters the gangs too
+        await wait_for(pilot, lambda: len(table.rows) == 1, 5, "the filtered gangs")
+        assert table.rows.key(0) == ETL
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len(table.rows) == 2, 5, "every gang again")
 
 
 @run_async

@@ -5,20 +5,16 @@ from their published API types) where discovery says they are served."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 from kubeapi import KubeAPI, WatchScript
 from kubeapi import fixtures as recordings
-from tui_helpers import kube_app_on, run_async, settle, under, wait_for
+from tui_helpers import gang_builders, kube_app_on, run_async, settle, under, wait_for
 
 from kubeview.tui.rows.gangs import reason
 from kubeview.tui.screens.gang_detail import GangDetailScreen
 
-_spec = importlib.util.spec_from_file_location("gang_builders", Path(__file__).parents[1] / "model" / "gang_builders.py")
-builders = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-_spec.loader.exec_module(builders)  # type: ignore[union-attr]
+builders = gang_builders()
 
 BASE_WATCHES = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs"]
@@ -33,6 +29,7 @@ def serve_all_schedulers(api: KubeAPI) -> None:
                                           f"{g}/workloads": "workloads.json"})
     pods = recordings.load("gang137/pods.json")
     pods["items"] += [builders.pod(f"llm-{i}", ns="research", annotations={"pod-group-name": "pg-llm"},
+                                   labels={"kai.scheduler/subgroup-name": "master" if i == 0 else "worker"},
                                    scheduled=("Unschedulable", "pod is waiting for its group")) for i in range(3)]
     pods["items"] += [builders.pod(f"mpi-{i}", ns="hpc", annotations={"scheduling.k8s.io/group-name": "mpi-7c1"},
                                    scheduled=("Unschedulable", "0/3 nodes are unavailable")) for i in range(2)]
@@ -88,8 +85,9 @@ async def test_gangs_of_every_scheduler_each_with_its_state_and_reason(kube_api:
         text = " ".join(app.screen.query_one("#gang-text").render().plain.split())
         assert "kai.PodGroup research/pg-llm waiting" in text
         assert "scheduler kai (scheduling.run.ai/v2alpha2) · workload PyTorchJob/llm · queue team-a" in text
-        assert "subgroups master (min 1), worker (min 2)" in text
+        assert "subgroups master (min 1: 0 of 1 on nodes), worker (min 2: 0 of 2 on nodes)" in text
+        assert "llm-0 [master] pending" in text and "llm-2 [worker] pending" in text
         assert "the scheduler's own counts: pending 3 · running 0" in text
         assert "UnschedulableOnNodePool=True OverLimit" in text
-        assert "llm-0 pending Unschedulable: pod is waiting for its group" in text
+        assert "llm-1 [worker] pending Unschedulable: pod is waiting for its group" in text
         assert "Fit now under " in text  # kube-scheduler's default placement of its members on the recorded nodes

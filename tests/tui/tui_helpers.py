@@ -86,3 +86,15 @@ def under(table: VirtualTable, line: str, column: str) -> str:
             return line[x:x + w].strip()
         x += w + 1
     raise KeyError(column)
+
+
+def gang_builders():  # noqa: ANN201 - a module
+    """tests/model/gang_builders.py (gang objects written from the published API types), which is not on
+    the path of the TUI tests."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("gang_builders", Path(__file__).parents[1] / "model" / "gang_builders.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module

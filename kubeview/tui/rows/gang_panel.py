@@ -42,8 +42,9 @@ def describe(g: Gang | None, key: tuple[str, str, str], fit: GangFit | None, pol
         about.append(f"disruptionMode {g.disruption_mode}")
     if g.phase:
         about.append(f"phase {g.phase}")
-    if g.subgroups:
-        about.append("subgroups " + ", ".join(f"{n} (min {m})" for n, m in g.subgroups))
+    if g.subgroups:  # KAI: each subGroup's own minMember, and how many of its members are on nodes
+        about.append("subgroups " + ", ".join(f"{n} (min {m}: {bound} of {count} on nodes)"
+                                               for n, m, count, bound in g.subgroup_counts()))
     lines.append(escape(" · ".join(about)))
     if g.reported is not None:
         said = " · ".join(f"{k} {v}" for k, v in sorted(g.reported.items()))
@@ -65,26 +66,30 @@ def _condition(g: Gang) -> list[str]:
 
 
 def _claims(g: Gang, claim_nodes: dict[str, str | None]) -> list[str]:
-    names = list(dict.fromkeys([*g.claims, *g.claim_refs]))
-    if not names:
+    """The ResourceClaims the group shares: each claim and where it is allocated, then the group's claim
+    entries (by their own names; a template's claim does not exist until it is made)."""
+    if not g.claims and not g.claim_refs:
         return ["[b]Claims[/b]     [dim]none shared by the group[/dim]"]
-    parts = []
-    for name in names:
-        node = claim_nodes.get(name)
-        where = f"allocated on {node}" if node else ("not allocated yet" if name in g.claims else "not created yet")
-        parts.append(f"{escape(name)} ({where})")
-    return ["[b]Claims[/b]     " + ", ".join(parts)]
+    parts = [f"{escape(name)} ({'allocated on ' + escape(node) if (node := claim_nodes.get(name)) else 'not allocated yet'})"
+             for name in g.claims]
+    line = "[b]Claims[/b]     " + (", ".join(parts) or "[dim]none created yet[/dim]")
+    if g.claim_refs:
+        missing = len(g.claim_refs) - len(g.claims)
+        line += f"  [dim]entries {escape(', '.join(g.claim_refs))}" + (
+            f", {missing} not created yet" if missing > 0 else "") + "[/dim]"
+    return [line]
 
 
 def _members(g: Gang, width: int | None) -> list[str]:
     if not g.members:
         return ["  [dim]no member pods yet[/dim]"]
-    name_width = max(len(m.name) for m in g.members)
+    name_width = max(len(m.name) + (len(m.subgroup) + 3 if m.subgroup else 0) for m in g.members)
     out = []
     for m in g.members:
         style = MEMBER_STYLE.get(m.state, "")
-        plain = f"  {m.name.ljust(name_width)}  {m.state:<8}  "
-        lead = f"  {escape(m.name.ljust(name_width))}  [{style}]{m.state:<8}[/]  "
+        name = f"{m.name} [{m.subgroup}]" if m.subgroup else m.name  # KAI: its subGroup
+        plain = f"  {name.ljust(name_width)}  {m.state:<8}  "
+        lead = f"  {escape(name.ljust(name_width))}  [{style}]{m.state:<8}[/]  "
         if m.node:
             out.append(lead + f"on {escape(m.node)}")
         elif m.state == "pending":
