@@ -91,3 +91,21 @@ async def test_gangs_of_every_scheduler_each_with_its_state_and_reason(kube_api:
         assert "UnschedulableOnNodePool=True OverLimit" in text
         assert "llm-1 [worker] pending Unschedulable: pod is waiting for its group" in text
         assert "Fit now under " in text  # kube-scheduler's default placement of its members on the recorded nodes
+
+
+@run_async
+async def test_a_refused_gang_list_is_said_where_the_gangs_would_be(kube_api: KubeAPI) -> None:
+    g = "/apis/scheduling.k8s.io/v1beta1"
+    kube_api.serve_recording("gang137", lists={"/api/v1/pods": "pods.json", "/api/v1/nodes": "nodes.json",
+                                               f"{g}/workloads": "workloads.json"})
+    kube_api.respond_fixture("GET", f"{g}/podgroups", "status-403-forbidden-serviceaccount.json")
+    for path in [*BASE_WATCHES, f"{g}/workloads"]:
+        kube_api.script_watch(path, WatchScript([], end="close"))
+    async with kube_app_on("3", str(kube_api.kubeconfig), (120, 40)) as pilot:
+        app = pilot.app
+        await wait_for(pilot, lambda: app.state.model.no_gangs is not None, 20, "the refused list")
+        await settle(pilot)
+        table = app.screen.gang_table()
+        assert table.display and len(table.rows) == 0
+        shown = table.render_line(1).text.strip()
+        assert shown.startswith("some gangs are not shown: Listing podgroups.scheduling.k8s.io was forbidden (403)")

@@ -112,7 +112,9 @@ class PackingScreen(ClusterScreen):
             return
         with state.lock:
             pending = state.model.pending()[:MAX_PENDING_SHOWN]
-            gangs = [g for g in state.model.gangs.gangs() if g.pending][:MAX_PENDING_SHOWN]
+            ns = state.model.display_namespace  # -n: that namespace's gangs, as its pending pods
+            gangs = [g for g in state.model.gangs.gangs() if g.pending and (ns is None or g.namespace == ns)]
+            gangs = gangs[:MAX_PENDING_SHOWN]
         if (self.whatif is None or [p.key for p in pending] != [p.key for p in self._pending]
                 or [g.key for g in gangs] != [g.key for g in self._gangs]):
             self._pending, self._gangs = pending, gangs

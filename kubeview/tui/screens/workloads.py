@@ -80,14 +80,18 @@ class WorkloadsScreen(IndexedScreen):
         return self.query_one("#gangs", VirtualTable)
 
     def show_gangs(self) -> None:
-        """The gangs table: every group the model knows, matching the filter; hidden when there is none."""
+        """The gangs table: the groups the model knows (in the `-n` namespace only, as the pods), matching
+        the filter; hidden when there is none, unless some gang lists were refused: then it says so."""
         table = self.gang_table()
         with self.state.lock:
-            gangs = self.state.model.gangs.gangs()
+            model = self.state.model
+            ns, refused = model.display_namespace, model.no_gangs
+            gangs = [g for g in model.gangs.gangs() if ns is None or g.namespace == ns]
         items = {g.key: g for g in gangs}
         keys = gang_rows.order(gangs, self.filter_text)
-        if table.display != bool(gangs):
-            table.display = bool(gangs)
+        table.empty = refused or ("no gang matches the filter" if gangs else "no gangs")
+        if table.display != bool(gangs or refused):
+            table.display = bool(gangs or refused)
             self.refresh_bindings()  # Tab and Enter's gang keys show while there are gangs
         # as tall as its rows (header and title line included), at most a third of the screen
         table.styles.height = max(3, min(len(keys) + 2, self.app.size.height // 3))
