@@ -12,6 +12,10 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         device-plugin and DRA GPU nodes (train-c asks for 2 GPUs and stays Pending although 4 are
         free, one per GPU node), 24 consumers at 1000m of which 3 are Pending for cpu, the DRA node
         dra-node-1 with its devices and claims, and the packing what-if for train-c under `pack`.
+        workloads-gangs, gang-detail, packing-gang: the demo's two gangs (#27) in the Workloads
+        screen's gangs table (Tab), vision/allreduce-workers' panel (2 × 2 GPUs, blocked by
+        fragmentation: its members' own words and the fit), and Packing's what-if of vision/etl-stages,
+        which does not fit under the live `spread` and fits whole under the edited `pack`.
     kubeview --demo --render screenshots/three-spheres.yaml --replicas 4 --cpu 400m -o screenshots/three-spheres.png
         render, render-finished: the same cluster, whose little cpu left takes 3 of the 4 consumers
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
@@ -41,6 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kubeview.cli import build_parser  # noqa: E402
+from kubeview.cluster.local.demo import DEMO_PENDING  # noqa: E402
 from kubeview.cluster.select import open_source  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
@@ -79,7 +84,7 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float, what: s
 async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None:
     """`kubeview --demo`: the cluster screens."""
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's 4 pending pods")
+        await wait_for(pilot, lambda: app.state.model.pending_count() == DEMO_PENDING, 30, "the demo's pending pods")
         await pilot.pause(1.5)  # one usage sample of the sleepers
         # pods: to the end, where the training pods are (train-c Pending) beside the last consumers
         for keys, name in ((("2", "G"), "pods"), (("3",), "workloads"), (("1",), "nodes")):
@@ -99,7 +104,28 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
         await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
         await pilot.pause(0.8)
         app.save_screenshot("packing.svg", str(out))
+        await shoot_gangs(app, pilot, out)
         await pilot.press("q")
+
+
+async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001
+    """The demo's gangs: the Workloads screen's gangs table, allreduce's panel, etl's what-if under pack
+    (the Packing screen's edited policy is pack already, from the shot before)."""
+    await pilot.press("3", "tab")
+    await pilot.pause(0.8)
+    app.save_screenshot("workloads-gangs.svg", str(out))
+    await pilot.press("enter")  # vision/allreduce-workers, the first gang
+    await pilot.pause(0.8)
+    app.save_screenshot("gang-detail.svg", str(out))
+    await pilot.press("escape", "4")
+    await pilot.pause(0.8)
+    picker = app.screen.query_one("#pod-picker")
+    picker.focus()
+    picker.highlighted = picker.get_option_index("gang|PodGroup|vision|etl-stages")
+    await pilot.press("enter")
+    app.screen.query_one("#whatif").focus()
+    await pilot.pause(0.8)
+    app.save_screenshot("packing-gang.svg", str(out))
 
 
 async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob, size: tuple[int, int]) -> None:

@@ -71,7 +71,8 @@ async def test_footers_and_the_packing_picker_fit(demo: LocalSource, size: tuple
             assert "? Help" in words and "q Quit" in words, (key, words)
             if key == "4":
                 picker = app.screen.query_one("#pod-picker", OptionList)
-                await wait_for(pilot, lambda picker=picker: picker.option_count == 1 + DEMO_PENDING, what="the picker")
+                await wait_for(pilot, lambda picker=picker: picker.option_count == 1 + DEMO_PENDING + 2,
+                               what="the picker: the hypothetical pod, the pending pods, the 2 waiting gangs")
                 await pilot.pause()
                 assert picker.virtual_size.height == picker.option_count  # one line each
                 # train-c in sight (the demo's gang members come after it; the list scrolls to them)

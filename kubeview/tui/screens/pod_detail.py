@@ -24,17 +24,14 @@ from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.devices import pod_claim_lines
-from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.cluster_header import ClusterHeader
 
 NAME = "pod-detail"
 
 
 def install_pod_detail(app: App) -> PodDetailScreen:
-    if not app.is_screen_installed(NAME):
-        app.install_screen(PodDetailScreen(), NAME)
-    return app.get_screen(NAME)  # type: ignore[return-value]
+    return installed(app, NAME, PodDetailScreen)  # type: ignore[return-value]
 
 
 class PodDetailScreen(ClusterScreen):
@@ -48,10 +45,7 @@ class PodDetailScreen(ClusterScreen):
 
     def show(self, key: tuple[str, str]) -> None:
         self.key = key
-        self.SCREEN_TITLE = f"Pod {key[0]}/{key[1]}"
-        self._stale = True
-        for header in self.query(ClusterHeader):
-            header.screen_title = self.SCREEN_TITLE
+        self.retitle(f"Pod {key[0]}/{key[1]}")
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="pod-detail"):
