@@ -1,7 +1,8 @@
 # Sourced by build-helm.sh and build-krew.sh: build commands of one published Go module (through the
 # Go module proxy) into a cache directory keyed by version, reusing what is there. Not run directly.
 #
-#   go_module_build TOOL MODULE VERSION OUT_DIR LDFLAGS NAME=PACKAGE...
+#   go_tool TOOL MODULE VERSION OUT_DIR LDFLAGS NAME=PACKAGE... -- "$@"   # the script's options:
+#       (none): build what is missing; --print-dir: print OUT_DIR; -h/--help: the script's comment
 #
 # Builds inside a writable copy of the module so its own go.mod (and replace directives) apply; two
 # runs at once take turns on a lock in the cache. Prints one line: cached, or built in N s.
@@ -42,4 +43,17 @@ go_module_build() {
     rm -rf "$work"
     [ "$status" = 0 ] || { echo "$tool: building $module@$version failed (above)" >&2; return "$status"; }
     echo "$tool: built $module@$version in $(( $(date +%s) - start )) s into $out"
+}
+
+go_tool() {
+    local tool="$1" module="$2" version="$3" out="$4" ldflags="$5"; shift 5
+    local want=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do want+=("$1"); shift; done
+    shift || true
+    case "${1:-}" in
+        "") go_module_build "$tool" "$module" "$version" "$out" "$ldflags" "${want[@]}" ;;
+        --print-dir) echo "$out" ;;
+        -h|--help) sed -n '2,/^[^#]/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' ;;
+        *) echo "$tool: unknown option $1 (see --help)" >&2; return 2 ;;
+    esac
 }
