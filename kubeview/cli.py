@@ -289,7 +289,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("--port", type=t.int_range(1, 65535), default=8000, help="port (default: 8000)")
     srv.add_argument("--token-file", metavar="FILE",
                      help="browsers must present this file's token (needed off loopback)")
-    srv.add_argument("--max-sessions", type=t.int_range(1, 1000), default=4,
+    srv.add_argument("--max-sessions", type=t.int_range(1, 1000), default=4, metavar="N",
                      help="browser sessions open at once, each a kubeview process (default: 4)")
     srv.add_argument("--idle-timeout", type=t.seconds, default=1800.0, metavar="SECONDS",
                      help="close a session with no input for this long (default: 1800)")

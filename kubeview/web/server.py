@@ -190,8 +190,9 @@ class KubeviewServer(Server):
             await web.TCPSite(runner, self.host, self.port).start()
             shown = f"[{self.host}]" if ":" in self.host else self.host
             token = "?token=TOKEN (the token in --token-file)" if self.token else ""
-            log.info("serving `%s` on http://%s:%d/%s, at most %d sessions; Ctrl+C stops", self.title,
-                     shown, self.port, token, self.sessions.cap)
+            cap = self.sessions.cap
+            log.info("serving `%s` on http://%s:%d/%s, at most %d session%s; Ctrl+C stops", self.title,
+                     shown, self.port, token, cap, "" if cap == 1 else "s")
             await stop.wait()
         finally:
             await runner.cleanup()

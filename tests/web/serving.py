@@ -83,11 +83,23 @@ def readable_terminal(page: Any) -> None:
     page.route("**/static/js/textual.js", patch)
 
 
+# The terminal's rows as xterm's accessibility tree holds them now, or the page's text before the
+# terminal exists ("Session ended."). Not the whole body: xterm's live region beside the tree keeps
+# text announced earlier, which the screen no longer shows.
+SCREEN_TEXT = """() => {
+    const rows = document.querySelector('.xterm-accessibility-tree');
+    return rows && rows.innerText.trim() ? rows.innerText : document.body.innerText;
+}"""
+
+
 def page_text(page: Any) -> str:
-    return page.inner_text("body")
+    return page.evaluate(SCREEN_TEXT)
 
 
 def wait_text(page: Any, text: str, timeout: float = 120.0) -> str:
-    """The page's text once it contains `text`."""
-    page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout * 1000)
+    """The screen's text once it contains `text`."""
+    try:
+        page.wait_for_function(f"t => ({SCREEN_TEXT})().includes(t)", arg=text, timeout=timeout * 1000)
+    except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError: say what the screen showed
+        raise AssertionError(f"{text!r} never on the screen after {timeout:g} s:\n{page_text(page)}") from exc
     return page_text(page)
