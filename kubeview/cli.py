@@ -176,10 +176,16 @@ def _extender_limit_options(ext: argparse.ArgumentParser) -> None:
                      help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
 
 
+def _prog() -> str:
+    """`kubectl kubeview` when kubectl ran the plugin (kubectl-kubeview), so errors and --help name
+    what the user typed."""
+    return "kubectl kubeview" if os.path.basename(sys.argv[0]) == "kubectl-kubeview" else "kubeview"
+
+
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_options()
     parser = _Parser(
-        prog="kubeview",
+        prog=_prog(),
         description=DESCRIPTION,
         epilog=EPILOG,
         parents=[conn],

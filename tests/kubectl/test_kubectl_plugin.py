@@ -28,4 +28,7 @@ def test_kubectl_runs_the_installed_plugin(tmp_path: Path) -> None:
     assert doc["cluster"]["connection"]["detail"] == "embedded local cluster"
 
     bad = subprocess.run([kubectl, "kubeview", "--no-such-flag"], capture_output=True, text=True, env=env, timeout=60)
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr  # one line, as `kubeview` gives
+    # one line, as `kubeview` gives, naming what was typed
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert bad.stderr.startswith("kubectl kubeview: error: unrecognized arguments: --no-such-flag"), bad.stderr
+    assert "see kubectl kubeview --help" in bad.stderr
