@@ -36,6 +36,7 @@ examples:
   kubeview extender --listen 127.0.0.1:8888 serve the GPU-packing scheduler extender
   kubeview tune three-spheres --headless    find the fastest replicas / cpu / task size (Optuna)
   kubeview bench model                      model throughput on a synthetic 5,000-node cluster
+  kubeview serve -- --demo                  the TUI in web browsers, on http://127.0.0.1:8000/
 """
 
 
@@ -175,10 +176,16 @@ def _extender_limit_options(ext: argparse.ArgumentParser) -> None:
                      help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
 
 
+def _prog() -> str:
+    """`kubectl kubeview` when kubectl ran the plugin (kubectl-kubeview), so errors and --help name
+    what the user typed."""
+    return "kubectl kubeview" if os.path.basename(sys.argv[0]) == "kubectl-kubeview" else "kubeview"
+
+
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_options()
     parser = _Parser(
-        prog="kubeview",
+        prog=_prog(),
         description=DESCRIPTION,
         epilog=EPILOG,
         parents=[conn],
@@ -261,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(command="bench")
 
     _tune_parser(sub)
+    _serve_parser(sub)
     pre = sub.add_parser("preempt", help="demo: preempt a node under the demo's Indexed Job, headless",
                          description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
                                      "mid-way, and show that every index succeeds exactly once.")
@@ -286,6 +294,27 @@ def build_parser() -> argparse.ArgumentParser:
     _scene_overrides(man)
     man.set_defaults(command="render-manifests")
     return parser
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    srv = sub.add_parser(
+        "serve", help="serve the TUI to web browsers, one kubeview per session",
+        description="Serve the TUI to web browsers (textual-serve): each browser session runs its own\n"
+                    "kubeview with the options after --. Listens on 127.0.0.1 unless --host says otherwise;\n"
+                    "any other address needs --token-file (browsers open /?token=TOKEN).",
+        epilog="examples:\n  kubeview serve -- --demo\n  kubeview serve --port 8080 -- --context lab\n"
+               "  kubeview serve --host 0.0.0.0 --token-file token.txt -- --context lab")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    srv.add_argument("--port", type=t.int_range(1, 65535), default=8000, help="port (default: 8000)")
+    srv.add_argument("--token-file", metavar="FILE",
+                     help="browsers must present this file's token (needed off loopback)")
+    srv.add_argument("--max-sessions", type=t.int_range(1, 1000), default=4, metavar="N",
+                     help="browser sessions open at once, each a kubeview process (default: 4)")
+    srv.add_argument("--idle-timeout", type=t.seconds, default=1800.0, metavar="SECONDS",
+                     help="close a session with no input for this long (default: 1800)")
+    srv.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- KUBEVIEW-OPTIONS",
+                     help="options for each session's kubeview, e.g. -- --demo")
+    srv.set_defaults(command="serve")
 
 
 def _scene_overrides(group: argparse._ActionsContainer) -> None:
@@ -361,6 +390,7 @@ COMMANDS = {
     "render-manifests": "kubeview.commands.render_manifests",
     "tune": "kubeview.commands.tune",
     "preempt": "kubeview.commands.preempt",
+    "serve": "kubeview.commands.serve",
 }
 
 

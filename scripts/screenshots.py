@@ -24,6 +24,9 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
     kubeview tune three-spheres --trials 6 --replicas 1:4 --storage sqlite:///.screenshots-tune.db
         tune: a short study on the local cluster, finished: its trials, the best, the plots (the
         database is removed afterwards, so every run starts a fresh study).
+    kubeview serve -- --demo
+        browser.png: the Nodes screen in Debian's headless Chromium (1280x420), driven by Playwright
+        as tests/web/test_serve_browser.py drives it (needs /usr/bin/chromium).
 Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
 """
 
@@ -49,6 +52,7 @@ from kubeview.cluster.local.demo import DEMO_PENDING  # noqa: E402
 from kubeview.cluster.select import open_source  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
+from tests.web.serving import CHROMIUM, readable_terminal, serve, wait_text  # noqa: E402
 
 SIZES = ((160, 48), (80, 24))  # the README's set, and the smallest terminal kubeview supports
 DEMO = ["--demo"]
@@ -198,6 +202,26 @@ def run_tune(out: Path, size: tuple[int, int]) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def run_browser(out: Path) -> None:
+    """`kubeview serve -- --demo` in headless Chromium: the demo settled (4 pending), then the PNG."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="kubeview-screenshots-") as tmp:
+        served = serve(Path(tmp))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1280, "height": 420})
+                readable_terminal(page)
+                page.goto(served.url, wait_until="domcontentloaded")
+                wait_text(page, "4 pending", timeout=60)
+                page.wait_for_timeout(1500)  # one usage sample of the sleepers, as the SVGs wait
+                page.screenshot(path=str(out / "browser.png"))
+                browser.close()
+        finally:
+            served.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"),
@@ -205,7 +229,7 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
                         help="terminal sizes WxH, comma-separated (default: %(default)s); the first into --out, "
                              "the others into --out/WxH")
-    parser.add_argument("--only", default="demo,render,tune", help="which runs (default: %(default)s)")
+    parser.add_argument("--only", default="demo,render,tune,browser", help="which runs (default: %(default)s)")
     args = parser.parse_args()
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -224,6 +248,9 @@ def main() -> int:
             run_tune(where, (width, height))
         for svg in sorted(where.glob("*.svg")):
             print(svg)
+    if "browser" in only:
+        run_browser(out)
+        print(out / "browser.png")
     return 0
 
 
