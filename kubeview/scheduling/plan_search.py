@@ -89,9 +89,10 @@ def _best(inp: Inputs, sets: list[list[Candidate]], plan: Plan) -> Plan:
 
 
 def _no_plan(inp: Inputs, plan: Plan) -> str:
+    """Why there is no plan (the notes say which pods were left alone)."""
     if not inp.candidates:
-        return "no pod may be disrupted (" + "; ".join(inp.notes) + ")" if inp.notes else "no running pod may be disrupted"
-    return "no set of the pods that may be disrupted makes room" + (f" ({'; '.join(inp.notes)})" if inp.notes else "")
+        return "no running pod may be disrupted"
+    return "no set of the pods that may be disrupted makes room"
 
 
 def _compliant(inp: Inputs, removed: Sequence[Candidate]) -> bool:

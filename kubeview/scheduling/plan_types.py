@@ -215,17 +215,26 @@ def finish(inp: Inputs, removed: Sequence[Candidate], fit: GangFit, plan: Plan) 
               if pod.node is None]
     plan.landing = [(f"{p.namespace}/{p.name}" if p.namespace else p.name, n) for p, n in fit.placement if p.node is None]
     added = list(placed)
+    gpu_col = alloc.column(GPU)
     moves: list[Move] = []
     for c in sorted(removed, key=lambda c: (alloc.nodes[c.row], c.key)):
         pod = c.pod
-        ghost = PodView(pod.namespace, pod.name, None, "Pending", pod.requests, pod.limits, pod.containers, 0,
+        owner = f"{pod.owner[0]}/{pod.owner[1]}" if pod.owner else "bare"
+        if pod.owner is None:
+            moves.append(Move(f"{pod.namespace}/{pod.name}", owner, alloc.nodes[c.row], None, c.gpus, c.priority,
+                              "a bare pod: no controller recreates it"))
+            continue
+        # its replacement asks for what it held, its own DRA GPUs included (as an extended resource)
+        requests = dict(pod.requests)
+        if gpu_col is not None and c.gpus > requests.get(GPU, 0):
+            requests[GPU] = c.gpus
+        ghost = PodView(pod.namespace, pod.name, None, "Pending", requests, pod.limits, pod.containers, 0,
                         pod.owner, False, None, pod.node_selector, pod.tolerations, pod.affinity, pod.labels,
                         priority=pod.priority)
         where = evaluate(alloc, ghost, inp.config, assumed=removal(alloc, removed, added))
         to = where.best
         if to is not None:
-            added.append((alloc.nodes.index(to), alloc.vector(pod.requests)))
-        owner = f"{pod.owner[0]}/{pod.owner[1]}" if pod.owner else "bare"
+            added.append((alloc.nodes.index(to), alloc.vector(requests)))
         moves.append(Move(f"{pod.namespace}/{pod.name}", owner, alloc.nodes[c.row], to, c.gpus, c.priority,
                           None if to else where.message))
     plan.moves = moves
