@@ -10,9 +10,9 @@ scheduled, the window the nomination covers. 20 seeded runs (ties and the noise 
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
+from test_local_source import wait_until
 
 from kubeview.cluster.evictions import EvictionRefused
 from kubeview.cluster.local.eviction import TOO_MANY
@@ -42,16 +42,6 @@ def replicaset(name: str, replicas: int, gpus: int = 0, cpu: str = "100m", names
                                   "spec": {"terminationGracePeriodSeconds": 5, "containers": [container(gpus, cpu)]}}}}
 
 
-def wait(check, timeout: float = 30.0, what: str = "condition"):  # noqa: ANN001, ANN201
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def placed(source: LocalSource) -> dict[str, tuple[str, str | None]]:
     """name -> (uid, node) of every live pod."""
     return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": (p["metadata"]["uid"], p["spec"].get("nodeName"))
@@ -69,10 +59,10 @@ def story(seed: int) -> LocalSource:
     if rng.random() < 0.7:  # noise: cpu-only pods that must not move
         source.apply_workload(replicaset("noise", rng.randint(1, 4), namespace="batch"))
     source.apply_workload(replicaset("small", 2, gpus=1))
-    wait(lambda: len([p for p in source.pods("default") if p["spec"].get("nodeName")]) == 2, what="small bound")
+    wait_until(lambda: len([p for p in source.pods("default") if p["spec"].get("nodeName")]) == 2, what="small bound")
     source.create_pod({"kind": "Pod", "metadata": {"name": "big", "namespace": "default"},
                        "spec": {"containers": [container(2)]}})
-    wait(lambda: running(source), what="pods running")
+    wait_until(lambda: running(source), what="pods running")
     return source
 
 
