@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (not tests)",
                            description="Benchmarks: each prints its figures and the targets they are judged by.")
-    bench.add_argument("what", choices=["model", "scheduler", "tui", "render"], help="what to measure")
+    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan"], help="what to measure")
     bench.add_argument("scenarios", nargs="?", help="scheduler: scenarios YAML (default: the bundled one)")
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -32,3 +32,11 @@ def test_demo_train_c_one_move_plan_applied_and_logged(capsys, tmp_path):
     assert entry["outcome"] == "bound" and entry["target"] == "training/train-c (2 GPUs)"
     assert main(["--demo", "plan", "nope"]) == 2
     assert capsys.readouterr().err == "kubeview: no pod 'nope' in the cluster\n"
+
+
+def test_bench_plan_quick(capsys):
+    """`bench plan --quick`: every plan found on the full synthetic cluster, each inside its target."""
+    assert main(["bench", "plan", "--quick", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["name"] for f in doc["figures"]][1:] == ["plan: 2 GPUs", "plan: 8 GPUs", "plan: gang 4 × 8 GPUs"]
+    assert all(f["found"] and f["moves"] >= 1 and f["passed"] for f in doc["figures"])

@@ -230,7 +230,11 @@ def _many(inp: Inputs, compliant: bool, limit: int) -> tuple[list[list[Candidate
     bound = _gang_bound(inp, pool, usable, col)
     if bound is None:
         return [], 0, True, 0
-    total = sum(_choose(len(pool), k) for k in range(bound, len(pool) + 1))
+    total = 0
+    for k in range(bound, len(pool) + 1):  # stops as soon as the count passes the limit (big pools)
+        total += _choose(len(pool), k)
+        if total > limit:
+            break
     if total <= limit:
         return _exhaustive(inp, pool, bound, compliant, col, usable)
     sets, searched = _heuristic(inp, compliant, limit)

@@ -13,7 +13,7 @@ from kubeview.model.gangs import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search
-from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of
+from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach
 
 _DEFAULT = PackingConfig()
 
@@ -28,8 +28,10 @@ def make_plan(alloc: Allocation, pods: Sequence[PodView], target: Target, config
     search, in candidate sets checked; beyond it the heuristic runs."""
     budgets = list(budgets)
     allowed_now = list(allowed) if allowed is not None else [b.disruptions_allowed or 0 for b in budgets]
-    candidates, notes = candidates_of(alloc, pods, target, budgets, allow_bare, pod_gpus)
+    where = reach(alloc, target, config)
+    candidates, notes = candidates_of(alloc, pods, target, budgets, allow_bare, pod_gpus, where)
     inp = Inputs(alloc, target, config, candidates, budgets, allowed_now, notes)
+    inp.narrow(where[0])
     return search(inp, exact_limit)
 
 

@@ -32,12 +32,10 @@ GPU = "nvidia.com/gpu"
 
 
 @pytest.fixture(scope="module")
-def core(plane: Plane) -> client.CoreV1Api:
-    return client.CoreV1Api(api(plane.kubeconfig))
-
-
-@pytest.fixture(scope="module")
-def spread_scheduler(plane: Plane, core: client.CoreV1Api, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def core(plane: Plane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.CoreV1Api]:
+    """The admin's client, once kubeview's extender runs (as its ServiceAccount, under spread) and
+    kube-scheduler calls it; everything made here goes afterwards."""
+    core = client.CoreV1Api(api(plane.kubeconfig))
     plane.kubectl("apply", "-f", str(REPO / "manifests" / "scheduler" / "00-namespace-rbac.yaml"))
     ensure_namespace(core, NAMESPACE)
     kc = sa_kubeconfig(plane, core, "kubeview-system", "kubeview-extender", tmp_path_factory.mktemp("ext") / "kc")
@@ -45,7 +43,7 @@ def spread_scheduler(plane: Plane, core: client.CoreV1Api, tmp_path_factory: pyt
     ext.start()
     ext.put_config({"policy": "spread"})
     plane.set_scheduler_config(scheduler_config(ext.url, True))
-    yield
+    yield core
     if ext.proc is not None:
         ext.proc.stop()
     plane.set_scheduler_config({})
@@ -81,7 +79,7 @@ def unschedulable(core: client.CoreV1Api, name: str) -> bool:
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, spread_scheduler, round_: int,
+def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, round_: int,
                                                           tmp_path, realk8s_counts: dict[str, str]) -> None:
     wait_gone(core, NAMESPACE)
     rs, big = f"small-{round_}", f"big-{round_}"
