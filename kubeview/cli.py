@@ -31,6 +31,7 @@ examples:
   kubeview --demo                           the local cluster in the README's screenshots' state
   kubeview --render spheres --headless      render a bundled scene on the local cluster, print progress
   kubeview snapshot --json                  the cluster's allocation as one JSON document
+  kubeview fit gang.yaml                    would this gang (or Pod, Deployment, Job) fit now, and where
   kubeview preempt gpu-node-1               the demo's Indexed Job survives a preempted node, headless
   kubeview extender --listen 127.0.0.1:8888 serve the GPU-packing scheduler extender
   kubeview tune three-spheres --headless    find the fastest replicas / cpu / task size (Optuna)
@@ -210,6 +211,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="kube-state-metrics-named series in Prometheus text format")
     snap.set_defaults(command="snapshot")
 
+    fit = sub.add_parser("fit", parents=[_connection_options(True, ("cluster",))],
+                         help="would a Pod, Deployment, Job or gang manifest fit now, and where",
+                         description="Would the pods of MANIFEST fit on the cluster now, where (one placement), and "
+                                     "why not, without applying it. A gang (pods of a PodGroup, a Job with "
+                                     "spec.scheduling) is placed all or nothing, as kube-scheduler does. Exit 0: "
+                                     "it fits; 1: it does not (or the cluster could not be read); 2: bad input.")
+    fit.add_argument("manifest", metavar="MANIFEST", help="YAML or JSON file, one or more documents ('-' for stdin)")
+    fit.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    fit.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                     help="score nodes with this policy (default: the embedded scheduler's, else spread)")
+    fit.set_defaults(command="fit")
+
     ext = sub.add_parser("extender", parents=[_connection_options(True, ("cluster",))], help="serve the kube-scheduler extender (GPU packing)",
                          description="Serve kube-scheduler's extender API (filter, prioritize) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
@@ -378,6 +391,7 @@ def _tune_parser(sub: argparse._SubParsersAction) -> None:
 COMMANDS = {
     "tui": "kubeview.commands.main",
     "snapshot": "kubeview.commands.snapshot",
+    "fit": "kubeview.commands.fit",
     "extender": "kubeview.commands.extender",
     "bench": "kubeview.commands.bench",
     "render-manifests": "kubeview.commands.render_manifests",

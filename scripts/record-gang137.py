@@ -17,7 +17,6 @@ Every wait is on a condition the server reports; the README says what each file 
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,9 +35,9 @@ from tests.realk8s.gang_objects import (  # noqa: E402
     workload,
 )
 from tests.realk8s.objects import add_node, api, ensure_namespace, wait_nodes_ready  # noqa: E402
-from tests.realk8s.plane import GATED, GATED_APIS, Plane, bin_dir, missing_binaries  # noqa: E402
-from tests.realk8s.procs import DIRS, install_cleanup, stop_all, wait_until  # noqa: E402
-from tests.realk8s.recorder import Recorder  # noqa: E402
+from tests.realk8s.plane import Plane  # noqa: E402
+from tests.realk8s.procs import wait_until  # noqa: E402
+from tests.realk8s.recorder import Recorder, on_gated_plane  # noqa: E402
 
 NS = "gang"
 SCHED = "/apis/scheduling.k8s.io/v1beta1"
@@ -157,21 +156,7 @@ def _member(gang: str, i: int, gpus: int) -> dict:
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "fixtures" / "k8s" / "gang137"
-    binaries = bin_dir()
-    if missing_binaries(binaries):
-        sys.stderr.write(f"missing {', '.join(missing_binaries(binaries))}: bash scripts/build-kubernetes.sh\n")
-        return 1
-    install_cleanup()
-    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-record-"))
-    DIRS.append(root)
-    plane = Plane(root, binaries, GATED, GATED_APIS)
-    try:
-        plane.start()
-        record(plane, out)
-    finally:
-        stop_all()
-    return 0
-
+    return on_gated_plane(lambda plane: record(plane, out))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -33,9 +33,11 @@ POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 # Permit (pod-by-pod path): a member that fits waits here for the rest; 1.36 recorded it on the
 # members that would have fit: "pod group is unschedulable, waiting for minCount pods from a gang to be
 # scheduled, one or more plugins asked to wait and no plugin rejected pod" (tests/fixtures/k8s/gang/).
-# 1.37 places a group in one cycle: those members carry `member_held(...)` of the group's status
-# instead (tests/fixtures/k8s/gang137), and the PodGroup condition the group status itself; both go
-# on with ", pod group preemption: ..." (PodGroupPostFilter's result).
+# 1.37 places a group in one cycle: the members it placed carry `member_held(...)` of the group's
+# status instead, those it never tried (it stops once minCount is out of reach) the group's status
+# itself, and the PodGroup condition the group status; the placed members' and the condition's go on
+# with ", pod group preemption: ..." (PodGroupPostFilter's result). All recorded in
+# tests/fixtures/k8s/gang137 (pods-gang-a-pending.json, watch-pods-gangs.jsonl).
 WAITING_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 # PreEnqueue: fewer members exist than minCount (the pods stay out of the active queue)
 WAITING_APPEAR = "waiting for minCount pods from a gang to appear in scheduling queue"

@@ -59,6 +59,7 @@ class GroupHeader:
     reported: dict[str, int] | None = None  # the scheduler's own counts (KAI, Volcano status), to compare
     subgroups: tuple[tuple[str, int], ...] = ()  # KAI subGroups: (name, minMember)
     disruption_mode: str | None = None  # upstream: Single / All (1.37), Pod (1.36)
+    templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, its pod template, count)
     resource_version: str = ""
     uid: str = ""
 
@@ -165,9 +166,10 @@ def _kueue(obj: dict) -> GroupHeader:
     conditions = {c.get("type"): c for c in status.get("conditions") or []}
     chosen = next((conditions[t] for t in _KUEUE_ORDER if conditions.get(t, {}).get("status") == "True"), None)
     chosen = chosen or conditions.get("QuotaReserved") or next(iter(conditions.values()), None)
+    templates = tuple((p.get("name", ""), p.get("template") or {}, _int(p.get("count"), 1)) for p in pod_sets)
     return GroupHeader(**_common(KIND_KUEUE, obj, meta), min_count=min_count, size=size,
                        condition=_cond(chosen) if chosen else None, queue=spec.get("queueName") or None,
-                       claims=(), claim_refs=(), workload=_owner(meta))
+                       claims=(), claim_refs=(), workload=_owner(meta), templates=templates)
 
 
 def _volcano(obj: dict) -> GroupHeader:

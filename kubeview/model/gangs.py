@@ -38,6 +38,7 @@ KAI_ANNOTATION = "pod-group-name"
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 KUEUE_ANNOTATION = "kueue.x-k8s.io/workload"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the member's subGroup
 STATES = ("placed", "running", "pending", "finished")
 
 
@@ -49,6 +50,7 @@ class GangMember:
     state: str  # placed (bound, not running yet) | running | pending (no node) | finished
     reason: str | None  # PodScheduled=False reason (Unschedulable, SchedulingGated, ...) of a pending member
     message: str | None  # and its message: the scheduler's words for this member
+    subgroup: str | None = None  # KAI: the subGroup it belongs to (label kai.scheduler/subgroup-name)
 
     @property
     def key(self) -> PodKey:
@@ -78,6 +80,7 @@ class Gang:
     subgroups: tuple[tuple[str, int], ...] = ()  # KAI: (name, minMember)
     disruption_mode: str | None = None
     claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
+    templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
 
     @property
     def key(self) -> GroupKey:
@@ -125,6 +128,12 @@ class Gang:
             return "incomplete"
         return "waiting"
 
+    def subgroup_counts(self) -> list[tuple[str, int, int, int]]:
+        """KAI: per subGroup (name, minMember, members, members on nodes), in the object's order."""
+        return [(name, minimum, sum(1 for m in self.members if m.subgroup == name),
+                 sum(1 for m in self.members if m.subgroup == name and m.state in ("placed", "running")))
+                for name, minimum in self.subgroups]
+
     def waiting_reasons(self) -> dict[str, int]:
         """The pending members' messages (or reasons), with how many members carry each, most first."""
         counts: dict[str, int] = {}
@@ -138,12 +147,15 @@ class Gang:
 def group_keys(obj: dict) -> tuple[GroupKey, ...]:
     """The groups a Pod object names itself a member of (see the module doc)."""
     meta = obj.get("metadata") or {}
+    group = (obj.get("spec") or {}).get("schedulingGroup")
+    annotations = meta.get("annotations")
+    labels = meta.get("labels")
+    if not group and not annotations and not (labels and KUEUE_POD_GROUP_LABEL in labels):
+        return ()  # the common case, on every pod event of a big cluster
     ns = meta.get("namespace", "")
     keys: list[GroupKey] = []
-    group = (obj.get("spec") or {}).get("schedulingGroup")
     if group and group.get("podGroupName"):
         keys.append((KIND_POD_GROUP, ns, group["podGroupName"]))
-    annotations = meta.get("annotations")
     if annotations:
         if annotations.get(KAI_ANNOTATION):
             keys.append((KIND_KAI, ns, annotations[KAI_ANNOTATION]))
@@ -152,7 +164,6 @@ def group_keys(obj: dict) -> tuple[GroupKey, ...]:
             keys.append((KIND_VOLCANO, ns, volcano))
         if annotations.get(KUEUE_ANNOTATION):
             keys.append((KIND_KUEUE, ns, annotations[KUEUE_ANNOTATION]))
-    labels = meta.get("labels")
     if labels and labels.get(KUEUE_POD_GROUP_LABEL) and (KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]) not in keys:
         keys.append((KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]))
     return tuple(keys)
@@ -172,7 +183,8 @@ def member_from(obj: dict) -> GangMember:
                 reason, message = c.get("reason") or None, c.get("message") or None
     else:
         state = "running" if phase == "Running" else "placed"
-    return GangMember(meta.get("namespace", ""), meta.get("name", ""), node, state, reason, message)
+    subgroup = (meta.get("labels") or {}).get(KAI_SUBGROUP_LABEL) or None
+    return GangMember(meta.get("namespace", ""), meta.get("name", ""), node, state, reason, message, subgroup)
 
 
 class GangStore:
@@ -224,8 +236,9 @@ class GangStore:
         self._changed(True)
 
     # -- pods -------------------------------------------------------------------------------------
-    def put_pod(self, obj: dict) -> bool:
-        keys = group_keys(obj)
+    def put_pod(self, obj: dict, keys: tuple[GroupKey, ...] | None = None) -> bool:
+        """One pod's event (`keys`: its `group_keys`, when the caller has them)."""
+        keys = group_keys(obj) if keys is None else keys
         meta = obj.get("metadata") or {}
         pod = (meta.get("namespace", ""), meta.get("name", ""))
         old_keys = self._of_pod.get(pod, ())
@@ -253,8 +266,9 @@ class GangStore:
     def relist_pods(self, objects: Iterable[dict]) -> None:
         self._members, self._of_pod = {}, {}
         for obj in objects:
-            if group_keys(obj):
-                self.put_pod(obj)
+            keys = group_keys(obj)
+            if keys:
+                self.put_pod(obj, keys)
         self._changed(True)
 
     def _drop(self, pod: PodKey, keys: Iterable[GroupKey]) -> bool:
@@ -304,7 +318,8 @@ class GangStore:
             condition_type=c.type if c else None, condition_status=c.status if c else None,
             condition_reason=c.reason if c else None, condition_message=c.message if c else None,
             queue=h.queue, claims=h.claims, workload=h.workload, kind=h.kind, owner=owner, phase=h.phase,
-            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs)
+            reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs,
+            templates=h.templates)
 
 
 __all__ = ["GANG_KINDS", "STATES", "Gang", "GangMember", "GangStore", "group_keys", "member_from"]

@@ -36,9 +36,10 @@ def gang_doc(g: Gang, fit: dict | None) -> dict:
         "counts": {"placed": g.placed, "running": g.running, "pending": g.pending, "finished": g.finished},
         "condition": cond, "queue": g.queue, "claims": list(g.claims), "workload": g.workload, "owner": g.owner,
         "phase": g.phase, "reported": dict(g.reported) if g.reported is not None else None,
-        "subgroups": [{"name": n, "minMember": m} for n, m in g.subgroups], "disruptionMode": g.disruption_mode,
-        "members": [{"name": m.name, "node": m.node, "state": m.state, "reason": m.reason, "message": m.message}
-                    for m in g.members],
+        "subgroups": [{"name": n, "minMember": m, "members": c, "bound": b} for n, m, c, b in g.subgroup_counts()],
+        "disruptionMode": g.disruption_mode,
+        "members": [{"name": m.name, "node": m.node, "state": m.state, "reason": m.reason, "message": m.message,
+                     "subgroup": m.subgroup} for m in g.members],
         "fit": fit,
     }
 
@@ -88,10 +89,10 @@ GANG_SCHEMA: dict = _obj({
                                                             "message": _OPT_STR}},
     "queue": _OPT_STR, "claims": {"type": "array", "items": _STR}, "workload": _OPT_STR, "owner": _OPT_STR,
     "phase": _OPT_STR, "reported": {"type": ["object", "null"], "additionalProperties": _COUNT},
-    "subgroups": {"type": "array", "items": _obj({"name": _STR, "minMember": _COUNT})},
+    "subgroups": {"type": "array", "items": _obj({"name": _STR, "minMember": _COUNT, "members": _COUNT, "bound": _COUNT})},
     "disruptionMode": _OPT_STR,
     "members": {"type": "array", "items": _obj({
         "name": _STR, "node": _OPT_STR, "state": {"enum": ["placed", "running", "pending", "finished"]},
-        "reason": _OPT_STR, "message": _OPT_STR})},
+        "reason": _OPT_STR, "message": _OPT_STR, "subgroup": _OPT_STR})},
     "fit": FIT_SCHEMA,
 })

@@ -73,14 +73,17 @@ class GangFit:
 
 
 def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig = _DEFAULT,
-             assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None) -> GangFit:
+             assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None, *,
+             gang: bool = True) -> GangFit:
     """Place `members` one by one as kube-scheduler's pod-group cycle does; see the module doc.
 
     Members already bound count as scheduled and stay where they are (their requests are in `alloc`).
     `assumed` is load on top of `alloc` (as for `evaluate`). `claim_nodes`: the group shares
     ResourceClaims (PodGroup `spec.resourceClaims`); None when it does not, else the nodes their
     allocated devices are on (members may go only there), or empty when none is allocated yet (the
-    first member's node then holds the devices for all)."""
+    first member's node then holds the devices for all). `gang=False`: pods placed one by one, each
+    binding where it fits (a Deployment's replicas): `fits` when min_count of them do, and each
+    member's message is its own (no group words)."""
     index = index_for(alloc)
     live = [m for m in members if m.phase not in TERMINAL_PHASES and not m.deleting]
     bound = [m for m in live if m.node is not None]
@@ -103,6 +106,9 @@ def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, conf
             placed[i] = node
             took[node] += 1
             extra.add(index.row[node], alloc.vector(pod.requests))
+    if any((m.affinity or {}).get("podAffinity") or (m.affinity or {}).get("podAntiAffinity") for m in queue):
+        notes.append("inter-pod affinity and anti-affinity are not evaluated: members are placed by the node "
+                     "filters and scores only")
     if claim_nodes is not None and not claim_nodes:
         notes.append("the group's ResourceClaims are not allocated yet: their devices are not evaluated (CEL); "
                      "members are kept on the node the first one goes to, where the devices would be")
@@ -110,14 +116,14 @@ def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, conf
     fits = len(live) > 0 and room >= min_count
     result = GangFit(fits=fits, placement=[], room=room, min_count=min_count, size=len(live), summary="",
                      message=None, notes=tuple(notes))
-    stop, message = (len(queue), None) if fits else _cycle_end(len(bound), queue, placed, min_count)
+    stop, message = (len(queue), None) if fits or not gang else _cycle_end(len(bound), queue, placed, min_count)
     result.message = message
     result.members = _members(members, queue, placed, evaluated, message, stop)
     if fits:
         alive = {id(m) for m in live}
         result.placement = [(m.pod, m.node) for m in result.members if m.node is not None and id(m.pod) in alive]
     else:
-        _blockers(result, alloc, queue, placed, evaluated, took)
+        _blockers(result, alloc, placed, evaluated, took)
     result.summary = _summary(result, alloc, queue, evaluated, assumed)
     return result
 
@@ -176,30 +182,41 @@ def _members(members: Sequence[PodView], queue: list[PodView], placed: dict[int,
             out.append(MemberFit(m, node, False, None if node else evaluated[i].message))
         elif group == WAITING_APPEAR:  # held before any cycle (kube-scheduler writes nothing on the pod)
             out.append(MemberFit(m, placed.get(i), False, group))
-        elif i in placed or i > stop:  # would fit but the group does not; or never tried
-            out.append(MemberFit(m, placed.get(i), False, member_held(group)))
+        elif i in placed:  # would fit but the group does not
+            out.append(MemberFit(m, placed[i], False, member_held(group)))
+        elif i > stop:  # never tried: the group's status as it stands (recorded: gang137's watch, gang-a's 2nd cycle)
+            out.append(MemberFit(m, placed.get(i), False, group))
         else:
             out.append(MemberFit(m, None, False, evaluated[i].message))
     return out
 
 
-def _blockers(result: GangFit, alloc: Allocation, queue: list[PodView], placed: dict[int, str],
-              evaluated: dict[int, Placement], took: Counter[str]) -> None:
+def _blockers(result: GangFit, alloc: Allocation, placed: dict[int, str], evaluated: dict[int, Placement],
+              took: Counter[str]) -> None:
     """Saturated (took members, then refused the rest) and excluded (took none) nodes, with the reasons
-    they refused the members no node took."""
+    they refused the members no node took: counted per reason as arrays (a gang of hundreds on 5,000
+    nodes), turned into dicts only for the nodes that refused someone."""
+    counts: dict[str, np.ndarray] = {}  # reason -> members refused for it, per node
     for i, placement in evaluated.items():
         if i in placed:
             continue
-        for row in np.flatnonzero(~placement.feasible).tolist():
-            node = alloc.nodes[row]
-            reasons = placement.reasons_of(row)
-            if took[node]:
-                counts = result.saturated.setdefault(node, {})
-                for r in reasons:
-                    counts[r] = counts.get(r, 0) + 1
-            else:
-                seen = result.excluded.setdefault(node, [])
-                seen.extend(r for r in reasons if r not in seen)
+        for k, name in enumerate(placement.reason_names):
+            row = placement.failed[k]
+            if row.any():
+                if name in counts:
+                    counts[name] += row
+                else:
+                    counts[name] = row.astype(np.int32)
+    if not counts:
+        return
+    names = list(counts)
+    matrix = np.stack([counts[name] for name in names])  # (reasons, nodes)
+    took_any = np.isin(np.asarray(alloc.nodes), list(took)) if took else np.zeros(len(alloc.nodes), dtype=bool)
+    refused = matrix.any(axis=0)
+    for r in np.flatnonzero(refused & took_any).tolist():
+        result.saturated[alloc.nodes[r]] = {names[k]: int(matrix[k, r]) for k in np.flatnonzero(matrix[:, r]).tolist()}
+    for r in np.flatnonzero(refused & ~took_any).tolist():
+        result.excluded[alloc.nodes[r]] = [names[k] for k in np.flatnonzero(matrix[:, r]).tolist()]
 
 
 def describe(requests: dict[str, int]) -> str:
@@ -227,8 +244,10 @@ def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated
         return "no members"
     head = _sizes(live)
     if result.fits:
-        where = Counter(node for _, node in result.placement)
-        return f"{head}: fits ({', '.join(f'{n} {c}' if c > 1 else n for n, c in sorted(where.items()))})"
+        where = sorted(Counter(node for _, node in result.placement).items())
+        shown = ", ".join(f"{n} {c}" if c > 1 else n for n, c in where[:_SHOWN_NODES])
+        more = f", +{len(where) - _SHOWN_NODES} more nodes" if len(where) > _SHOWN_NODES else ""
+        return f"{head}: fits ({shown}{more})"
     need = "" if result.min_count == result.size else f" of {result.min_count} needed"
     if result.size < result.min_count:
         return f"{head}: {result.size} of minCount {result.min_count} members exist"
@@ -263,15 +282,67 @@ def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evalua
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
            assumed: ExtraLoad | None = None) -> GangFit:
     """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
-    shared ResourceClaims are allocated on (from the GPU ledger)."""
+    shared ResourceClaims are allocated on (from the GPU ledger). A Kueue Workload with no pods yet
+    (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
-    claim_nodes: tuple[str, ...] | None = None
-    if gang.claims or gang.claim_refs:
-        claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
-        claim_nodes = tuple(sorted({c.node for c in claims if c is not None and c.node}))
-    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, claim_nodes)
+    if not pods and gang.templates:
+        fit = fit_gang(model.allocation(), template_members(gang), gang.min_count, config, assumed)
+        topology = ", then topology" if gang.condition_reason == "TopologyPlacementFailed" else ""
+        fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
+                      f"first{topology})",)
+        return fit
+    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
+
+
+def template_members(gang: Gang) -> list[PodView]:
+    """The pods a Kueue Workload's pod sets would make: `count` of each template."""
+    out = []
+    for podset, template, count in gang.templates:
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        for i in range(count):
+            meta = {**(template.get("metadata") or {}), "name": f"{gang.name}-{podset}-{i}", "namespace": gang.namespace}
+            out.append(PodView.from_api(defaulted_pod({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}})))
+    return out
+
+
+def defaulted_pod(obj: dict) -> dict:
+    """The API server's defaulting that changes what a pod requests: a container's limit with no
+    request is its request too (a manifest is read before any API server saw it)."""
+    spec = dict(obj["spec"])
+    for field_name in ("containers", "initContainers"):
+        containers = []
+        for c in spec.get(field_name) or []:
+            resources = c.get("resources") or {}
+            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+            if set(limits) - set(requests):
+                c = {**c, "resources": {**resources, "requests": {**limits, **requests}}}
+            containers.append(c)
+        if field_name in spec:
+            spec[field_name] = containers
+    return {**obj, "spec": spec}
+
+
+def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None:
+    """`fit_gang`'s `claim_nodes` for a gang: None without shared claims, else the nodes the GPU
+    ledger has its allocated ones on (empty: none allocated yet)."""
+    if not (gang.claims or gang.claim_refs):
+        return None
+    claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
+    return tuple(sorted({c.node for c in claims if c is not None and c.node}))
 
 
 def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
-    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node."""
-    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs() if g.pending}
+    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node, and
+    every Kueue Workload waiting for admission (placed from its pod sets)."""
+    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs()
+            if g.pending or (g.templates and not g.members)}
+
+
+def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",
+                    tolerations: list[dict] | None = None) -> list[PodView]:
+    """`count` identical pending members asking `requests` (API quantities, e.g. {"nvidia.com/gpu": "8"}):
+    a what-if gang such as "4 pods × 8 GPUs" for `fit_gang`."""
+    spec = {"containers": [{"name": "main", "resources": {"requests": dict(requests), "limits": dict(requests)}}],
+            "tolerations": list(tolerations or [])}
+    return [PodView.from_api({"metadata": {"name": f"{name}-{i}", "namespace": namespace}, "spec": spec,
+                              "status": {"phase": "Pending"}}) for i in range(count)]

@@ -146,3 +146,12 @@ def test_a_kind_listed_empty_is_known_served_or_not() -> None:
     m = ClusterModel()
     m.apply(Listed("kai.PodGroup", []))
     assert m.gangs.listed == {"kai.PodGroup"} and m.gangs.gangs() == []
+
+
+def test_kai_members_by_subgroup_from_the_recording() -> None:
+    m = ClusterModel()
+    m.apply(Listed("kai.PodGroup", fixtures.load("batch-schedulers/kai-podgroups.json")["items"]))
+    m.apply(Listed("Pod", fixtures.load("batch-schedulers/kai-pods.json")["items"]))
+    g = m.gangs.get("kai.PodGroup", "kai", "pg-infer-b")
+    assert g.subgroup_counts() == [("prefill", 1, 2, 1), ("decode", 1, 2, 1)]
+    assert {x.name: x.subgroup for x in g.members}["infer-b-3"] == "decode"

@@ -46,7 +46,8 @@ def member(name: str, group: str | None, gpus: int, pool: str, labels: dict[str,
 
 def gang_job(name: str, parallelism: int, min_count: int, gpus: int, pool: str) -> dict:
     """A Job that asks for a gang itself (`spec.scheduling`, gate WorkloadWithJob): the Job controller
-    makes the Workload and PodGroup and puts its pods in the group."""
+    makes the Workload and PodGroup and puts its pods in the group. kwok completes a Job's pods
+    (Succeeded) about a second after they run."""
     template = member("unused", None, gpus, pool)
     template["spec"]["restartPolicy"] = "Never"
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},

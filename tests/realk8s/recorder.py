@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import ssl
+import sys
+import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .plane import Plane
+from .plane import GATED, GATED_APIS, Plane, bin_dir, missing_binaries
+from .procs import DIRS, install_cleanup, stop_all
 
 AGENT = "realk8s-record/0.1"
 
@@ -93,3 +97,21 @@ class Recorder:
         (self.out / "index.json").write_text(json.dumps(self.index, indent=2) + "\n")
         (self.out / "capture.log").write_text("".join(f"{x}\n" for x in self.log))
 
+
+
+def on_gated_plane(record: Callable[[Plane], None]) -> int:
+    """Start a gated plane (the `gated_plane` fixture's), run `record` on it, stop it; 1 without binaries."""
+    binaries = bin_dir()
+    if missing_binaries(binaries):
+        sys.stderr.write(f"missing {', '.join(missing_binaries(binaries))}: bash scripts/build-kubernetes.sh\n")
+        return 1
+    install_cleanup()
+    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-record-"))
+    DIRS.append(root)
+    plane = Plane(root, binaries, GATED, GATED_APIS)
+    try:
+        plane.start()
+        record(plane)
+    finally:
+        stop_all()
+    return 0

@@ -17,7 +17,7 @@ from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of
+from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members, waiting_fits
 
 GPU = "nvidia.com/gpu"
 TAINT = {"key": "dedicated", "value": "infer", "effect": "NoSchedule"}
@@ -82,7 +82,8 @@ def test_the_cycle_stops_where_min_count_is_out_of_reach() -> None:
     # the fourth, 2 + 1 < 4: kube-scheduler stops and the fifth is never tried (it carries the group's words)
     fit = fit_gang(cluster([node("a", gpu=1), node("b", gpu=1)]), members(5, 1), 4)
     assert fit.message == "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
-    assert [m.message == member_held(fit.message) for m in fit.members] == [True, True, False, False, True]
+    assert [m.message for m in fit.members] == [member_held(fit.message)] * 2 + [
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."] * 2 + [fit.message]
 
 
 def test_taints_and_selectors_are_respected() -> None:
@@ -197,5 +198,47 @@ def test_after_gang_b_took_three_gpus_the_cycle_places_none() -> None:
     assert last["status"]["conditions"][0]["message"].startswith(fit.message)
     assert fit.message == "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"
     assert fit.summary == "3 × 2 GPUs: room for 0 (largest free block per node: gpu-node-2 1)"
+    # and each member's words as kube-scheduler wrote them in that cycle: the first tried and failed,
+    # the two never tried carry the group's status as it stood (no "pod group is unschedulable" prefix)
+    written = {}
+    for e in fixtures.watch_events("gang137/watch-pods-gangs.jsonl"):
+        o = e["object"]
+        for c in (o.get("status") or {}).get("conditions") or []:
+            if c["type"] == "PodScheduled" and o["metadata"]["name"].startswith("gang-a"):
+                written[o["metadata"]["name"]] = c["message"]
+    assert {x.pod.name: x.message for x in fit.members} == written
     incomplete = fit_of(m, m.gangs.get("PodGroup", "gang", "gang-c-workers"))
     assert not incomplete.fits and incomplete.summary == "2 × 1 GPU: 2 of minCount 3 members exist"
+
+
+def test_a_what_if_gang_of_uniform_members() -> None:
+    members = uniform_members(4, {GPU: "8"})
+    assert [m.requests[GPU] for m in members] == [8] * 4 and len({m.name for m in members}) == 4
+    assert fit_gang(eight_gpu_nodes(), members, 4).summary.startswith("4 × 8 GPUs: room for 3")
+
+
+def test_a_kueue_workload_not_admitted_is_placed_from_its_pod_sets() -> None:
+    """batch-schedulers: Kueue's job-train-a (4 × 2 GPUs) waits for admission and has no pods; its fit is
+    of the pods admission would make, and says so. KAI's over-quota pg-serve-c has room on the nodes:
+    its wait is the queue's, which the condition says, not the nodes'."""
+    d = "batch-schedulers"
+    m = ClusterModel()
+    m.apply(Listed("Node", fixtures.load(f"{d}/nodes.json")["items"]))
+    m.apply(Listed("kueue.Workload", fixtures.load(f"{d}/kueue-workloads.json")["items"]))
+    m.apply(Listed("kai.PodGroup", fixtures.load(f"{d}/kai-podgroups.json")["items"]))
+    m.apply(Listed("Pod", [p for f in ("kai-pods.json", "kueue-pods.json") for p in fixtures.load(f"{d}/{f}")["items"]]))
+    fits = waiting_fits(m)
+    kueue, _ = fits[("kueue.Workload", "kueue", "job-train-a-03abf")]
+    assert m.gangs.get("kueue.Workload", "kueue", "job-train-a-03abf").members == ()
+    assert (kueue.size, kueue.fits) == (4, False) and kueue.summary.startswith("4 × 2 GPUs: room for ")
+    assert kueue.notes[-1].startswith("not admitted by Kueue yet")
+    serve, _ = fits[("kai.PodGroup", "kai", "pg-serve-c")]
+    assert serve.fits and m.gangs.get("kai.PodGroup", "kai", "pg-serve-c").condition_reason == "NonPreemptibleOverQuota"
+
+
+def test_what_the_fit_does_not_evaluate_is_said() -> None:
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "w"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    fit = fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1, affinity=anti), 2)
+    assert fit.fits and any("anti-affinity are not evaluated" in n for n in fit.notes)
+    assert fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1), 2).notes == ()
