@@ -28,6 +28,17 @@ class Evicting(Protocol):
     def get(self, kind: str, namespace: str, name: str) -> dict | None: ...
 
 
+def evictor_for(source: object):  # noqa: ANN201 - an Evicting with budgets(), or None
+    """What evicts on `source`'s cluster: a KubeEvictor on its client, the embedded cluster itself, or
+    None for a source without an Eviction API (the synthetic one)."""
+    api = getattr(source, "api_client", None)
+    if api is not None:
+        from kubeview.cluster.kube.evict import KubeEvictor
+
+        return KubeEvictor(api, getattr(source, "server", ""))
+    return source if hasattr(source, "evict") and hasattr(source, "budgets") else None
+
+
 @dataclass(slots=True)
 class Outcome:
     outcome: str  # bound | refused | timeout | failed | done (a hypothetical request: the pods moved)

@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         return _fail(bad, 2)
     from kubeview.cluster.packing import current_packing
+    from kubeview.cluster.plan_apply import evictor_for
     from kubeview.cluster.select import open_source
     from kubeview.commands.snapshot import sync
 
@@ -32,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             model = sync(source)
-            cluster = _cluster(source)
+            cluster = evictor_for(source)
+            if cluster is None:
+                return _fail("this cluster cannot evict pods (no Eviction API)", 3)
             budget_objects = cluster.budgets()
         except (SourceError, ActionError) as exc:
             return _fail(str(exc), 3)
@@ -71,15 +74,6 @@ def _check(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _cluster(source: object):  # noqa: ANN202 - an Evicting with budgets()
-    api = getattr(source, "api_client", None)
-    if api is None:
-        return source  # the embedded cluster: LocalSource has evict/nominate/get/budgets
-    from kubeview.cluster.kube.evict import KubeEvictor
-
-    return KubeEvictor(api, getattr(source, "server", ""))
-
-
 def _target(model, args: argparse.Namespace):  # noqa: ANN001, ANN202 - a Target, or the one-line error
     from kubeview.scheduling.plan_types import Target, hypothetical
     from kubeview.scheduling.planner import target_of_gang
@@ -107,34 +101,9 @@ def _target(model, args: argparse.Namespace):  # noqa: ANN001, ANN202 - a Target
 
 
 def print_plan(plan, policy: str, out) -> None:  # noqa: ANN001
-    """The plan for people: the disruptions, where each pod goes, the landing, the free-GPU picture."""
-    w = out.write
-    w(f"plan for {plan.target}, policy {policy}\n")
-    if plan.fits_now:
-        w(f"  fits now, nothing to disrupt{_landing(plan)}\n")
-    elif not plan.found:
-        w(f"  no plan: {plan.reason}\n")
-    else:
-        for m in plan.moves:
-            goes = f"goes to {m.to}" if m.to else f"waits ({m.why_waits})"
-            gpus = f"{m.gpus} GPU{'s' if m.gpus != 1 else ''}"
-            w(f"  evict {m.pod} ({m.owner}, {gpus}, priority {m.priority}) on {m.node}: {goes}\n")
-        w(f"  then{_landing(plan)}\n")
-        if plan.free_before:
-            pic = ", ".join(f"{n} {plan.free_before[n]} → {plan.free_after[n]}" for n in plan.free_before)
-            w(f"  free GPUs: {pic}\n")
-        for b in plan.over_budget:
-            w(f"  over budget: {b} (the Eviction API would refuse it)\n")
-    if plan.quality:
-        w(f"  {plan.quality}\n")
-    for n in plan.notes:
-        w(f"  note: {n}\n")
+    from kubeview.scheduling.plan_text import describe_plan
 
-
-def _landing(plan) -> str:  # noqa: ANN001
-    if not plan.landing:
-        return ""
-    return " " + ", ".join(f"{p} lands on {n}" for p, n in plan.landing)
+    out.write(describe_plan(plan, policy))
 
 
 def _apply(cluster, plan, args: argparse.Namespace, title: str) -> int:  # noqa: ANN001
