@@ -8,6 +8,7 @@ from tui_helpers import run_async, settle, wait_for
 from kubeview.cluster.synthetic import SyntheticSource
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.plan import PlanScreen
+from kubeview.tui.screens.pod_detail import install_pod_detail
 from kubeview.tui.screens.prompts import Confirm
 
 
@@ -17,12 +18,10 @@ def text(screen) -> str:  # noqa: ANN001
 
 @run_async
 async def test_packing_plan_for_the_hypothetical_request(small_cluster: SyntheticSource) -> None:
-    app = make_app(small_cluster)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with make_app(small_cluster).run_test(size=(130, 40)) as pilot:
+        app = pilot.app
         await settle(pilot)
-        await pilot.press("4")
-        await settle(pilot)
-        await pilot.press("P")
+        await pilot.press("4", "P")  # Packing, then its plan for the picked request (a hypothetical 2 GPUs)
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen) and app.screen.plan is not None,
                        what="the plan")
         assert "plan for 2 GPUs, policy pack" in text(app.screen)
@@ -38,12 +37,16 @@ async def test_packing_plan_for_the_hypothetical_request(small_cluster: Syntheti
 @run_async
 async def test_demo_train_c_plan_apply_after_yes_then_the_log(demo, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("KUBEVIEW_PLAN_LOG", str(tmp_path / "plans.sqlite"))
-    app = make_app(demo)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with make_app(demo).run_test(size=(140, 45)) as pilot:
+        app = pilot.app
         await settle(pilot)
-        screen = PlanScreen(pod_key=("training", "train-c"))
-        await app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.plan is not None, what="the plan")
+        detail = install_pod_detail(app)
+        detail.show(("training", "train-c"))
+        await app.push_screen(detail)
+        await pilot.press("P")  # the pending pod's detail opens its plan
+        await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen) and app.screen.plan is not None,
+                       what="the plan")
+        screen = app.screen
         assert not screen.plan.found and "bare pod" in text(screen)
         await pilot.press("b")  # bare pods too: a one-move plan
         await wait_for(pilot, lambda: screen.plan is not None and screen.plan.found, what="the plan with bare pods")
