@@ -49,7 +49,7 @@ def search(inp: Inputs, exact_limit: int) -> Plan:
         found = _one(inp, compliant, exact_limit) if single else _many(inp, compliant, exact_limit)
         sets, searched, exact, bound = found
         plan.searched += searched
-        plan.lower_bound = max(plan.lower_bound, bound)
+        plan.lower_bound = bound  # this pass's own: a bound over the budget-compliant pods only is no bound
         plan.method = "exact" if exact else "heuristic"
         if sets:
             return _best(inp, sets, plan)
