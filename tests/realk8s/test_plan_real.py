@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client
@@ -78,29 +79,46 @@ def unschedulable(core: client.CoreV1Api, name: str) -> bool:
                for c in pod.status.conditions or [])
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
-def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, round_: int,
-                                                          tmp_path, realk8s_counts: dict[str, str]) -> None:
-    wait_gone(core, NAMESPACE)
-    rs, big = f"small-{round_}", f"big-{round_}"
-    select = {LABEL: f"r{round_}"}
-    nodes = (f"plan-story-{round_}-a", f"plan-story-{round_}-b")
+def story(core: client.CoreV1Api, tag: str, before_pods=None) -> tuple[str, str, tuple[str, str]]:  # noqa: ANN001
+    """Two fresh 2-GPU nodes labelled for `tag`, the ReplicaSet's two 1-GPU pods bound on different
+    nodes (spread), then the 2-GPU pod, Unschedulable. `before_pods()` runs first (a budget).
+    Returns (ReplicaSet, 2-GPU pod, nodes)."""
+    rs, big, select = f"small-{tag}", f"big-{tag}", {LABEL: tag}
+    nodes = (f"plan-story-{tag}-a", f"plan-story-{tag}-b")
     for name in nodes:
         add_node(core, name, {"cpu": "8", "memory": "32Gi", "pods": "110", GPU: "2"}, labels=select)
     wait_nodes_ready(core, list(nodes))
-    apps = client.AppsV1Api(core.api_client)
-    apps.create_namespaced_replica_set(NAMESPACE, replicaset(rs, select))
+    if before_pods is not None:
+        before_pods(rs)
+    client.AppsV1Api(core.api_client).create_namespaced_replica_set(NAMESPACE, replicaset(rs, select))
     wait_until(lambda: len([n for _, n in live(core).values() if n]) == 2, 30, "the two 1-GPU pods bound")
     assert {n for _, n in live(core).values()} == set(nodes), f"spread puts the 1-GPU pods on different nodes: {live(core)}"
     core.create_namespaced_pod(NAMESPACE, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": big},
                                            "spec": {"nodeSelector": select, "terminationGracePeriodSeconds": 0,
                                                     "containers": [container(2)]}})
     wait_until(lambda: unschedulable(core, big), 30, "the 2-GPU pod Unschedulable under spread")
-    before = live(core)
+    return rs, big, nodes
 
-    argv = [sys.executable, "-m", "kubeview", "plan", f"{NAMESPACE}/{big}", "--kubeconfig", str(plane.kubeconfig),
-            "--policy", "spread", "--apply", "--yes", "--json", "--timeout", "60",
-            "--log-file", str(tmp_path / "plans.sqlite")]
+
+def clean(core: client.CoreV1Api, rs: str, nodes: tuple[str, str]) -> None:
+    client.AppsV1Api(core.api_client).delete_namespaced_replica_set(rs, NAMESPACE)
+    core.delete_collection_namespaced_pod(NAMESPACE, grace_period_seconds=0)
+    for name in nodes:
+        core.delete_node(name)
+
+
+def plan_argv(plane: Plane, big: str, log: Path) -> list[str]:
+    return [sys.executable, "-m", "kubeview", "plan", f"{NAMESPACE}/{big}", "--kubeconfig", str(plane.kubeconfig),
+            "--policy", "spread", "--apply", "--yes", "--json", "--timeout", "60", "--log-file", str(log)]
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, round_: int,
+                                                          tmp_path, realk8s_counts: dict[str, str]) -> None:
+    wait_gone(core, NAMESPACE)
+    rs, big, nodes = story(core, f"r{round_}")
+    before = live(core)
+    argv = plan_argv(plane, big, tmp_path / "plans.sqlite")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr + done.stdout
     doc = json.loads(done.stdout)
@@ -125,8 +143,38 @@ def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, ro
                           str(tmp_path / "plans.sqlite")], capture_output=True, text=True, timeout=60)
     [entry] = json.loads(log.stdout)
     assert entry["outcome"] == "bound" and entry["plan"]["moves"][0]["pod"] == move["pod"]
-    apps.delete_namespaced_replica_set(rs, NAMESPACE)
-    core.delete_collection_namespaced_pod(NAMESPACE, grace_period_seconds=0)
-    for name in nodes:
-        core.delete_node(name)
+    clean(core, rs, nodes)
     realk8s_counts["plan 1-1-2 under spread"] = f"{round_ + 1}/{ROUNDS} rounds: one ReplicaSet pod moved, all bound"
+
+
+def test_a_budget_that_allows_nothing_is_said_and_answered_429(plane: Plane, core, tmp_path) -> None:
+    """A PodDisruptionBudget (minAvailable 2) over the ReplicaSet: the plan says it exceeds it (exit 1,
+    not applied), and the real Eviction API refuses with 429 and the disruption controller's figures."""
+    from kubeview.cluster.evictions import EvictionRefused
+    from kubeview.cluster.kube.evict import KubeEvictor
+
+    wait_gone(core, NAMESPACE)
+    policy = client.PolicyV1Api(core.api_client)
+
+    def budget(rs: str) -> None:
+        policy.create_namespaced_pod_disruption_budget(NAMESPACE, {
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": rs},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": rs}}}})
+
+    rs, big, nodes = story(core, "guarded", budget)
+    wait_until(lambda: (policy.read_namespaced_pod_disruption_budget(rs, NAMESPACE).status.current_healthy or 0) == 2,
+               60, "the disruption controller counts two healthy pods")
+    before = live(core)
+    argv = plan_argv(plane, big, tmp_path / "plans.sqlite")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1, done.stderr + done.stdout
+    assert f"PodDisruptionBudget {NAMESPACE}/{rs} allows 0 disruptions, the plan needs 1" in done.stderr
+    assert "not applied" in done.stderr and live(core) == before
+    victim = next(k for k in before if k.startswith(rs))
+    with pytest.raises(EvictionRefused) as refused:
+        KubeEvictor(core.api_client).evict(NAMESPACE, victim)
+    assert refused.value.code == 429
+    assert refused.value.reason == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert refused.value.cause == f"The disruption budget {rs} needs 2 healthy pods and has 2 currently"
+    policy.delete_namespaced_pod_disruption_budget(rs, NAMESPACE)
+    clean(core, rs, nodes)
