@@ -218,3 +218,15 @@ def test_heuristic_plans_are_valid_and_bounded(seed):
     if plan.found and not plan.fits_now:
         assert plan.method == "heuristic" and len(plan.moves) >= want[0]
         assert "no plan disrupts fewer than" in plan.quality
+
+
+def test_gang_with_a_bound_member_needs_room_for_the_rest_only():
+    """A gang of 3 × 2 GPUs (minCount 3), one member already bound: the plan makes room for two more."""
+    nodes = [node(n, gpu=2) for n in "abc"]
+    bound = running("g-0", "a", gpu=2, owner="Job")
+    pods = [bound, running("x", "b", gpu=1), running("y", "c", gpu=1)]
+    members = [bound, pending("g-1", 2), pending("g-2", 2)]
+    plan = make_plan(cluster(nodes, pods), pods, Target.of_pods(members, 3))
+    assert plan.found and sorted(m.pod for m in plan.moves) == ["default/x", "default/y"]
+    assert sorted(n for _, n in plan.landing) == ["b", "c"] and all(m.to is None for m in plan.moves)
+    assert "g-0" not in {m.pod for m in plan.moves}  # a member is never a victim of its own gang
