@@ -22,7 +22,7 @@ def describe_plan(plan: Plan, policy: str) -> str:
             pic = ", ".join(f"{n} {plan.free_before[n]} → {plan.free_after[n]}" for n in plan.free_before)
             lines.append(f"  free GPUs: {pic}")
         lines += [f"  over budget: {b} (the Eviction API would refuse it)" for b in plan.over_budget]
-    if plan.quality:
+    if plan.quality and not plan.fits_now:
         lines.append(f"  {plan.quality}")
     lines += [f"  note: {n}" for n in plan.notes]
     return "\n".join(lines) + "\n"

@@ -119,8 +119,10 @@ class Target:
 def hypothetical(gpus: int, pods: int = 1, priority: int = 0, requests: Mapping[str, int] | None = None) -> Target:
     """"2 GPUs" or "4 × 8 GPUs": pods that exist nowhere, each asking for `gpus` (and `requests`)."""
     amounts = {GPU: gpus, "pods": 1, **(requests or {})}
+    # the toleration the ExtendedResourceToleration admission plugin gives a pod asking for GPUs
+    tolerate = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
     members = tuple(PodView("", f"request-{i}", None, "Pending", dict(amounts), {}, [], 0, None, False, None,
-                            priority=priority) for i in range(pods))
+                            tolerations=tolerate, priority=priority) for i in range(pods))
     label = f"{gpus} GPU{'s' if gpus != 1 else ''}" if pods == 1 else f"{pods} × {gpus} GPU{'s' if gpus != 1 else ''}"
     return Target(members, pods, priority, label)
 

@@ -61,6 +61,14 @@ def test_fits_now_needs_nothing():
     assert plan.fits_now and plan.found and plan.moves == []
 
 
+def test_a_request_tolerates_the_gpu_taint_as_admission_makes_pods_do():
+    taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    nodes = [node("a", gpu=2, taints=taint), node("b", gpu=2, taints=taint)]
+    pods = [running("one", "a", gpu=1), running("two", "b", gpu=1)]
+    assert make_plan(cluster(nodes, pods), pods, hypothetical(1)).fits_now
+    assert len(make_plan(cluster(nodes, pods), pods, hypothetical(2)).moves) == 1
+
+
 def test_no_plan_when_no_node_is_big_enough():
     alloc, pods = story()
     plan = make_plan(alloc, pods, hypothetical(4), SPREAD)
