@@ -90,7 +90,9 @@ def _apply(cluster: Evicting, plan: Plan, timeout: float, say: Callable[[str], N
         while time.monotonic() < deadline:
             left = [m.pod for m in plan.moves if _same(cluster.get("Pod", *m.pod.split("/", 1)), m.node)]
             if not left:
-                out.outcome, out.detail = "done", f"{len(plan.moves)} pod(s) moved: room for {plan.target} made"
+                out.outcome, out.detail = "done", (f"{len(plan.moves)} pod(s) evicted for {plan.target}; nothing "
+                                                     "holds the room for a request that is no pod: a replacement or "
+                                                     "another pending pod may take it")
                 line(out.detail)
                 return out
             time.sleep(poll)
