@@ -127,3 +127,19 @@ def test_pdb_refuses_with_429_and_the_plan_says_so(tmp_path):
         assert conds["DisruptionTarget"]["reason"] == "EvictionByEvictionAPI"
     finally:
         source.close()
+
+
+def test_a_hypothetical_request_applies_until_the_evicted_pod_is_gone(tmp_path):
+    from kubeview.scheduling.plan_types import hypothetical
+
+    source = LocalSource(policy=PackingConfig(policy="spread"), seed=7)
+    try:
+        source.apply_workload(replicaset("small", 2, gpus=1))
+        wait_until(lambda: running(source) and len(placed(source)) > 2, what="small running")
+        plan = plan_for(source.model(), hypothetical(2), source.packing)
+        assert plan.found and len(plan.moves) == 1 and plan.landing == [("request-0", plan.moves[0].node)]
+        out = apply_plan(source, plan, timeout=30, log=PlanLog(tmp_path / "p.sqlite"))
+        assert out.outcome == "done" and "nothing holds the room" in out.detail
+        assert source.get("Pod", *plan.moves[0].pod.split("/", 1)) is None
+    finally:
+        source.close()
