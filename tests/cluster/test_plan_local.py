@@ -135,7 +135,7 @@ def test_a_hypothetical_request_applies_until_the_evicted_pod_is_gone(tmp_path):
     source = LocalSource(policy=PackingConfig(policy="spread"), seed=7)
     try:
         source.apply_workload(replicaset("small", 2, gpus=1))
-        wait_until(lambda: running(source) and len(placed(source)) > 2, what="small running")
+        wait_until(lambda: running(source) and len(source.pods("default")) == 2, what="small running")
         plan = plan_for(source.model(), hypothetical(2), source.packing)
         assert plan.found and len(plan.moves) == 1 and plan.landing == [("request-0", plan.moves[0].node)]
         out = apply_plan(source, plan, timeout=30, log=PlanLog(tmp_path / "p.sqlite"))
