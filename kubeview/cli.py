@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (not tests)",
                            description="Benchmarks: each prints its figures and the targets they are judged by.")
-    bench.add_argument("what", choices=["model", "scheduler", "tui", "render"], help="what to measure")
+    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan"], help="what to measure")
     bench.add_argument("scenarios", nargs="?", help="scheduler: scenarios YAML (default: the bundled one)")
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -281,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("--json", action="store_true", help="print the outcome as JSON")
     pre.set_defaults(command="preempt")
 
+    _plan_parser(sub)
     man = sub.add_parser("render-manifests", help="print the YAML that runs a render on a real cluster",
                          description="Print Namespace, ConfigMap, Secret, producer and consumers, RBAC: "
                                      "ready for `kubectl apply -f -`.")
@@ -315,6 +316,41 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- KUBEVIEW-OPTIONS",
                      help="options for each session's kubeview, e.g. -- --demo")
     srv.set_defaults(command="serve")
+
+
+PLAN_EXIT_CODES = """exit codes:
+  0  a plan (or nothing to disrupt: it fits now); with --apply: applied and the target bound
+  1  no plan; or the plan needs more disruptions than a PodDisruptionBudget allows; or --apply did not
+     end with the target bound (an eviction refused, or the timeout)
+  2  bad input (unknown or bound pod, conflicting options)
+  3  the cluster could not be read"""
+
+
+def _plan_parser(sub: argparse._SubParsersAction) -> None:
+    plan = sub.add_parser("plan", parents=[_connection_options(True, ("cluster",))],
+                          help="the fewest disruptions that make a pending pod, gang or request fit",
+                          description="Plan the fewest pod disruptions after which a pending pod (its gang, if it "
+                                      "belongs to one) or a hypothetical request fits, under the cluster's policy; "
+                                      "each moved pod with where it goes again. --apply evicts through the "
+                                      "Eviction API and follows until the target is bound.",
+                          epilog=PLAN_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    plan.add_argument("pod", nargs="?", metavar="POD", help="a pending pod: NAME (with -n) or NAMESPACE/NAME")
+    plan.add_argument("--gpus", type=t.int_range(1, 1024), metavar="N", help="a hypothetical request of N GPUs per pod")
+    plan.add_argument("--pods", type=t.int_range(1, 10_000), metavar="K",
+                      help="with --gpus: K such pods, all or nothing (a gang); default 1")
+    plan.add_argument("--priority", type=int, default=0, help="with --gpus: the request's priority (default: 0)")
+    plan.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                      help="plan under this policy (default: the one the cluster schedules with)")
+    plan.add_argument("--bare", action="store_true", help="also consider bare pods (no controller recreates them)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--apply", action="store_true", help="apply the plan: evict, then follow until the target is bound")
+    plan.add_argument("--yes", action="store_true", help="confirm --apply")
+    plan.add_argument("--timeout", type=t.seconds, default=120.0, metavar="SECONDS",
+                      help="with --apply: how long to wait for the target to be bound (default: 120)")
+    plan.add_argument("--log", action="store_true", help="show the audit log of applied plans and exit")
+    plan.add_argument("--log-file", metavar="FILE",
+                      help="the audit log (default: $KUBEVIEW_PLAN_LOG, else ~/.local/state/kubeview/plans.sqlite)")
+    plan.set_defaults(command="plan")
 
 
 def _scene_overrides(group: argparse._ActionsContainer) -> None:
@@ -391,6 +427,7 @@ COMMANDS = {
     "tune": "kubeview.commands.tune",
     "preempt": "kubeview.commands.preempt",
     "serve": "kubeview.commands.serve",
+    "plan": "kubeview.commands.plan",
 }
 
 

@@ -29,6 +29,7 @@ from kubeview.cluster.local.controllers import (
 )
 from kubeview.cluster.local.gang_cycle import GangCycle
 from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, job_gang, pod_group_of
+from kubeview.cluster.local.eviction import nominated_load
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
@@ -59,6 +60,8 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
+        self.budgets: dict[Key, dict] = {}  # PodDisruptionBudgets, for the Eviction API (local/eviction.py)
+        self.nominated: dict[Key, str] = {}  # pending pods with status.nominatedNodeName (local/eviction.py)
         self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE,)}
         self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
         self._seq: dict[tuple[str, Key], int] = {}
@@ -425,7 +428,7 @@ class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
             if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
                 continue
             fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
-            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties)
+            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties, nominated_load(self, pod))
             if decision.node is not None:
                 self._bind(pod, decision.node)
                 bound_any = True

@@ -52,6 +52,8 @@ class PackingScreen(ClusterScreen):
         Binding("left_square_bracket", "bias(-1)", "Bias -1", show=False, id="packing.bias_down",
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
+        Binding("P", "plan", "Plan", id="packing.plan",
+                tooltip="The fewest disruptions that make the picked pod or request fit (apply asks first)"),
         # Tab cycles the boxes on screen (policy, weights, pod picker, what-if table), never the prompt
         Binding("tab", "app.focus_next", "Next box", id="packing.next_box",
                 tooltip="Move to the next box: policy, weights, pod picker, what-if table"),
@@ -268,6 +270,11 @@ class PackingScreen(ClusterScreen):
 
     def action_reset(self) -> None:
         self._set_edited(self.kv.packing_live or PackingConfig())
+
+    def action_plan(self) -> None:
+        from kubeview.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(pod_key=self.pod_key, gpus=self.gpus))
 
     def action_apply(self) -> None:
         config = self._current()

@@ -37,7 +37,9 @@ def install_pod_detail(app: App) -> PodDetailScreen:
 class PodDetailScreen(ClusterScreen):
     SCREEN_TITLE = "Pod"
     FILTERABLE = False
-    BINDINGS = [Binding("escape", "back", "Back", id="pod.back", tooltip="Back to the pods")]
+    BINDINGS = [Binding("escape", "back", "Back", id="pod.back", tooltip="Back to the pods"),
+                Binding("P", "plan", "Plan", id="pod.plan",
+                        tooltip="A pending pod: the fewest disruptions that make it fit (apply asks first)")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -77,6 +79,11 @@ class PodDetailScreen(ClusterScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_plan(self) -> None:
+        from kubeview.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(pod_key=self.key))
 
 
 def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:
