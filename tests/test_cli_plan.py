@@ -18,14 +18,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys):
 
 def test_demo_train_c_one_move_plan_applied_and_logged(capsys, tmp_path):
     log = str(tmp_path / "plans.sqlite")
-    assert main(["--demo", "plan", "training/train-c", "--json"]) == 1  # its neighbours are bare pods
+    assert main(["--demo", "plan", "training/train-c", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert not doc["found"] and any("bare pod" in n for n in doc["notes"])
-    assert main(["--demo", "plan", "training/train-c", "--bare", "--apply", "--yes", "--log-file", log,
+    # one move, a pod its ReplicaSet recreates; the bare pods (inference/embed, ...) are left alone
+    assert doc["found"] and len(doc["moves"]) == 1 and any("bare pod" in n for n in doc["notes"])
+    assert main(["--demo", "plan", "training/train-c", "--apply", "--yes", "--log-file", log,
                  "--timeout", "60"]) == 0
     out = capsys.readouterr().out
     evictions = [line for line in out.splitlines() if line.strip().startswith("evict ")]
-    assert len(evictions) == 1 and "bare" in evictions[0]
+    assert len(evictions) == 1 and "ReplicaSet/train-workers" in evictions[0]
     assert "bound: training/train-c on " in out
     assert main(["plan", "--log", "--log-file", log, "--json"]) == 0
     [entry] = json.loads(capsys.readouterr().out)

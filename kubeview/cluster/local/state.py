@@ -27,9 +27,9 @@ from kubeview.cluster.local.controllers import (
     reconcile_deployment,
     reconcile_replicaset,
 )
+from kubeview.cluster.local.eviction import nominated_load
 from kubeview.cluster.local.gang_cycle import GangCycle
 from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, job_gang, pod_group_of
-from kubeview.cluster.local.eviction import nominated_load
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
