@@ -7,7 +7,8 @@ checked in under `manifests/render/` for GitOps) is exactly what `kubeview --ren
 - the workload: ConfigMap (the scene), Secret (the consumers' token), producer Deployment and Service
   (`tasks` TCP port for consumers, `status` HTTP port), consumer ReplicaSet;
 - RBAC for kubeview itself, for an administrator to apply: read nodes, pods and workloads
-  cluster-wide, get/patch `scale` in the render namespace, and what `kubeview --render` needs there
+  cluster-wide (and PodDisruptionBudgets, for plans), an unbound ClusterRole `kubeview-plan` for those
+  who may apply plans (evict, nominate), get/patch `scale` in the render namespace, and what `kubeview --render` needs there
   (server-side apply and delete of the objects above by name, get on the producer's service proxy).
 
 Containers run as a non-root user with a read-only root filesystem, no capabilities and no
@@ -136,6 +137,15 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+    # `kubeview plan` reads the budgets a plan must respect (kube/evict.py)
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
+]
+# `kubeview plan --apply`: evictions (the API server enforces PDBs) and the target's nomination. Cluster-wide
+# by nature (a plan may move a pod of any namespace), so this ClusterRole ships unbound: an administrator
+# binds it to the people who may apply plans; kubeview's ServiceAccount never holds it.
+PLAN_RULES: list[Obj] = [
+    {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
 ]
 SCALE_RULES: list[Obj] = [
     {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],
@@ -165,6 +175,8 @@ def rbac_objects(namespace: str) -> list[Obj]:
         {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": _meta(f"kubeview-read-{namespace}", None, "rbac"),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubeview-read"},
          "subjects": subject},
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": _meta("kubeview-plan", None, "rbac"),
+         "rules": PLAN_RULES},
     ]
     for role, rules in (("kubeview-scale", SCALE_RULES), ("kubeview-render", RENDER_RULES)):
         out.append({"apiVersion": rbac, "kind": "Role", "metadata": _meta(role, namespace, "rbac"), "rules": rules})

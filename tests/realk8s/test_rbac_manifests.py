@@ -158,3 +158,24 @@ def test_read_account_scales_and_patches_jobs_through_kubeview(plane: Plane, cor
             source.set_parallelism("default", "rbac-job", 3)
     finally:
         source.close()
+
+
+def test_plan_role_evicts_and_nominates_only_once_bound(plane: Plane, authz, applied) -> None:  # noqa: ARG001
+    """`kubeview plan` reads PodDisruptionBudgets with the read role; applying a plan takes the shipped
+    but unbound ClusterRole `kubeview-plan`: the read account cannot evict, an account bound to it can
+    evict and nominate in any namespace, and nothing more (no delete, no pod writes beyond status)."""
+    budgets = [Ask("list", "poddisruptionbudgets", "policy"), Ask("watch", "poddisruptionbudgets", "policy")]
+    assert _denied(authz, RENDER_NS, READ_SA, budgets) == []
+    apply = [Ask("create", "pods/eviction", namespace="default"), Ask("patch", "pods/status", namespace="team-a")]
+    assert _granted(authz, RENDER_NS, READ_SA, apply) == []
+    plane.kubectl("create", "serviceaccount", "planner", "-n", RENDER_NS, check=False)
+    plane.kubectl("create", "clusterrolebinding", "kubeview-plan-planner", "--clusterrole=kubeview-plan",
+                  f"--serviceaccount={RENDER_NS}:planner")
+    try:
+        assert _denied(authz, RENDER_NS, "planner", apply) == []
+        more = [Ask("delete", "pods", namespace="default"), Ask("update", "pods", namespace="default"),
+                Ask("create", "pods", namespace="default"), Ask("get", "secrets", namespace="default")]
+        assert _granted(authz, RENDER_NS, "planner", more) == []
+    finally:
+        plane.kubectl("delete", "clusterrolebinding", "kubeview-plan-planner", check=False)
+        plane.kubectl("delete", "serviceaccount", "planner", "-n", RENDER_NS, check=False)

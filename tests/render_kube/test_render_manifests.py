@@ -37,7 +37,7 @@ def pod_specs(objs: list[dict]) -> list[dict]:
 def test_every_document_is_an_object(capsys: pytest.CaptureFixture[str]) -> None:
     objs = render(capsys, "three-spheres")
     assert [o["kind"] for o in objs] == [
-        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Role",
+        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Role", "RoleBinding", "Role",
         "RoleBinding", "ConfigMap", "Secret", "Service", "Deployment", "ReplicaSet"]
     for o in objs:
         assert o["apiVersion"] and o["kind"] and o["metadata"]["name"]
@@ -47,7 +47,7 @@ def test_every_document_is_an_object(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None:
     objs = render(capsys, "three-spheres", "--namespace", "render-a")
-    assert by_kind(objs, "ClusterRole")["rules"] == [
+    assert by_kind(objs, "ClusterRole", "kubeview-read")["rules"] == [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
@@ -59,7 +59,14 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
         {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
     ]
+    # applying plans: its own ClusterRole, bound to nobody by the manifests (an administrator decides who)
+    assert by_kind(objs, "ClusterRole", "kubeview-plan")["rules"] == [
+        {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
+    ]
+    assert all(b["roleRef"]["name"] != "kubeview-plan" for b in objs if b["kind"].endswith("Binding"))
     assert by_kind(objs, "Role", "kubeview-scale")["rules"] == [
         {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],
          "verbs": ["get", "patch"]},
