@@ -238,6 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="listen on a non-loopback address with neither --token-file nor --client-ca "
                           "(anyone who reaches it can change GPU placement)")
     ext.add_argument("--policy", default="pack", help="initial policy: pack, spread or balanced (default: pack)")
+    ext.add_argument("--scheduler-ignores", metavar="RES[,RES]", type=t.distinct_names, default=[],
+                     help="resources the scheduler configuration lists with ignoredByScheduler: true, the only ones "
+                          "the filter verb refuses nodes on (default: none; see docs/scheduler.md)")
     _extender_limit_options(ext)
     ext.set_defaults(command="extender")
 

@@ -110,8 +110,9 @@ def run(args: argparse.Namespace) -> int:
         binder = KubeBinder(source.api_client, source.server)
         pods_on = KubePodsOnNode(source.api_client)  # filter checks a refusal against the API first
     try:
+        ignores = getattr(args, "scheduler_ignores", None) or ()
         extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB,
-                            pods_on=pods_on)
+                            pods_on=pods_on, scheduler_ignores=ignores)
         server = ExtenderServer(extender, host, port, token=token, limits=limits, tls=tls)
     except ValueError as exc:  # a TLS file that cannot be used
         source.close()
@@ -144,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
     log.info("serving the kube-scheduler extender on %s (policy %s, cluster %s%s%s)", server.url, config.policy,
              source.title, ", PUT /config needs a token" if token else "",
              ", client certificates required" if tls is not None and tls.client_ca else "")
+    if ignores:
+        log.warning("--scheduler-ignores %s: kube-scheduler leaves these to the filter verb, which cannot count the "
+                    "pods kube-scheduler assumed but has not bound (a gang's earlier members in its pod-group cycle): "
+                    "gangs can be over-committed; use ignoredByScheduler: false (docs/scheduler.md)", ",".join(ignores))
     frozen = False
     try:
         while not stop.wait(0.5):

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -25,7 +25,7 @@ from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.errors import MustWait
-from kubeview.scheduling.evaluate import Placement, evaluate
+from kubeview.scheduling.evaluate import Placement, evaluate, resource_reason
 from kubeview.scheduling.feed import ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
@@ -50,19 +50,17 @@ class Evaluated:
     index: NodeIndex
     rows: np.ndarray  # request position -> placement row (-1: node unknown to the model)
     all_known: bool = True
-    _feasible: np.ndarray | None = None
 
     @property
     def known(self) -> np.ndarray:
         return self.rows >= 0
 
-    def feasible(self) -> np.ndarray:
-        """Per requested node: passes. Nodes the model does not know pass (kube-scheduler's own filters
-        checked them; refusing them would make pods unschedulable whenever the watch lags)."""
-        if self._feasible is None:
-            taken = self.placement.feasible[self.rows]
-            self._feasible = taken if self.all_known else np.where(self.known, taken, True)
-        return self._feasible
+    def refused(self, reasons: frozenset[str]) -> np.ndarray:
+        """Per requested node: fails one of `reasons` in our view (nodes the model does not know pass)."""
+        ks = [k for k, name in enumerate(self.placement.reason_names) if name in reasons]
+        if not ks:
+            return np.zeros(len(self.rows), dtype=bool)
+        return self.placement.failed[ks][:, self.rows].any(axis=0) & self.known
 
     def fit_scores(self) -> np.ndarray:
         """Per requested node, its score as if the pod fits there (a fresh array; 0 for nodes the model
@@ -112,8 +110,15 @@ class Extender:
                  clock: Callable[[], float] = time.monotonic,
                  binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25,
                  node_cache_bytes: int = DEFAULT_MAX_BYTES,
-                 pods_on: Callable[[str], set[str] | None] | None = None) -> None:
+                 pods_on: Callable[[str], set[str] | None] | None = None,
+                 scheduler_ignores: Iterable[str] = ()) -> None:
         self.feed = feed
+        # The filter verb refuses a node only on what kube-scheduler does not check itself: the
+        # resources its configuration lists with `ignoredByScheduler: true`. Everything else its own
+        # filters (NodeResourcesFit over its cache: assumed pods, a gang's members placed earlier in
+        # the cycle, deletions) have already passed, from a view at least as fresh as our watch.
+        self.scheduler_ignores = tuple(sorted(set(scheduler_ignores)))
+        self._refusable = frozenset(resource_reason(r) for r in self.scheduler_ignores)
         self._config = config or PackingConfig()
         self._config_lock = threading.Lock()
         self.assumed = AssumedPods(ttl=assumed_ttl, clock=clock)
@@ -253,11 +258,7 @@ class Extender:
         as the watch, and kube-scheduler, whose informer may be ahead, does not ask again for a pod
         it was refused until some later event: a refusal based on a pod already gone could strand it.
         MustWait when `may_wait` is false (the API calls must not run on the server's loop)."""
-        resolvable = ~ev.feasible() & ev.known
-        if not resolvable.any():
-            return {}
-        hard = ev.placement.unresolvable()[ev.rows]
-        positions = np.flatnonzero(resolvable & ~hard)
+        positions = np.flatnonzero(ev.refused(self._refusable))
         if not positions.size:
             return {}
         if not may_wait:
@@ -275,7 +276,7 @@ class Extender:
 
     def filter(self, body: bytes, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
-        if self.pods_on is not None and self.catch_up > 0:
+        if self.pods_on is not None and self.catch_up > 0 and self._refusable:
             stale = self._stale_refusals(ev, may_wait)
             if stale:
                 # the API server no longer has pods our watch still counts there (kube-scheduler,
@@ -288,16 +289,12 @@ class Extender:
                 self._last = None
                 ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
         self.count("filter")
-        passed = ev.feasible()
+        passed = ~ev.refused(self._refusable)
         failing = np.flatnonzero(~passed)
         failed: dict[str, str] = {}
-        unresolvable: dict[str, str] = {}
         if failing.size:
-            rows = ev.rows[failing]
-            texts = ev.placement.reason_texts(rows)
-            hard = ev.placement.unresolvable()[rows].tolist()
-            for name, text, is_hard in zip(ev.args.names_at(failing), texts, hard, strict=True):
-                (unresolvable if is_hard else failed)[name] = text
+            texts = ev.placement.reason_texts(ev.rows[failing])
+            failed = dict(zip(ev.args.names_at(failing), texts, strict=True))
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
         self._prioritize_expected = len(passed) - failing.size > 1
@@ -306,7 +303,7 @@ class Extender:
             if ok.size == 1:
                 self._predict(ev, int(ev.rows[ok[0]]))
         self.metrics.assumed.set(len(self.assumed))
-        return filter_reply(ev.args, passed, failed, unresolvable)
+        return filter_reply(ev.args, passed, failed, {})
 
     def prioritize(self, body: bytes, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=False, may_wait=may_wait)
@@ -365,6 +362,7 @@ class Extender:
             counters = dict(self.counters)
         return {
             "config": self._config.to_dict(),
+            "scheduler_ignores": list(self.scheduler_ignores),  # the resources the filter verb checks
             "counters": counters,
             "latency": self.metrics.latency(),
             "assumed": self.assumed.snapshot(),

@@ -49,7 +49,8 @@ def test_extender_process_scores_from_the_watched_cluster(kube_api, tmp_path: Pa
     token_file.write_text("tok\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubeview", "extender", "--listen", "127.0.0.1:0", "--kubeconfig",
-         str(kube_api.kubeconfig), "--token-file", str(token_file), "--policy", "pack"],
+         str(kube_api.kubeconfig), "--token-file", str(token_file), "--policy", "pack",
+         "--scheduler-ignores", "nvidia.com/gpu"],  # the filter below refuses on GPUs only with it
         cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     )
     try:
@@ -78,6 +79,7 @@ def test_extender_process_scores_from_the_watched_cluster(kube_api, tmp_path: Pa
         assert proc.wait(timeout=15) == 0
         log = proc.stderr.read()
         assert "packing config changed by 127.0.0.1" in log and "'policy': 'spread'" in log
+        assert "--scheduler-ignores nvidia.com/gpu: kube-scheduler leaves these to the filter verb" in log
     finally:
         if proc.poll() is None:
             proc.kill()

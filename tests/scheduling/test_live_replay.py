@@ -104,6 +104,9 @@ def test_every_recorded_answer_lets_all_three_pods_fit(mode: str) -> None:
         if rec["path"] == "/filter":
             passed = reply["NodeNames"] if args["NodeNames"] is not None else [n["metadata"]["name"] for n in reply["Nodes"]["items"]]
             assert passed == room, f"{where}: passed {passed}, failed {reply['FailedNodes']}"
+            # ignoredByScheduler: false: kube-scheduler's NodeResourcesFit had already left out every node
+            # without room, so the filter has nothing to refuse (docs/scheduler.md, "The filter verb")
+            assert names == room, f"{where}: kube-scheduler sent {names}, room on {room}"
         else:
             scores = {h["Host"]: h["Score"] for h in reply}
             top = max(scores.values())

@@ -57,18 +57,18 @@ def test_shipped_configuration_packs_1_1_2_every_run(tmp_path, cache: bool) -> N
         rig.stop()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known defect, open (docs/scheduler.md 'Known defect: the filter verb on a stale view'): with filterVerb the "
-    "extender can refuse an emptied node while the previous run's pods are still terminating; the real v1.37.2 "
-    "kube-scheduler reproduced it at run 42 of 50, and it fails here in about 1 of 3 loaded runs. The shipped "
-    "configuration (prioritize + bind) is judged on the real scheduler in tests/realk8s"))
 def test_the_captures_configuration_packs_too(tmp_path) -> None:
     """filter + prioritize, weight 1, no bind (what the live captures ran): decisive scores and the
-    ledger's predictions, followed by the watch, pack it as well."""
+    ledger's predictions, followed by the watch, pack it as well. GPUs are kube-scheduler's to check
+    (ignoredByScheduler: false), so the filter refuses no node: while the previous run's pods are
+    still terminating in kubeview's watch, an emptied node is not refused (docs/scheduler.md, "The
+    filter verb"); before, this stranded the 2-GPU pod in about 1 of 3 loaded runs."""
     rig = Rig.start(tmp_path, scheduler_config(RECORDED, True), seed=1402)
     try:
         _story(rig, max(RUNS // 2, 20), "rec-r")
         assert not rig.scheduler.errors
+        filters = [c for c in rig.scheduler.log if c["verb"] == "filter"]
+        assert filters and all(not c["reply"].get("FailedNodes") for c in filters), "a node was refused"
     finally:
         rig.stop()
 
