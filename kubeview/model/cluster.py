@@ -24,7 +24,7 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
-from kubeview.model.gcpause import gc_paused
+from kubeview.model.gcpause import BULK, gc_paused
 from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
 from kubeview.model.job_store import JobStore
 from kubeview.model.kube_events import EventLog, EventView
@@ -125,7 +125,8 @@ class ClusterModel:
         return False
 
     def _apply_listed(self, event: Listed) -> bool:
-        with gc_paused():  # thousands of new objects at once; none of them cyclic
+        # thousands of new objects at once, none of them cyclic, most of them long-lived
+        with gc_paused(keep=len(event.objects) >= BULK):
             return self._apply_listed_now(event)
 
     def _apply_listed_now(self, event: Listed) -> bool:
