@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
-from kubeview.model.dra import DRA_KINDS
+from kubeview.model.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gcpause import BULK, gc_paused
@@ -109,7 +109,7 @@ class ClusterModel:
             return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
         if kind == "Event":
             return self.events.delete(obj) if deleted else self.events.put(obj)
-        if kind in DRA_KINDS:
+        if kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             return self.gpus.apply(kind, event.type, obj)
         if kind in WORKLOAD_KINDS:
             meta = obj.get("metadata") or {}
@@ -152,7 +152,7 @@ class ClusterModel:
                 self.workloads[view.key] = view
         elif kind == "Event":
             self.events.replace(event.objects)
-        elif kind in DRA_KINDS:
+        elif kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             self.gpus.replace(kind, event.objects)
         else:
             return False
