@@ -136,7 +136,7 @@ class TaintRuleView:
     def matches(self, device: Device) -> bool:
         if self.selector is None:
             return False
-        return all(want is None or want == have for want, have in zip(self.selector, device.key))
+        return all(want is None or want == have for want, have in zip(self.selector, device.key, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +238,7 @@ class ClaimView:
                         for r in raw_results)
         shares = tuple(Share(request, key, bool(r.get("adminAccess")), r.get("shareID"),
                              {k: _amount(k, v) for k, v in (r.get("consumedCapacity") or {}).items()})
-                       for (request, key), r in zip(results, raw_results)
+                       for (request, key), r in zip(results, raw_results, strict=True)
                        if r.get("adminAccess") or r.get("shareID") or r.get("consumedCapacity"))
         owner = next((ref.get("name") for ref in meta.get("ownerReferences") or ()
                       if ref.get("kind") == "Pod" and ref.get("controller")), None)
