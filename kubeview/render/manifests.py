@@ -130,6 +130,10 @@ READ_RULES: list[Obj] = [
     # the GPU ledger's DRA kinds (kube/dra.py); without them a 1.34+ cluster showed no DRA GPUs
     {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceclaims", "resourceslices"],
      "verbs": ["get", "list", "watch"]},
+    # read only, where served: DeviceTaintRules (tainted devices are not free) and upstream's pool status
+    # answers to compare with (kubeview never creates a ResourcePoolStatusRequest)
+    {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
+     "verbs": ["list", "watch"]},
 ]
 SCALE_RULES: list[Obj] = [
     {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],
