@@ -24,7 +24,8 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
 
-SCHEMA_VERSION = 2  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
+SCHEMA_VERSION = 3  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
+# 3 (#27): a tainted DRA device (NoSchedule/NoExecute) is no longer free: `dra.devices[].state` "tainted"
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 

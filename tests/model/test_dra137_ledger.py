@@ -110,3 +110,34 @@ def test_counters_used_up_are_a_difference_with_its_cause() -> None:
     answer = PoolAnswer("r", "d", None, True, "t", None, 1, {("d", "p"): UpstreamPool("n", 4, 1, 3, 0, None)})
     [diff] = compare(ours, {"r": answer})
     assert (diff.what, diff.ours, diff.upstream) == ("available", 1, 3) and "shared counters" in diff.why
+
+
+def test_snapshot_carries_taints_shares_admin_alternatives_and_pool_status() -> None:
+    from kubeview.model.schema_check import validate
+    from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot
+
+    m = model("pool-status")
+    m.apply(Listed("ResourcePoolStatusRequest", [json.loads((REC / "pool-status" / "resourcepoolstatusrequest.json")
+                                                            .read_text())]))
+    doc = json.loads(json.dumps(build_snapshot(m)))
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    dra = doc["dra"]
+    devices = {d["name"]: d for d in dra["devices"]}
+    assert devices["gpu-1"]["state"] == "tainted"
+    assert devices["gpu-2"]["taints"] == [{"key": "kubeview.test/drain", "value": "", "effect": "NoSchedule",
+                                           "rule": "dra137-pool-drain"}]
+    assert devices["gpu-s"]["shared"] and devices["gpu-s"]["consumed"] == {"memory": 10 * 2**30}
+    assert [s["claim"]["name"] for s in devices["gpu-s"]["shares"]] == ["pool-b"]
+    assert {(d["field"], d["kubeview"], d["upstream"]) for d in dra["poolStatus"]["differences"]} == {
+        ("allocated", 2, 1), ("available", 0, 1)}
+    assert dra["poolStatus"]["requests"][0]["answered"] is True
+
+    placed = json.loads(json.dumps(build_snapshot(model("placed"))))
+    assert validate(placed, SNAPSHOT_SCHEMA) == []
+    claims = {c["name"]: c for c in placed["dra"]["claims"]}
+    assert claims["prio-a"]["requests"][0]["chosen"] == "shared"
+    assert claims["prio-a"]["requests"][0]["firstAvailable"] == ["two-whole", "shared"]
+    assert claims["admin-a"]["devices"][0]["adminAccess"] is True
+    assert {d["name"]: d["adminClaims"] for d in placed["dra"]["devices"]}["gpu-0"] == [
+        {"namespace": "dra137-admin", "name": "admin-a"}]
+    assert placed["dra"]["poolStatus"] == {"requests": [], "differences": []}
