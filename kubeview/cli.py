@@ -31,10 +31,12 @@ examples:
   kubeview --demo                           the local cluster in the README's screenshots' state
   kubeview --render spheres --headless      render a bundled scene on the local cluster, print progress
   kubeview snapshot --json                  the cluster's allocation as one JSON document
+  kubeview fit gang.yaml                    would this gang (or Pod, Deployment, Job) fit now, and where
   kubeview preempt gpu-node-1               the demo's Indexed Job survives a preempted node, headless
   kubeview extender --listen 127.0.0.1:8888 serve the GPU-packing scheduler extender
   kubeview tune three-spheres --headless    find the fastest replicas / cpu / task size (Optuna)
   kubeview bench model                      model throughput on a synthetic 5,000-node cluster
+  kubeview serve -- --demo                  the TUI in web browsers, on http://127.0.0.1:8000/
 """
 
 
@@ -174,10 +176,16 @@ def _extender_limit_options(ext: argparse.ArgumentParser) -> None:
                      help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
 
 
+def _prog() -> str:
+    """`kubectl kubeview` when kubectl ran the plugin (kubectl-kubeview), so errors and --help name
+    what the user typed."""
+    return "kubectl kubeview" if os.path.basename(sys.argv[0]) == "kubectl-kubeview" else "kubeview"
+
+
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_options()
     parser = _Parser(
-        prog="kubeview",
+        prog=_prog(),
         description=DESCRIPTION,
         epilog=EPILOG,
         parents=[conn],
@@ -210,6 +218,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="kube-state-metrics-named series in Prometheus text format")
     snap.set_defaults(command="snapshot")
 
+    fit = sub.add_parser("fit", parents=[_connection_options(True, ("cluster",))],
+                         help="would a Pod, Deployment, Job or gang manifest fit now, and where",
+                         description="Would the pods of MANIFEST fit on the cluster now, where (one placement), and "
+                                     "why not, without applying it. A gang (pods of a PodGroup, a Job with "
+                                     "spec.scheduling) is placed all or nothing, as kube-scheduler does. Exit 0: "
+                                     "it fits; 1: it does not (or the cluster could not be read); 2: bad input.")
+    fit.add_argument("manifest", metavar="MANIFEST", help="YAML or JSON file, one or more documents ('-' for stdin)")
+    fit.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    fit.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                     help="score nodes with this policy (default: the embedded scheduler's, else spread)")
+    fit.set_defaults(command="fit")
+
     ext = sub.add_parser("extender", parents=[_connection_options(True, ("cluster",))], help="serve the kube-scheduler extender (GPU packing)",
                          description="Serve kube-scheduler's extender API (filter, prioritize) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
@@ -223,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (not tests)",
                            description="Benchmarks: each prints its figures and the targets they are judged by.")
-    bench.add_argument("what", choices=["model", "scheduler", "tui", "render"], help="what to measure")
+    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan"], help="what to measure")
     bench.add_argument("scenarios", nargs="?", help="scheduler: scenarios YAML (default: the bundled one)")
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -248,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(command="bench")
 
     _tune_parser(sub)
+    _serve_parser(sub)
     pre = sub.add_parser("preempt", help="demo: preempt a node under the demo's Indexed Job, headless",
                          description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
                                      "mid-way, and show that every index succeeds exactly once.")
@@ -260,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("--json", action="store_true", help="print the outcome as JSON")
     pre.set_defaults(command="preempt")
 
+    _plan_parser(sub)
     man = sub.add_parser("render-manifests", help="print the YAML that runs a render on a real cluster",
                          description="Print Namespace, ConfigMap, Secret, producer and consumers, RBAC: "
                                      "ready for `kubectl apply -f -`.")
@@ -273,6 +295,62 @@ def build_parser() -> argparse.ArgumentParser:
     _scene_overrides(man)
     man.set_defaults(command="render-manifests")
     return parser
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    srv = sub.add_parser(
+        "serve", help="serve the TUI to web browsers, one kubeview per session",
+        description="Serve the TUI to web browsers (textual-serve): each browser session runs its own\n"
+                    "kubeview with the options after --. Listens on 127.0.0.1 unless --host says otherwise;\n"
+                    "any other address needs --token-file (browsers open /?token=TOKEN).",
+        epilog="examples:\n  kubeview serve -- --demo\n  kubeview serve --port 8080 -- --context lab\n"
+               "  kubeview serve --host 0.0.0.0 --token-file token.txt -- --context lab")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    srv.add_argument("--port", type=t.int_range(1, 65535), default=8000, help="port (default: 8000)")
+    srv.add_argument("--token-file", metavar="FILE",
+                     help="browsers must present this file's token (needed off loopback)")
+    srv.add_argument("--max-sessions", type=t.int_range(1, 1000), default=4, metavar="N",
+                     help="browser sessions open at once, each a kubeview process (default: 4)")
+    srv.add_argument("--idle-timeout", type=t.seconds, default=1800.0, metavar="SECONDS",
+                     help="close a session with no input for this long (default: 1800)")
+    srv.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- KUBEVIEW-OPTIONS",
+                     help="options for each session's kubeview, e.g. -- --demo")
+    srv.set_defaults(command="serve")
+
+
+PLAN_EXIT_CODES = """exit codes:
+  0  a plan (or nothing to disrupt: it fits now); with --apply: applied and the target bound
+  1  no plan; or the plan needs more disruptions than a PodDisruptionBudget allows; or --apply did not
+     end with the target bound (an eviction refused, or the timeout)
+  2  bad input (unknown or bound pod, conflicting options)
+  3  the cluster could not be read"""
+
+
+def _plan_parser(sub: argparse._SubParsersAction) -> None:
+    plan = sub.add_parser("plan", parents=[_connection_options(True, ("cluster",))],
+                          help="the fewest disruptions that make a pending pod, gang or request fit",
+                          description="Plan the fewest pod disruptions after which a pending pod (its gang, if it "
+                                      "belongs to one) or a hypothetical request fits, under the cluster's policy; "
+                                      "each moved pod with where it goes again. --apply evicts through the "
+                                      "Eviction API and follows until the target is bound.",
+                          epilog=PLAN_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    plan.add_argument("pod", nargs="?", metavar="POD", help="a pending pod: NAME (with -n) or NAMESPACE/NAME")
+    plan.add_argument("--gpus", type=t.int_range(1, 1024), metavar="N", help="a hypothetical request of N GPUs per pod")
+    plan.add_argument("--pods", type=t.int_range(1, 10_000), metavar="K",
+                      help="with --gpus: K such pods, all or nothing (a gang); default 1")
+    plan.add_argument("--priority", type=int, default=0, help="with --gpus: the request's priority (default: 0)")
+    plan.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                      help="plan under this policy (default: the one the cluster schedules with)")
+    plan.add_argument("--bare", action="store_true", help="also consider bare pods (no controller recreates them)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--apply", action="store_true", help="apply the plan: evict, then follow until the target is bound")
+    plan.add_argument("--yes", action="store_true", help="confirm --apply")
+    plan.add_argument("--timeout", type=t.seconds, default=120.0, metavar="SECONDS",
+                      help="with --apply: how long to wait for the target to be bound (default: 120)")
+    plan.add_argument("--log", action="store_true", help="show the audit log of applied plans and exit")
+    plan.add_argument("--log-file", metavar="FILE",
+                      help="the audit log (default: $KUBEVIEW_PLAN_LOG, else ~/.local/state/kubeview/plans.sqlite)")
+    plan.set_defaults(command="plan")
 
 
 def _scene_overrides(group: argparse._ActionsContainer) -> None:
@@ -342,11 +420,14 @@ def _tune_parser(sub: argparse._SubParsersAction) -> None:
 COMMANDS = {
     "tui": "kubeview.commands.main",
     "snapshot": "kubeview.commands.snapshot",
+    "fit": "kubeview.commands.fit",
     "extender": "kubeview.commands.extender",
     "bench": "kubeview.commands.bench",
     "render-manifests": "kubeview.commands.render_manifests",
     "tune": "kubeview.commands.tune",
     "preempt": "kubeview.commands.preempt",
+    "serve": "kubeview.commands.serve",
+    "plan": "kubeview.commands.plan",
 }
 
 

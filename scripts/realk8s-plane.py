@@ -4,6 +4,8 @@
     python scripts/realk8s-plane.py                      # start, print the kubeconfig, wait for Ctrl-C
     python scripts/realk8s-plane.py --modes names,nodes -- --scenarios FILE
                                                          # run the bench once per extender mode, then stop
+    python scripts/realk8s-plane.py --gated -- kubeview/bench/scenarios/scheduler-gang-realk8s.yaml \
+        --schedulers default-scheduler               # gangs: the plane with 1.37's gang gates on
 
 The plane is the test fixture's (tests/realk8s/plane.py), so a figure measured here is measured on
 what the tests run against; tests/realk8s/bench_plane.py adds the second kube-scheduler with the
@@ -26,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.realk8s.bench_plane import CONTROLLERS, BenchPlane, cpu_table, latency_line  # noqa: E402
-from tests.realk8s.plane import Plane, bin_dir, missing_binaries  # noqa: E402
+from tests.realk8s.plane import GATED, GATED_APIS, Plane, bin_dir, missing_binaries  # noqa: E402
 from tests.realk8s.procs import DIRS, install_cleanup, stop_all  # noqa: E402
 
 MODES = {"names": True, "nodes": False}
@@ -37,6 +39,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", default="names", help="extender modes to run the bench in: names,nodes")
     parser.add_argument("--qps", type=float, default=1000.0, help="both schedulers' client QPS and burst")
+    parser.add_argument("--gated", action="store_true", help="the gated plane (the gated_plane fixture's): 1.37's "
+                        "gang and DRA gates on, scheduling.k8s.io/v1beta1 served, so gang workloads run")
     args = parser.parse_args(own)
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
@@ -49,7 +53,7 @@ def main(argv: list[str]) -> int:
     root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-bench-"))
     DIRS.append(root)
     started = time.monotonic()
-    plane = Plane(root, binaries)
+    plane = Plane(root, binaries, GATED, GATED_APIS) if args.gated else Plane(root, binaries)
     plane.controllers = CONTROLLERS
     plane.start()
     bench = BenchPlane(plane, {"qps": args.qps, "burst": int(args.qps)}).start(MODES[modes[0]])

@@ -12,6 +12,10 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         device-plugin and DRA GPU nodes (train-c asks for 2 GPUs and stays Pending although 4 are
         free, one per GPU node), 24 consumers at 1000m of which 3 are Pending for cpu, the DRA node
         dra-node-1 with its devices and claims, and the packing what-if for train-c under `pack`.
+        workloads-gangs, gang-detail, packing-gang: the demo's two gangs (#27) in the Workloads
+        screen's gangs table (Tab), vision/allreduce-workers' panel (2 × 2 GPUs, blocked by
+        fragmentation: its members' own words and the fit), and Packing's what-if of vision/etl-stages,
+        which does not fit under the live `spread` and fits whole under the edited `pack`.
     kubeview --demo --render screenshots/three-spheres.yaml --replicas 4 --cpu 400m -o screenshots/three-spheres.png
         render, render-finished: the same cluster, whose little cpu left takes 3 of the 4 consumers
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
@@ -20,6 +24,9 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
     kubeview tune three-spheres --trials 6 --replicas 1:4 --storage sqlite:///.screenshots-tune.db
         tune: a short study on the local cluster, finished: its trials, the best, the plots (the
         database is removed afterwards, so every run starts a fresh study).
+    kubeview serve -- --demo
+        browser.png: the Nodes screen in Debian's headless Chromium (1280x420), driven by Playwright
+        as tests/web/test_serve_browser.py drives it (needs /usr/bin/chromium).
 Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
 """
 
@@ -41,9 +48,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kubeview.cli import build_parser  # noqa: E402
+from kubeview.cluster.local.demo import DEMO_PENDING  # noqa: E402
 from kubeview.cluster.select import open_source  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
+from tests.web.serving import CHROMIUM, readable_terminal, serve, wait_text  # noqa: E402
 
 SIZES = ((160, 48), (80, 24))  # the README's set, and the smallest terminal kubeview supports
 DEMO = ["--demo"]
@@ -79,7 +88,7 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float, what: s
 async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None:
     """`kubeview --demo`: the cluster screens."""
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's 4 pending pods")
+        await wait_for(pilot, lambda: app.state.model.pending_count() == DEMO_PENDING, 30, "the demo's pending pods")
         await pilot.pause(1.5)  # one usage sample of the sleepers
         # pods: to the end, where the training pods are (train-c Pending) beside the last consumers
         for keys, name in ((("2", "G"), "pods"), (("3",), "workloads"), (("1",), "nodes")):
@@ -99,7 +108,28 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
         await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
         await pilot.pause(0.8)
         app.save_screenshot("packing.svg", str(out))
+        await shoot_gangs(app, pilot, out)
         await pilot.press("q")
+
+
+async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001
+    """The demo's gangs: the Workloads screen's gangs table, allreduce's panel, etl's what-if under pack
+    (the Packing screen's edited policy is pack already, from the shot before)."""
+    await pilot.press("3", "tab")
+    await pilot.pause(0.8)
+    app.save_screenshot("workloads-gangs.svg", str(out))
+    await pilot.press("enter")  # vision/allreduce-workers, the first gang
+    await pilot.pause(0.8)
+    app.save_screenshot("gang-detail.svg", str(out))
+    await pilot.press("escape", "4")
+    await pilot.pause(0.8)
+    picker = app.screen.query_one("#pod-picker")
+    picker.focus()
+    picker.highlighted = picker.get_option_index("gang|PodGroup|vision|etl-stages")
+    await pilot.press("enter")
+    app.screen.query_one("#whatif").focus()
+    await pilot.pause(0.8)
+    app.save_screenshot("packing-gang.svg", str(out))
 
 
 async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob, size: tuple[int, int]) -> None:
@@ -172,6 +202,26 @@ def run_tune(out: Path, size: tuple[int, int]) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def run_browser(out: Path) -> None:
+    """`kubeview serve -- --demo` in headless Chromium: the demo settled (4 pending), then the PNG."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="kubeview-screenshots-") as tmp:
+        served = serve(Path(tmp))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1280, "height": 420})
+                readable_terminal(page)
+                page.goto(served.url, wait_until="domcontentloaded")
+                wait_text(page, "4 pending", timeout=60)
+                page.wait_for_timeout(1500)  # one usage sample of the sleepers, as the SVGs wait
+                page.screenshot(path=str(out / "browser.png"))
+                browser.close()
+        finally:
+            served.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"),
@@ -179,7 +229,7 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
                         help="terminal sizes WxH, comma-separated (default: %(default)s); the first into --out, "
                              "the others into --out/WxH")
-    parser.add_argument("--only", default="demo,render,tune", help="which runs (default: %(default)s)")
+    parser.add_argument("--only", default="demo,render,tune,browser", help="which runs (default: %(default)s)")
     args = parser.parse_args()
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -198,6 +248,9 @@ def main() -> int:
             run_tune(where, (width, height))
         for svg in sorted(where.glob("*.svg")):
             print(svg)
+    if "browser" in only:
+        run_browser(out)
+        print(out / "browser.png")
     return 0
 
 

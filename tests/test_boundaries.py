@@ -24,6 +24,8 @@ RULES = [
     ("kubeview.cluster.kube", ["textual", "kubeview.cluster.local", "kubeview.tui"]),
     ("kubeview.cluster.prometheus", ["textual", "kubeview.cluster.kube", "kubeview.cluster.local", "kubeview.tui"]),
     ("renderer", ["textual", "kubeview"]),
+    # `kubeview serve` relays terminals: each session's TUI and cluster live in its own process
+    ("kubeview.web", ["textual", "kubernetes", "kubeview.cluster", "kubeview.tui"]),
 ]
 
 _PROBE = """

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-COMMANDS = [(), ("snapshot",), ("extender",), ("tune",), ("preempt",), ("render-manifests",), ("bench",)]
+COMMANDS = [(), ("snapshot",), ("extender",), ("tune",), ("preempt",), ("render-manifests",), ("bench",), ("serve",)]
 
 
 def help_lines(columns: int, *command: str) -> list[str]:

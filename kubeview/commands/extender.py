@@ -68,7 +68,8 @@ def _open_source(args: argparse.Namespace):
         from kubeview.cluster.kube.source import KubeSource
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
-                          namespace=getattr(args, "namespace", None), kinds=WATCHED)
+                          namespace=getattr(args, "namespace", None), kinds=WATCHED,
+                          gangs=False)  # scoring is per pod: the extender has no use for gangs
     from kubeview.cluster.local.source import LocalSource
 
     return LocalSource(getattr(args, "cluster", None))

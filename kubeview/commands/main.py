@@ -54,6 +54,12 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def served_to_a_browser() -> bool:
+    """`kubeview serve` runs each session's kubeview with stdout a pipe to textual-serve, which names
+    Textual's web driver in the environment: that pipe is a terminal in a browser, not a log."""
+    return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
+
+
 def run(args: argparse.Namespace) -> int:
     from kubeview.render.inputs import check_output, choose_scene
     from kubeview.render.local import RenderError
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from kubeview.cluster.select import open_source
 
-        headless = args.headless or not sys.stdout.isatty()
+        headless = args.headless or not (sys.stdout.isatty() or served_to_a_browser())
         try:
             # Events only feed the TUI's pod view; headless output never shows them
             source = open_source(args, events=not headless)

@@ -25,6 +25,7 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import KINDS, ConnectionState
 from kubeview.model.ksm import exposition
 from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.scheduling.config import PackingConfig
 
 SYNC_TIMEOUT = 30.0  # seconds to wait for the first list of every kind
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(SNAPSHOT_SCHEMA, indent=2))
         return 0
     try:
-        model = collect(args)
+        model, packing, _ = collect_packed(args)
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
         return 1
@@ -45,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "json", False):
             # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
-            text = json.dumps(build_snapshot(model), indent=2) if len(model.pods) <= 2000 else snapshot_json(model)
+            from kubeview.scheduling.gang_fit import waiting_fits
+
+            fits = waiting_fits(model, packing)
+            text = json.dumps(build_snapshot(model, gang_fits=fits), indent=2) if len(model.pods) <= 2000 \
+                else snapshot_json(model, gang_fits=fits)
             sys.stdout.write(text + "\n")
         elif getattr(args, "metrics", False):
             sys.stdout.write(exposition(model))
@@ -70,11 +75,19 @@ class _PipeConsole(Console):
 
 def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     """Open the source for `args`, apply its events until every kind is listed, close it."""
+    return collect_packed(args, timeout)[0]
+
+
+def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT,
+                   policy: str | None = None) -> tuple[ClusterModel, PackingConfig, str]:
+    """`collect`, and the packing the source schedules with (cluster/packing.py), read before it closes."""
+    from kubeview.cluster.packing import current_packing
     from kubeview.cluster.select import open_source
 
     source = open_source(args, events=False)
     try:
-        return sync(source, timeout)
+        model = sync(source, timeout)
+        return (model, *current_packing(source, policy))
     finally:
         source.close()
 

@@ -24,6 +24,8 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
+from kubeview.model.gang_messages import GANG_KINDS
+from kubeview.model.gangs import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
 from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
 from kubeview.model.job_store import JobStore
@@ -50,7 +52,9 @@ class ClusterModel:
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.no_events: str | None = None  # why there are none to show (e.g. listing them is forbidden)
+        self.no_gangs: str | None = None  # why some gang kinds are not shown (their lists were forbidden)
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/job_store.py)
+        self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs.py)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
@@ -78,10 +82,10 @@ class ClusterModel:
             self.usage.merge(event)
             changed = True
         elif isinstance(event, Scope):
-            changed = (event.title, event.namespace, event.partial, event.no_events) != (
-                self.title, self.display_namespace, self.partial, self.no_events)
+            changed = (event.title, event.namespace, event.partial, event.no_events, event.no_gangs) != (
+                self.title, self.display_namespace, self.partial, self.no_events, self.no_gangs)
             self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
-            self.no_events = event.no_events
+            self.no_events, self.no_gangs = event.no_events, event.no_gangs
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:
@@ -101,7 +105,8 @@ class ClusterModel:
         deleted = event.type == "DELETED"
         if kind == "Pod":
             in_job = self.jobs.delete_pod(obj) if deleted else self.jobs.put_pod(obj)
-            return (self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)) or in_job
+            in_gang = self.gangs.delete_pod(obj) if deleted else self.gangs.put_pod(obj)
+            return (self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)) or in_job or in_gang
         if kind == "Job":
             return self.jobs.delete_job(obj) if deleted else self.jobs.put_job(obj)
         if kind == "Node":
@@ -111,6 +116,8 @@ class ClusterModel:
             return self.events.delete(obj) if deleted else self.events.put(obj)
         if kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             return self.gpus.apply(kind, event.type, obj)
+        if kind in GANG_KINDS:
+            return self.gangs.apply(kind, event.type, obj)
         if kind in WORKLOAD_KINDS:
             meta = obj.get("metadata") or {}
             key = (kind, meta.get("namespace", ""), meta.get("name", ""))
@@ -135,6 +142,7 @@ class ClusterModel:
         if kind == "Pod":
             self._relist_pods(event.objects)
             self.jobs.relist_pods(event.objects)
+            self.gangs.relist_pods(event.objects)
         elif kind == "Job":
             self.jobs.relist_jobs(event.objects)
         elif kind == "Node":
@@ -154,6 +162,8 @@ class ClusterModel:
             self.events.replace(event.objects)
         elif kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             self.gpus.replace(kind, event.objects)
+        elif kind in GANG_KINDS:
+            self.gangs.replace(kind, event.objects)
         else:
             return False
         return True

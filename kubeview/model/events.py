@@ -43,12 +43,14 @@ class Scope:
     """What the source shows and counts: `title` for the header; `namespace` the one namespace whose
     pods are listed for display (None: all); `partial` why node figures miss some pods (None: they
     count every pod); `no_events` why recent Events are not shown (None: they are, or the source has
-    none). A source may send it again when its scope changes (e.g. a 403 narrows it)."""
+    none); `no_gangs` why some gang kinds are not shown (a 403 on their lists). A source may send it
+    again when its scope changes (e.g. a 403 narrows it)."""
 
     title: str
     namespace: str | None = None
     partial: str | None = None
     no_events: str | None = None
+    no_gangs: str | None = None
 
 
 SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from kubeview.model.allocation import GPU
@@ -18,6 +19,7 @@ from kubeview.model.dra_snapshot import DRA_SCHEMA, dra_doc
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
+from kubeview.model.snapshot_gangs import GANG_SCHEMA, gangs_doc
 from kubeview.model.snapshot_jobs import JOB_SCHEMA, jobs_doc
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
@@ -25,7 +27,8 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
 
 SCHEMA_VERSION = 3  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
-# 3 (#27): a tainted DRA device (NoSchedule/NoExecute) is no longer free: `dra.devices[].state` "tainted"
+# 3: `gangs` (#27: upstream, KAI, Kueue, Volcano groups, members and their fit), `cluster.noGangs`
+#    and (#27 DRA 1.37): a tainted DRA device (NoSchedule/NoExecute) is no longer free: `dra.devices[].state` "tainted"
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 
@@ -160,10 +163,10 @@ def _pods_json(model: ClusterModel) -> list[str]:
     return out
 
 
-def snapshot_json(model: ClusterModel, now: float | None = None) -> str:
+def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapping | None = None) -> str:
     """`json.dumps(build_snapshot(model), separators=(",", ":"))`, built fast for 150,000 pods."""
     with gc_paused():
-        doc = build_snapshot(model, now, pods=False, node_resources=False)
+        doc = build_snapshot(model, now, pods=False, node_resources=False, gang_fits=gang_fits)
         parts: list[str] = []
         for k, v in doc.items():  # one join at the end: the pods are most of 50 MB
             parts.append(("{" if not parts else ",") + json.dumps(k) + ":")
@@ -180,9 +183,11 @@ def snapshot_json(model: ClusterModel, now: float | None = None) -> str:
 
 
 def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool = True,
-                   node_resources: bool = True) -> dict:
+                   node_resources: bool = True, gang_fits: Mapping | None = None) -> dict:
     """The snapshot document of `model` (see SNAPSHOT_SCHEMA). `pods=False` leaves "pods" empty and
-    `node_resources=False` leaves out the nodes' last key, "resources" (snapshot_json adds both as text)."""
+    `node_resources=False` leaves out the nodes' last key, "resources" (snapshot_json adds both as text).
+    `gang_fits`: gang key -> (GangFit, policy) for the gangs whose fit the caller computed
+    (scheduling/gang_fit.py; see commands/snapshot.py)."""
     alloc = model.allocation()
     resources = alloc.resources
     usage = model.usage
@@ -242,6 +247,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "title": model.title,
             "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
             "partial": {"reason": model.partial} if model.partial else None,
+            "noGangs": model.no_gangs,
             "version": model.version,
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),
@@ -257,6 +263,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "pods": pod_docs,
         "workloads": workloads,
         "jobs": jobs_doc(model.jobs, model.display_namespace),
+        "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits),
         "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
     }
@@ -287,7 +294,7 @@ SNAPSHOT_SCHEMA: dict = {
     "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
     "type": "object",
     "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "jobs",
-                 "fragmentation", "dra"],
+                 "gangs", "fragmentation", "dra"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -298,6 +305,7 @@ SNAPSHOT_SCHEMA: dict = {
                                 "since": _TIME, "detail": _STR}),
             "partial": {"type": ["object", "null"], "properties": {"reason": _STR}, "required": ["reason"],
                         "description": "set when node figures do not count every pod (e.g. -n NAMESPACE)"},
+            "noGangs": {**_OPT_STR, "description": "why some gang kinds are not shown (their lists were refused)"},
             "version": _COUNT,
             "synced": {"type": "array", "items": _STR},
             "nodes": _COUNT,
@@ -313,6 +321,7 @@ SNAPSHOT_SCHEMA: dict = {
         "pods": {"type": "array", "items": {"$ref": "#/$defs/pod"}},
         "workloads": {"type": "array", "items": {"$ref": "#/$defs/workload"}},
         "jobs": {"type": "array", "items": {"$ref": "#/$defs/job"}},
+        "gangs": {"type": "array", "items": {"$ref": "#/$defs/gang"}},
         "fragmentation": {"$ref": "#/$defs/fragmentation"},
         "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
     },
@@ -359,6 +368,7 @@ SNAPSHOT_SCHEMA: dict = {
             "desired": _COUNT, "ready": _COUNT, "current": _COUNT, "available": _COUNT,
         }),
         "job": JOB_SCHEMA,
+        "gang": GANG_SCHEMA,
         "fragmentation": _obj({
             "resource": _STR,
             "freeTotal": _COUNT,

@@ -70,6 +70,7 @@ class PodView:
     claim_names: tuple[str, ...] = ()
     mapped: frozenset[str] = frozenset()
     pod_claims: tuple[str, ...] = ()  # spec.resourceClaims[].name: claims whose selectors kubeview does not evaluate
+    priority: int = 0  # spec.priority (admission resolves priorityClassName into it): who may disrupt whom
 
     @classmethod
     def from_api(cls, obj: dict) -> PodView:
@@ -129,6 +130,7 @@ class PodView:
             claim_names,
             mapped,
             pod_claims,
+            int(spec.get("priority") or 0),
         )
 
     @property

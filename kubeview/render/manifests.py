@@ -134,6 +134,12 @@ READ_RULES: list[Obj] = [
     # answers to compare with (kubeview never creates a ResourcePoolStatusRequest)
     {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
      "verbs": ["list", "watch"]},
+    # gangs (kube/gangs.py), each read only where discovery serves it: upstream Workload/PodGroup, KAI's
+    # PodGroup, Kueue's Workload, Volcano's PodGroup; a role without them leaves gangs out, never stops kubeview
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups", "workloads"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
 ]
 SCALE_RULES: list[Obj] = [
     {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],

@@ -13,13 +13,16 @@ import pytest
 from rich.console import Console
 
 from kubeview import cli
-from kubeview.cluster.local.demo import DEMO_POLICY
+from kubeview.cluster.local.demo import DEMO_PENDING, DEMO_POLICY, open_demo
 from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.select import open_source, wants_kube
 from kubeview.cluster.source import SourceError
 from kubeview.commands.snapshot import print_tables, sync
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.views import PodView
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.gang_fit import fit_gang
 
 NO_GPU = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, "
           "2 cannot allocate all claims, 3 Insufficient cpu.")
@@ -57,7 +60,7 @@ def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterMode
     assert len(consumers) == 24 and sum(p.phase == "Running" for p in consumers) == 21
     batch = [p for p in model.pending() if p.namespace == "batch"]
     assert len(batch) == 3 and {p.pending_reason for p in batch} == {NO_CPU}
-    assert model.pending_count() == 4
+    assert model.pending_count() == DEMO_PENDING == 4 + 5  # and the two gangs' members (test_demo_gang_*)
     assert (model.workloads[("ReplicaSet", "batch", "consumer")].ready,
             model.workloads[("ReplicaSet", "batch", "consumer")].desired) == (21, 24)
     assert model.workloads[("Deployment", "default", "web")].ready == 2  # something to scale
@@ -142,3 +145,51 @@ def test_snapshot_table_says_a_size_no_node_has_never_fits(demo: tuple[LocalSour
             for line in out.getvalue().splitlines() if line.count("│") == 3}
     assert rows["2"] == ["0", "2", "2"]
     assert rows["4"] == ["0", "0", "never fits"]
+
+
+def test_demo_gang_blocked_by_fragmentation(demo: tuple[LocalSource, ClusterModel]) -> None:
+    """vision/allreduce, 2 x 2 GPUs: 4 GPUs free in total, one per node; neither worker is bound, and the
+    group and its members say so in kube-scheduler 1.37's words."""
+    source, model = demo
+    workers = [model.pods[("vision", f"allreduce-{i}")] for i in range(2)]
+    assert [w.node for w in workers] == [None, None]
+    # the first fits nowhere; the cycle stops there, and the second, never tried, carries the group's words
+    assert [w.pending_reason for w in workers] == [NO_GPU, "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"]
+    (cond,) = source.get("PodGroup", "vision", "allreduce-workers")["status"]["conditions"]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("PodGroupInitiallyScheduled", "False", "Unschedulable")
+    frag = model.fragmentation(GPU)
+    assert (frag.free_total, frag.largest_fit) == (4, 1)  # enough in total, not on any one node
+    fit = fit_gang(model.allocation(), [PodView.from_api(source.get("Pod", "vision", f"allreduce-{i}"))
+                                        for i in range(2)], 2, source.packing)
+    assert not fit.fits and fit.room == 0
+
+
+def test_demo_gang_fits_under_pack() -> None:
+    """vision/etl (two 1-cpu readers, a 5-cpu writer, minCount 3) on the GPU nodes' spare cpu: under the
+    demo's `spread` the readers split and the writer fits nowhere, so none is bound; switched to `pack`,
+    the readers share a node and the whole gang binds at once."""
+    source = open_demo()
+    try:
+        names = ("etl-reader-0", "etl-reader-1", "etl-writer")
+        assert [source.get("Pod", "vision", n)["spec"].get("nodeName") for n in names] == [None] * 3
+        source.set_packing(PackingConfig(policy="pack"))
+        nodes = [source.get("Pod", "vision", n)["spec"].get("nodeName") for n in names]
+        assert nodes[0] == nodes[1] and nodes[2] not in (None, nodes[0]), nodes
+        (cond,) = source.get("PodGroup", "vision", "etl-stages")["status"]["conditions"]
+        assert (cond["status"], cond["reason"]) == ("True", "Scheduled")
+        assert all(source.get("Pod", "vision", f"allreduce-{i}")["spec"].get("nodeName") is None for i in range(2))
+    finally:
+        source.close()
+
+
+def test_snapshot_json_demo_says_why_each_gang_waits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubeview snapshot --json --demo`: both gangs waiting, with the fit that says why (fragmentation:
+    4 GPUs free, one per node; etl: room for 2 of 3 under spread, the GPU nodes saturated by cpu)."""
+    assert cli.main(["snapshot", "--json", "--demo"]) == 0
+    gangs = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gangs"]}
+    allreduce, etl = gangs["allreduce-workers"], gangs["etl-stages"]
+    assert (allreduce["state"], allreduce["fit"]["fits"], allreduce["fit"]["room"]) == ("waiting", False, 0)
+    assert allreduce["fit"]["summary"] == ("2 × 2 GPUs: room for 0 (largest free block per node: dra-mig-node-1 1, "
+                                           "dra-node-1 1, gpu-node-1 1, gpu-node-2 1)")
+    assert (etl["state"], etl["fit"]["room"], etl["fit"]["policy"]) == ("waiting", 2, "spread")
+    assert etl["fit"]["saturated"] == {"gpu-node-1": {"Insufficient cpu": 1}, "gpu-node-2": {"Insufficient cpu": 1}}

@@ -187,7 +187,8 @@ def test_scale_refusals_are_one_sentence(cluster: LocalCluster) -> None:
 def test_events_rebuild_the_same_model(cluster: LocalCluster) -> None:
     """A client that lists and then watches ends up where the cluster's own model is."""
     listed = cluster.snapshot()
-    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job", "StatefulSet"]
+    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job", "Workload", "PodGroup",
+                                        "StatefulSet"]
     assert all("kind" not in o for x in listed for o in x.objects)  # list items carry no kind
     cluster.events.clear()
     cluster.apply_workload(consumer_rs(24))
@@ -233,3 +234,23 @@ def test_pods_with_a_command_become_process_intents(cluster: LocalCluster) -> No
     assert cluster.get("Pod", *gone)["metadata"]["deletionTimestamp"]
     cluster.container_stopped(gone)
     assert cluster.get("Pod", *gone) is None
+
+
+def test_a_replicaset_adopts_matching_bare_pods_instead_of_doubling_them(cluster: LocalCluster) -> None:
+    """kube's ControllerRefManager: a bare pod whose labels match a new ReplicaSet's selector becomes
+    its own (the demo's train-a/train-b); a pod of another namespace or label, or with a controller
+    already, is left alone."""
+    def bare(name: str, namespace: str, app: str) -> dict:
+        return {"metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+                "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]}}
+    cluster.create_pod(bare("hand-made", "render", "consumer"))
+    cluster.create_pod(bare("other-ns", "default", "consumer"))
+    cluster.create_pod(bare("other-app", "render", "web"))
+    cluster.apply_workload(consumer_rs(2))
+    names = sorted(p["metadata"]["name"] for p in owned(cluster))
+    assert len(names) == 2 and "hand-made" in names  # adopted, and only one new pod
+    rs_uid = cluster.get("ReplicaSet", "render", "consumer")["metadata"]["uid"]
+    [ref] = cluster.get("Pod", "render", "hand-made")["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("ReplicaSet", rs_uid, True)
+    for ns, name in (("default", "other-ns"), ("render", "other-app")):
+        assert not cluster.get("Pod", ns, name)["metadata"].get("ownerReferences")

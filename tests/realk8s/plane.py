@@ -87,6 +87,7 @@ class Plane:
         self.controllers = "*,bootstrapsigner,tokencleaner"
         self.scheduler_config: dict = {}
         self.scheduler_port = 0
+        self.scheduler_flags: list[str] = []  # more kube-scheduler flags from the next (re)start on (e.g. -v=4)
         self._ssl = ssl.create_default_context(cafile=str(self.pki.ca.cert))
         admin = self.pki.clients["admin"]
         self._ssl.load_cert_chain(str(admin.cert), str(admin.key))
@@ -196,7 +197,8 @@ class Plane:
         self._spawn(name, [
             str(self.bin / "kube-scheduler"), f"--config={path}", "--bind-address=127.0.0.1",
             f"--secure-port={port}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / (name + '-certs')}", *self._gate_flags()])
+            f"--authorization-kubeconfig={kc}", f"--cert-dir={self.root / (name + '-certs')}", *self._gate_flags(),
+            *self.scheduler_flags])
         wait_until(lambda: self._ready(name, f"https://127.0.0.1:{port}/readyz", verify=False),
                    START_TIMEOUT, f"{name} /readyz")
         return port

@@ -1,7 +1,7 @@
 """Every shipped read role grants what the kube source actually reads (#24 item 0).
 
-The reads are not a hand-written list: the test runs `KubeSource` (all kinds, Events and the DRA
-kinds, cluster-wide and with -n) against the test API server serving the recorded DRA cluster and
+The reads are not a hand-written list: the test runs `KubeSource` (all kinds, Events, the DRA
+kinds and every gang API it knows, cluster-wide and with -n) against the test API server serving the recorded DRA cluster and
 turns each request it made into (group, resource, verb), as the API server's authorizer would.
 The roles checked are the static `manifests/render/00-namespace-rbac.yaml` and what
 `kubeview render-manifests` generates (`rbac_objects`). A real API server enforcing RBAC is the
@@ -10,6 +10,7 @@ real-Kubernetes test plane's job; the test API server does not enforce it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,9 @@ WATCHED = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/
            "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", "/api/v1/events", f"{DRA}/deviceclasses",
            f"{DRA}/resourceslices", f"{DRA}/resourceclaims"]
 IN_DEFAULT = [p.replace("/v1/", "/v1/namespaces/default/") for p in WATCHED[2:7]]
+# every gang API kube/gangs.py reads, served (the batch schedulers' discovery written from their CRDs)
+GANGS = {"scheduling.k8s.io/v1beta1": ("workloads", "podgroups"), "scheduling.run.ai/v2alpha2": ("podgroups",),
+         "kueue.x-k8s.io/v1beta2": ("workloads",), "scheduling.volcano.sh/v1beta1": ("podgroups",)}
 Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
 
 
@@ -50,8 +54,19 @@ def attributes(method: str, path: str, watch: bool) -> Grant | None:
     return group, resource, verb
 
 
+def serve_gangs(api: KubeAPI) -> None:
+    for gv, plurals in GANGS.items():
+        api.set_list(f"/apis/{gv}", json.dumps({"kind": "APIResourceList", "groupVersion": gv, "resources": [
+            {"name": p, "namespaced": True, "kind": "X", "verbs": ["get", "list", "watch"]} for p in plurals]}))
+        for p in plurals:
+            api.set_list(f"/apis/{gv}/{p}", json.dumps({"kind": "List", "metadata": {"resourceVersion": "1"},
+                                                        "items": []}))
+            api.script_watch(f"/apis/{gv}/{p}", WatchScript([], end="close"), WatchScript([], end="close"))
+
+
 def source_reads(api: KubeAPI, tmp_path: Path) -> set[Grant]:
     api.serve_recording("dra", lists={"/api/v1/pods": "pods.json"})
+    serve_gangs(api)
     api.set_list_fixture("/api/v1/events", "events.json")
     api.set_list_fixture("/api/v1/namespaces/default/events", "events.json")
     for namespace in (None, "default"):
@@ -77,6 +92,7 @@ def reads(kube_api: KubeAPI, tmp_path: Path) -> set[Grant]:
     assert {("resource.k8s.io", r, v) for r in ("deviceclasses", "resourceslices", "resourceclaims")
             for v in ("list", "watch")} <= got
     assert {("", "events", "list"), ("batch", "jobs", "watch")} <= got
+    assert {(gv.split("/")[0], p, v) for gv, plurals in GANGS.items() for p in plurals for v in ("list", "watch")} <= got
     return got
 
 

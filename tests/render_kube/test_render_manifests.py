@@ -57,6 +57,10 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
          "verbs": ["list", "watch"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups", "workloads"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     ]
     assert by_kind(objs, "Role", "kubeview-scale")["rules"] == [
         {"apiGroups": ["apps"], "resources": ["deployments/scale", "replicasets/scale", "statefulsets/scale"],

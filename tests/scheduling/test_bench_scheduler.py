@@ -42,7 +42,9 @@ TINY = """
 def test_bundled_scenarios() -> None:
     workloads = load()
     assert [(w.full_name, w.nodes) for w in workloads] == [
-        ("SchedulingBasic/500Nodes", 500), ("SchedulingBasic/5000Nodes", 5000), ("GPUPacking/5000Nodes", 5000)]
+        ("SchedulingBasic/500Nodes", 500), ("SchedulingBasic/5000Nodes", 5000), ("GPUPacking/5000Nodes", 5000),
+        ("GangScheduling/5000Nodes_Plain", 5000), ("GangScheduling/5000Nodes_Gangs4", 5000),
+        ("GangScheduling/5000Nodes_Gangs8", 5000)]
     measured = [op for op in workloads[2].ops if op.collect]
     assert [op.count for op in measured] == [2000] and len(measured[0].templates) == 3
 

@@ -7,6 +7,7 @@ import pytest
 from textual.widgets import Static
 from tui_helpers import run_async, settle, wait_for
 
+from kubeview.cluster.local.demo import DEMO_PENDING
 from kubeview.cluster.local.source import LocalSource
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.pod_detail import PodDetailScreen
@@ -30,7 +31,7 @@ def test_hanging_indent() -> None:
 async def test_pod_detail_messages_keep_their_indent(demo: LocalSource, size: tuple[int, int]) -> None:
     app = make_app(demo)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.state.model.pending_count() == 4, 30, "the demo's pending pods")
+        await wait_for(pilot, lambda: app.state.model.pending_count() == DEMO_PENDING, 30, "the demo's pending pods")
         await settle(pilot)
         await pilot.press("2", "slash", *"train-c", "enter", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PodDetailScreen), what="the pod's page")

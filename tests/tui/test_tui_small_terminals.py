@@ -16,6 +16,7 @@ from textual.widgets import OptionList
 from textual.widgets._footer import FooterKey
 from tui_helpers import run_async, settle, wait_for
 
+from kubeview.cluster.local.demo import DEMO_PENDING
 from kubeview.cluster.local.source import LocalSource
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.render import RenderScreen
@@ -30,7 +31,7 @@ async def demo_at(demo: LocalSource, size: tuple[int, int]) -> AsyncIterator:
     """The demo's app at `size`, its pending pods and Job listed: (app, pilot)."""
     app = make_app(demo)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.state.model.pending_count() == 4 and app.state.model.jobs.jobs, 30,
+        await wait_for(pilot, lambda: app.state.model.pending_count() == DEMO_PENDING and app.state.model.jobs.jobs, 30,
                        "the demo's pending pods and Job")
         await settle(pilot)
         yield app, pilot
@@ -70,10 +71,13 @@ async def test_footers_and_the_packing_picker_fit(demo: LocalSource, size: tuple
             assert "? Help" in words and "q Quit" in words, (key, words)
             if key == "4":
                 picker = app.screen.query_one("#pod-picker", OptionList)
-                await wait_for(pilot, lambda picker=picker: picker.option_count == 5, what="the picker")
+                await wait_for(pilot, lambda picker=picker: picker.option_count == 1 + DEMO_PENDING + 2,
+                               what="the picker: the hypothetical pod, the pending pods, the 2 waiting gangs")
                 await pilot.pause()
                 assert picker.virtual_size.height == picker.option_count  # one line each
-                assert picker.option_count <= picker.scrollable_content_region.height  # train-c in sight
+                # train-c in sight (the demo's gang members come after it; the list scrolls to them)
+                train_c = next(i for i in range(picker.option_count) if picker.get_option_at_index(i).id.endswith("/train-c"))
+                assert train_c < picker.scrollable_content_region.height, train_c
                 whatif = app.screen.query_one("#whatif", VirtualTable)
                 assert whatif.page_height >= 5, whatif.page_height
 

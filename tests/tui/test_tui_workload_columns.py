@@ -4,24 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from tui_helpers import run_async, settle, wait_for
+from tui_helpers import run_async, settle, under, wait_for
 
 from kubeview.cluster.local.source import LocalSource
 from kubeview.tui.app import make_app
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZES = [(160, 48), (100, 30), (80, 24)]
-
-
-def under(table: VirtualTable, line: str, column: str) -> str:
-    """What `line` shows in `column` (by the widths the table drew with)."""
-    x = 0
-    for c in table.columns:
-        w = table.width_of[c.key]
-        if c.key == column:
-            return line[x:x + w].strip()
-        x += w + 1
-    raise KeyError(column)
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from kubeview.model.events import KINDS
 from kubeview.tui.app import KubeviewApp
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 
 async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
@@ -74,3 +75,26 @@ def middle_cut(whole: str, shown: str) -> bool:
     head, cut, tail = shown.partition("…")
     return shown == whole or (bool(cut) and len(head) >= 4 and len(tail) >= 4 and whole.startswith(head)
                               and whole.endswith(tail))
+
+
+def under(table: VirtualTable, line: str, column: str) -> str:
+    """What `line` shows in `column` (by the widths the table drew with)."""
+    x = 0
+    for c in table.columns:
+        w = table.width_of[c.key]
+        if c.key == column:
+            return line[x:x + w].strip()
+        x += w + 1
+    raise KeyError(column)
+
+
+def gang_builders():  # noqa: ANN201 - a module
+    """tests/model/gang_builders.py (gang objects written from the published API types), which is not on
+    the path of the TUI tests."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("gang_builders", Path(__file__).parents[1] / "model" / "gang_builders.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module

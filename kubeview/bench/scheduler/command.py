@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from kubeview.bench.scheduler.extender import full_nodes, gpu_node, measure
-from kubeview.bench.scheduler.report import emit, latency_line, prediction_line, throughput_line
+from kubeview.bench.scheduler.report import emit, gang_lines, latency_line, prediction_line, throughput_line
 from kubeview.bench.scheduler.run import WorkloadResult, run_workload
 from kubeview.bench.scheduler.scenarios import ScenarioError, Workload, load, scaled
 
@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         say(throughput_line(result))
         if result.gpu:
             say("    GPU packing: " + ", ".join(f"{k}={v}" for k, v in result.gpu.items()))
+
+    for line in gang_lines(results):
+        say(line)
 
     say("extender: kube-scheduler's calls for one pod over loopback HTTP, shipped verbs (prioritize + bind)")
     latencies = [

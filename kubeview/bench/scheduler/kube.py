@@ -9,7 +9,11 @@ figures of every run after the first are also printed as a ratio to the first.
 
 Everything created carries the run's label (`kubeview.io/bench-run`) and the pods live in a
 namespace of the run's own, so cleanup is three calls (pods with grace 0, nodes by label, the
-namespace), made on the way out whatever happens, Ctrl-C and SIGTERM included. A cluster with nodes
+namespace), made on the way out whatever happens, Ctrl-C and SIGTERM included. Gang workloads
+(`createPodGroups`) need a cluster that serves scheduling.k8s.io/v1beta1 PodGroups (1.37 with the
+GenericWorkload gate on and the group version enabled); elsewhere they are skipped with a line saying
+so. Their groups are named per run of a workload (`gang-<run>-<i>`): a run never meets the groups of
+one before, deleted with its pods but held a while by their `podgroup-protection` finalizer. A cluster with nodes
 kubeview did not create is refused unless `--yes`: the bench's pods select only its own nodes, but
 other pods could be scheduled onto fake nodes that will never run them.
 """
@@ -17,6 +21,7 @@ other pods could be scheduled onto fake nodes that will never run them.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import signal
 import threading
@@ -42,13 +47,14 @@ from kubeview.bench.scheduler.kube_plan import (
     new_run_id,
 )
 from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
-from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_objects
+from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
 from kubeview.cluster.kube.config import Connection
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
 from kubeview.model.events import Listed, WatchEvent
 
 DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
+POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
 
 class BenchError(Exception):
@@ -142,6 +148,8 @@ class KubeBench:
         self.options = options
         self.say = say
         self.core = client.CoreV1Api(conn.api_client)
+        self.custom = client.CustomObjectsApi(conn.api_client)
+        self._group_runs = itertools.count()  # PodGroup name prefixes, one per run of a gang workload
         self.run_id = new_run_id()
         self.namespace = namespace_name(self.run_id)
         self.tally = PodTally()
@@ -155,6 +163,12 @@ class KubeBench:
     # -- the whole run -------------------------------------------------------------------------
     def run(self, workloads: list[Workload]) -> list[WorkloadResult]:
         self.preflight()
+        gangs = [w for w in workloads if w.has_groups]
+        if gangs and not self.serves_pod_groups():
+            self.say(f"skipping {len(gangs)} gang workload(s) ({', '.join(w.full_name for w in gangs)}): "
+                     f"{self.conn.title} serves no scheduling.k8s.io/v1beta1 podgroups (1.37: the GenericWorkload "
+                     "gate on in every component and --runtime-config=scheduling.k8s.io/v1beta1=true)")
+            workloads = [w for w in workloads if not w.has_groups]
         results: list[WorkloadResult] = []
         with _sigterm_as_interrupt():
             try:
@@ -186,17 +200,22 @@ class KubeBench:
         out: list[WorkloadResult] = []
         try:
             for index, scheduler in enumerate(self.options.schedulers):
-                result = WorkloadResult(f"{workload.full_name}/{scheduler}", None, 0, 0, 0, 0, 0.0)
+                result = WorkloadResult(f"{workload.full_name}/{scheduler}", None, 0, 0, 0, 0, 0.0,
+                                        gang_size=workload.gang_size)
                 pod_seq = node_seq = 0
                 created: list[str] = []  # pod names in creation order, for deletePods
+                groups = f"gang-{next(self._group_runs)}-"
                 for op in workload.ops:
+                    if op.opcode == "createPodGroups":
+                        self._all(self._create_pod_group, pod_group_objects(op, groups), "podgroups")
                     if op.opcode == "createNodes":
                         objs = node_objects(op, node_seq)
                         node_seq += op.count
                         if index == 0:
                             node_objs += self._create_nodes(objs)
                     elif op.opcode == "createPods":
-                        pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq)]
+                        pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq,
+                                                                                          group_prefix=groups)]
                         pod_seq += op.count
                         created += [p["metadata"]["name"] for p in pods]
                         self._place(pods, scheduler, result if op.collect else None)
@@ -209,6 +228,10 @@ class KubeBench:
                 result.gpu = gpu_packing(alloc) if alloc.nodes else {}
                 out.append(result)
                 self._delete_pods()
+                if workload.has_groups:
+                    self._call(f"Deleting the PodGroups in {self.namespace}",
+                               self.custom.delete_collection_namespaced_custom_object, *POD_GROUPS[:2],
+                               self.namespace, POD_GROUPS[2])
         finally:
             self._delete_nodes()
         return out
@@ -265,6 +288,20 @@ class KubeBench:
             result.measured_pods += len(names)
             result.scheduled += bound
             result.unschedulable += len(names) - bound
+
+    def serves_pod_groups(self) -> bool:
+        """Whether the API server serves scheduling.k8s.io/v1beta1 podgroups (discovery)."""
+        try:
+            data = self._call("Reading scheduling.k8s.io/v1beta1 discovery", self.custom.get_api_resources,
+                              *POD_GROUPS[:2])
+        except BenchError:
+            return False  # 404: the group version is off (and any other failure shows on the next call)
+        return any(r.get("name") == "podgroups" for r in json.loads(data).get("resources") or [])
+
+    def _create_pod_group(self, group: dict) -> None:
+        self._call(f"Creating PodGroup {self.namespace}/{group['metadata']['name']}",
+                   self.custom.create_namespaced_custom_object, *POD_GROUPS[:2], self.namespace, POD_GROUPS[2],
+                   {**group, "metadata": {**group["metadata"], "labels": {RUN_LABEL: self.run_id}}})
 
     def _create_pod(self, pod: dict) -> None:
         self._call(f"Creating pod {self.namespace}/{pod['metadata']['name']}", self.core.create_namespaced_pod,

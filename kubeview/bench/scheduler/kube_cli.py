@@ -18,7 +18,13 @@ from collections.abc import Callable
 
 from kubeview.bench.scheduler.extender import full_nodes, gpu_node, measure
 from kubeview.bench.scheduler.kube import BenchError, KubeBench, KubeOptions
-from kubeview.bench.scheduler.report import UPSTREAM_BASIC_5000, emit, prediction_line, throughput_line
+from kubeview.bench.scheduler.report import (
+    UPSTREAM_BASIC_5000,
+    emit,
+    gang_lines,
+    prediction_line,
+    throughput_line,
+)
 from kubeview.bench.scheduler.run import WorkloadResult, throughput_summary
 from kubeview.bench.scheduler.scenarios import Workload
 from kubeview.cluster.kube.config import connect
@@ -60,6 +66,8 @@ def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous
         if len(group) > 1 and not getattr(args, "no_predict", False):
             for line in predictions(group):
                 say(line)
+    for line in gang_lines(results):
+        say(line)
     emit([r.data_item() for r in results], as_json, previous)
     return 0
 

@@ -11,7 +11,7 @@ import sys
 
 from kubeview.bench.machine import describe
 from kubeview.bench.scheduler.extender import WINDOW, LatencyResult
-from kubeview.bench.scheduler.run import WorkloadResult
+from kubeview.bench.scheduler.run import WorkloadResult, throughput_summary
 
 THROUGHPUT_TARGET = 2000.0  # pods/s at 5,000 nodes (kube-scheduler's CI threshold there is 270)
 # kube-scheduler's scheduling cycle is serial: the extender's prioritize round trip adds to it; its
@@ -48,6 +48,25 @@ def throughput_line(r: WorkloadResult, embedded: bool = True) -> str:
     if not target:
         return figures + "  target -"
     return figures + f"  target >= {target:.0f}: {verdict(d['Average'] >= target)} ({d['Average'] / target:.2f}x)"
+
+
+def gang_lines(results: list[WorkloadResult]) -> list[str]:
+    """Each gang workload's Average beside the plain workload of the same test case, node count and
+    scheduler (names `<test>/<workload>[/<scheduler>]`): what placing pods in groups costs."""
+    def key(r: WorkloadResult) -> tuple[str, str, int]:
+        parts = r.name.split("/")
+        return parts[0], parts[2] if len(parts) > 2 else "", r.nodes
+    plain = {key(r): r for r in results if not r.gang_size}
+    out = []
+    for r in results:
+        base = plain.get(key(r)) if r.gang_size else None
+        if base is None:
+            continue
+        now, then = throughput_summary(r.samples)["Average"], throughput_summary(base.samples)["Average"]
+        ratio = f"{now / then:.2f}x" if then else "- x"
+        out.append(f"    gangs of {r.gang_size} ({r.name}): {now:.1f} pods/s = {ratio} plain "
+                   f"({base.name}: {then:.1f} pods/s)")
+    return out
 
 
 def latency_line(lat: LatencyResult) -> str:

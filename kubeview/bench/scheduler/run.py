@@ -5,6 +5,12 @@ it over all nodes, bind it to the best node by adding its requests to that row o
 arrays, so the next pod sees it. Throughput is sampled as scheduler_perf's throughputCollector does:
 pods scheduled per sample interval, divided by the interval's real length; the DataItem's Average is
 the mean of the samples and PercNN are nearest-rank percentiles of them.
+
+Gangs (pods naming a PodGroup of a `createPodGroups` op) are placed as the embedded cluster's
+pod-group cycle places them: the group's pods together by `scheduling.gang_fit.fit_gang`, all bound
+if at least minCount fit, none otherwise (then all counted unschedulable); a pod whose group does
+not exist waits (unschedulable here). Every pod ticks the sampler once, so pods/s compare with the
+plain workload's.
 """
 
 from __future__ import annotations
@@ -15,11 +21,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_objects
+from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.views import NodeView, PodView
 from kubeview.scheduling.allocations import from_views, with_usage_from
 from kubeview.scheduling.evaluate import evaluate
+from kubeview.scheduling.gang_fit import fit_gang
 
 
 @dataclass(slots=True)
@@ -33,6 +40,7 @@ class WorkloadResult:
     seconds: float
     samples: list[float] = field(default_factory=list)  # pods/s per interval
     gpu: dict[str, int] = field(default_factory=dict)  # packing quality, when the cluster has GPUs
+    gang_size: int = 0  # pods per PodGroup of the measured pods (0: plain pods)
 
     def data_item(self) -> dict:
         """scheduler_perf's DataItem for SchedulingThroughput."""
@@ -77,25 +85,57 @@ class _Sampler:
         return now - self.start
 
 
-def _schedule(alloc: Allocation, pods: list[dict], workload: Workload, sampler: _Sampler | None) -> tuple[int, int]:
-    """Place `pods` one by one; returns (scheduled, unschedulable)."""
+def _bind(alloc: Allocation, col: dict[str, int], row: int, view: PodView) -> None:
+    """Add the pod's requests to its node's row: the next pod sees this one."""
+    for name, value in view.requests.items():
+        c = col.get(name)
+        if c is not None:
+            alloc.requested[row, c] += value
+
+
+def _schedule(alloc: Allocation, pods: list[dict], workload: Workload, sampler: _Sampler | None,
+              groups: dict[str, int] | None = None) -> tuple[int, int]:
+    """Place `pods` one by one (a gang's all together, at its first pod); returns (scheduled, unschedulable).
+    `groups`: PodGroup name -> minCount."""
     config = workload.packing
+    groups = groups or {}
+    members: dict[str, list[PodView]] = {}
+    views = [PodView.from_api(obj) for obj in pods]
+    for obj, view in zip(pods, views, strict=True):
+        group = ((obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if group is not None:
+            members.setdefault(group, []).append(view)
+    rows = {name: i for i, name in enumerate(alloc.nodes)}
     col = {r: j for j, r in enumerate(alloc.resources)}
-    requested = alloc.requested
     scheduled = failed = 0
-    for obj in pods:
-        view = PodView.from_api(obj)
-        row = evaluate(alloc, view, config).best_row
-        if row is None:
-            failed += 1
-        else:
-            for name, value in view.requests.items():
-                c = col.get(name)
-                if c is not None:
-                    requested[row, c] += value  # bind: the next pod sees this one
-            scheduled += 1
+    done: set[str] = set()
+    for obj, view in zip(pods, views, strict=True):
+        group = ((obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if group is None:
+            row = evaluate(alloc, view, config).best_row
+            if row is None:
+                failed += 1
+            else:
+                _bind(alloc, col, row, view)
+                scheduled += 1
+            if sampler is not None:
+                sampler.tick()
+            continue
+        if group in done:
+            continue
+        done.add(group)
+        gang = members[group]
+        placed = []
+        if group in groups and len(gang) >= groups[group]:
+            fit = fit_gang(alloc, gang, groups[group], config)
+            placed = fit.placement if fit.fits else []
+        for pod, node in placed:
+            _bind(alloc, col, rows[node], pod)
+        scheduled += len(placed)
+        failed += len(gang) - len(placed)
         if sampler is not None:
-            sampler.tick()
+            for _ in gang:
+                sampler.tick()
     return scheduled, failed
 
 
@@ -103,8 +143,11 @@ def run_workload(workload: Workload) -> WorkloadResult:
     views: list[NodeView] = []
     alloc: Allocation | None = None
     pod_seq = node_seq = 0
-    result = WorkloadResult(workload.full_name, workload.threshold, 0, 0, 0, 0, 0.0)
+    groups: dict[str, int] = {}
+    result = WorkloadResult(workload.full_name, workload.threshold, 0, 0, 0, 0, 0.0, gang_size=workload.gang_size)
     for op in workload.ops:
+        if op.opcode == "createPodGroups":
+            groups.update((g["metadata"]["name"], op.min_count) for g in pod_group_objects(op))
         if op.opcode == "createNodes":
             views = views + [NodeView.from_api(o) for o in node_objects(op, node_seq)]
             node_seq += op.count
@@ -116,14 +159,14 @@ def run_workload(workload: Workload) -> WorkloadResult:
             pod_seq += op.count
             if op.collect:
                 sampler = _Sampler(workload.sample_interval)
-                scheduled, failed = _schedule(alloc, pods, workload, sampler)
+                scheduled, failed = _schedule(alloc, pods, workload, sampler, groups)
                 result.seconds += sampler.finish()
                 result.samples += sampler.samples
                 result.measured_pods += op.count
                 result.scheduled += scheduled
                 result.unschedulable += failed
             else:
-                _schedule(alloc, pods, workload, None)
+                _schedule(alloc, pods, workload, None, groups)
     result.nodes = len(views)
     if alloc is not None:
         result.gpu = gpu_packing(alloc)

@@ -1,7 +1,8 @@
 """`KubeSource`: a real cluster through the Kubernetes API (the `ClusterSource` for kubeconfigs).
 
 One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs, the DRA
-kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), and core/v1 events with
+kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), the gang kinds discovery serves
+(upstream, KAI, Kueue, Volcano: kube/gangs.py; optional like DRA), and core/v1 events with
 `events=True`, as the TUI asks; see kube/watch.py for the loop), all emitting into the one `emit`
 callback, which must be thread-safe (a queue, or Textual's `post_message`). Events, Jobs and the
 DRA kinds are optional: when they cannot be read (a 403), the view goes on without them (and says so
@@ -26,6 +27,7 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube.config import connect, kubeconfig_available
 from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import describe_call_error
+from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
@@ -65,7 +67,7 @@ class KubeSource:
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
                  *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS,
-                 events: bool = False, dra: bool = True) -> None:
+                 events: bool = False, dra: bool = True, gangs: bool = True) -> None:
         self.connection = connect(kubeconfig, context)
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
@@ -83,6 +85,9 @@ class KubeSource:
         self.title = self.connection.title + (f" (namespace {self.namespace})" if self.namespace else "")
         self.partial: str | None = None
         self.no_dra: str | None = None  # why DRA devices are not shown (their lists failed)
+        self.gangs = gangs  # also watch the gang APIs the server serves (kube/gangs.py; decided in `run`)
+        self.gang_apis: dict[str, GangApi] = {}
+        self.no_gangs: str | None = None  # why some gangs are not shown (their lists failed)
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
@@ -98,6 +103,9 @@ class KubeSource:
         if self.dra:
             required, optional = served_dra_kinds(self.api_client, self.settings.connect_timeout)
             self.kinds = tuple(self.kinds) + tuple(k for k in required if k not in self.kinds)
+        if self.gangs:
+            self.gang_apis = served_gang_apis(self.api_client, self.settings.connect_timeout)
+            self.kinds = tuple(self.kinds) + tuple(k for k in self.gang_apis if k not in self.kinds)
         watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
         watched += [k for k in optional if k not in watched]
         link = Link(watched, emit)
@@ -181,6 +189,10 @@ class KubeSource:
 
     # -- helpers -------------------------------------------------------------------------------
     def _spec(self, kind: str) -> KindSpec:
+        gang = self.gang_apis.get(kind)
+        if gang is not None:  # cluster-wide even with -n, like DRA claims; optional: never stops the view
+            return KindSpec(kind, f"{gang.plural}.{gang.group}", lister(self.api_client, gang), optional=True,
+                            on_unavailable=self._no_gangs)
         plural, api_cls, all_ns, namespaced, _ = _API[kind]
         api = api_cls(self.api_client)
         if kind == "Event":  # the shown scope only: events are read for the pods on screen
@@ -224,6 +236,11 @@ class KubeSource:
         self.no_dra = f"DRA devices are not shown, so GPU figures leave them out: {why}"
         self._scope()
 
+    def _no_gangs(self, why: str) -> None:
+        """A gang kind cannot be read (a 403 or another failure): its gangs are left out, and `Scope` says why."""
+        self.no_gangs = why if self.no_gangs is None else f"{self.no_gangs}; {why}"
+        self._scope()
+
     def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
         """An optional kind failed other than by a 403 (that is the Informer's): go on without it, and
         let its `on_unavailable` say why (only Events say anything; a Job failure is not an Events one)."""
@@ -241,7 +258,8 @@ class KubeSource:
         if self.no_dra is not None:
             title += " (DRA devices not shown)"
             partial = f"{partial}; {self.no_dra}" if partial else self.no_dra
-        self._emit(Scope(title, self.namespace, partial, self.no_events))
+        no_gangs = f"some gangs are not shown: {self.no_gangs}" if self.no_gangs else None
+        self._emit(Scope(title, self.namespace, partial, self.no_events, no_gangs))
 
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""

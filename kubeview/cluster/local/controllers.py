@@ -77,13 +77,42 @@ def _set_status(api: Api, kind: str, o: dict, status: dict) -> None:
         api.update(kind, fresh)
 
 
+def adopt_orphans(api: Api, rs: dict) -> bool:
+    """Take as its own the active pods of its namespace that match its selector and have no controller,
+    as kube's ControllerRefManager does (a bare pod created before its ReplicaSet is adopted, not
+    doubled). Only `matchLabels` selectors, the only kind this cluster's workloads carry; and only on a
+    ReplicaSet's first reconcile (no status yet): kube adopts later orphans too, but that costs a scan of
+    every pod per reconcile, and here only manifests applied together (the demo) create such orphans."""
+    if rs.get("status"):
+        return False
+    meta, spec = _meta(rs), rs.get("spec") or {}
+    want = (spec.get("selector") or {}).get("matchLabels") or {}
+    if not want or (spec.get("selector") or {}).get("matchExpressions"):
+        return False
+    adopted = False
+    for pod in api.list("Pod"):
+        pm = _meta(pod)
+        if (pm.get("namespace") != meta.get("namespace") or controller_uid(pod) is not None or not is_active(pod)
+                or any((pm.get("labels") or {}).get(k) != v for k, v in want.items())):
+            continue
+        fresh = copy.deepcopy(pod)
+        fresh["metadata"]["ownerReferences"] = [*(pm.get("ownerReferences") or []), {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": meta["name"], "uid": meta["uid"],
+            "controller": True, "blockOwnerDeletion": True}]
+        api.update("Pod", fresh)
+        adopted = True
+    return adopted
+
+
 def reconcile_replicaset(api: Api, rs: dict) -> bool:
-    """Create or delete pods to match spec.replicas; update status. True if anything was written."""
+    """Adopt orphans, then create or delete pods to match spec.replicas; update status. True if
+    anything was written."""
     meta, uid = _meta(rs), _meta(rs)["uid"]
+    adopted = adopt_orphans(api, rs)
     owned = api.owned(uid)
     active = [p for p in owned if is_active(p)]
     want = int((rs.get("spec") or {}).get("replicas", 1))
-    changed = False
+    changed = adopted
     if len(active) < want:
         template = (rs.get("spec") or {}).get("template") or {}
         for _ in range(want - len(active)):

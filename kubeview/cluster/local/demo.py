@@ -1,8 +1,9 @@
 """`kubeview --demo`: the bundled local cluster put into the field's situations, the same every time.
 
 A fresh local cluster runs only system pods; the README's screenshots show GPU fragmentation, Pending
-pods and something to scale. `open_demo` builds that state from `demo.yaml` (real local pods, whose
-processes are sleepers) under the `spread` policy, with a fixed seed so that pod names repeat, and
+pods, something to scale, and two gangs (one blocked by fragmentation, one that binds under `pack`).
+`open_demo` builds that state from `demo.yaml` (real local pods, whose processes are sleepers) under
+the `spread` policy, with a fixed seed so that pod names repeat, and
 returns once every bound pod is Running, so the first list a client gets is already the demo. The
 cluster is the bundled one plus two DRA GPU nodes (`clusters/demo-dra.yaml`), so both kinds of GPU
 show side by side.
@@ -26,6 +27,8 @@ CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 DEMO_POLICY = "spread"  # puts 1-GPU pods on different nodes: the 2-GPU pod then fits nowhere
 DEMO_SEED = 15  # pod-name suffixes (the issue that asked for the demo)
 SETTLE_TIMEOUT = 20.0  # seconds for the demo's processes to start
+# Pods the demo leaves Pending: train-c, 3 consumers, and the two gangs' members (2 allreduce, 3 etl)
+DEMO_PENDING = 1 + 3 + 2 + 3
 
 
 def demo_manifests(path: Path = DEMO_FILE) -> list[dict]:

@@ -53,6 +53,7 @@ class JobLedger:
     index_failures: dict[int, int] = field(default_factory=dict)
     index_ignored: dict[int, int] = field(default_factory=dict)
     fail_job: tuple[str, str] | None = None  # (reason, message) of a FailJob rule that matched
+    pod_group: str | None = None  # the PodGroup its pods name (a Job with spec.scheduling, gang_cycle.py)
 
 
 def _meta(o: dict) -> dict:
@@ -115,6 +116,8 @@ def pod_for(job: dict, index: int | None, ledger: JobLedger, api: Api) -> dict:
             env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
                 "fieldPath": f"metadata.labels['{INDEX_KEY}']"}}})
             c["env"] = env
+    if ledger.pod_group is not None:
+        template.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": ledger.pod_group}
     pod = obj.pod_from_template("Job", job, template, api.rng)
     if index is not None:
         name = f"{meta['name']}-{index}-{obj.suffix(api.rng)}"

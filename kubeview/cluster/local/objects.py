@@ -19,7 +19,8 @@ from kubeview.cluster.local.config import NodeSpec, SystemWorkload
 
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "ReplicaSet": "apps/v1", "Deployment": "apps/v1", "Event": "v1",
                 "Job": "batch/v1", "DeviceClass": "resource.k8s.io/v1", "ResourceSlice": "resource.k8s.io/v1",
-                "ResourceClaim": "resource.k8s.io/v1"}
+                "ResourceClaim": "resource.k8s.io/v1", "Workload": "scheduling.k8s.io/v1beta1",
+                "PodGroup": "scheduling.k8s.io/v1beta1"}
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s utilrand: no vowels, no confusable digits
 GPU = "nvidia.com/gpu"
 KUBELET_VERSION = "v1.36.2"

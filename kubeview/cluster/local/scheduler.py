@@ -22,7 +22,7 @@ import numpy as np
 from kubeview.model.allocation import Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.evaluate import CLAIMS, evaluate, fail_where
+from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, evaluate, fail_where
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +47,12 @@ def queue_order(pods: Iterable[tuple[int, dict]]) -> list[dict]:
 
 
 def decide(alloc: Allocation, pod: dict, config: PackingConfig,
-           claims_fit: Callable[[str], bool] | None = None, ties: random.Random | None = None) -> Decision:
+           claims_fit: Callable[[str], bool] | None = None, ties: random.Random | None = None,
+           nominated: ExtraLoad | None = None) -> Decision:
     """The best node for `pod`; `claims_fit(node)` is the DynamicResources filter for a pod with its own
-    ResourceClaims (asked only of nodes that pass the others; failing ones say `cannot allocate all claims`)."""
-    placement = evaluate(alloc, PodView.from_api(pod), config)
+    ResourceClaims (asked only of nodes that pass the others; failing ones say `cannot allocate all claims`).
+    `nominated`: pods of at least its priority nominated to nodes (kube-scheduler counts them there)."""
+    placement = evaluate(alloc, PodView.from_api(pod), config, assumed=nominated)
     if claims_fit is not None:
         rows = np.flatnonzero(placement.feasible)
         ok = np.ones(len(placement.nodes), dtype=bool)

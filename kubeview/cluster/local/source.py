@@ -194,6 +194,29 @@ class LocalSource:
     def delete_workload(self, kind: str, namespace: str, name: str) -> None:
         self._act(lambda s: s.delete_workload(kind, namespace, name))
 
+    def evict(self, namespace: str, name: str) -> str:
+        """The Eviction API (local/eviction.py): EvictionRefused (an ActionError) with 429 and its cause."""
+        from kubeview.cluster.local.eviction import evict
+
+        return self._act(lambda s: evict(s, namespace, name))
+
+    def nominate(self, namespace: str, name: str, node: str) -> str:
+        from kubeview.cluster.local.eviction import nominate
+
+        return self._act(lambda s: nominate(s, namespace, name, node))
+
+    def create_budget(self, manifest: dict) -> dict:
+        from kubeview.cluster.local.eviction import add_budget
+
+        return self._act(lambda s: add_budget(s, manifest))
+
+    def budgets(self) -> list[dict]:
+        """PodDisruptionBudgets with the status a disruption controller would write now."""
+        from kubeview.cluster.local.eviction import budgets_with_status
+
+        with self._lock:
+            return budgets_with_status(self._state)
+
     # --- reading ---------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
         with self._lock:

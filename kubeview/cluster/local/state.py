@@ -27,9 +27,12 @@ from kubeview.cluster.local.controllers import (
     reconcile_deployment,
     reconcile_replicaset,
 )
+from kubeview.cluster.local.eviction import nominated_load
+from kubeview.cluster.local.gang_cycle import GangCycle
+from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, job_gang, pod_group_of
 from kubeview.cluster.local.jobs import JobLedger, normalize_job, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
-from kubeview.cluster.local.scheduler import decide, queue_order
+from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DRA_KINDS
@@ -37,14 +40,14 @@ from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.quantity import QuantityError, parse
 from kubeview.scheduling.config import PackingConfig
 
-LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job")
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job") + GANG_OBJECT_KINDS
 MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
 # what the kubelet's graceful node shutdown writes (pkg/kubelet/nodeshutdown): a reclaimed spot node
 NODE_SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
 SCALABLE = ("ReplicaSet", "Deployment")
 
 
-class LocalCluster(ClaimControllers, KubeletStatus):
+class LocalCluster(ClaimControllers, GangCycle, KubeletStatus):
     """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
 
     def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None) -> None:
@@ -57,6 +60,8 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
         self.daemon_uids: set[str] = set()
+        self.budgets: dict[Key, dict] = {}  # PodDisruptionBudgets, for the Eviction API (local/eviction.py)
+        self.nominated: dict[Key, str] = {}  # pending pods with status.nominatedNodeName (local/eviction.py)
         self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE,)}
         self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
         self._seq: dict[tuple[str, Key], int] = {}
@@ -115,6 +120,8 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
         self.model.apply(event)
         self.events.append(event)
+        if kind == "PodGroup":  # the gang plugin's events: a group added or changed requeues its pods
+            self._schedule_needed = True
         if kind == "Pod":
             self._schedule_needed = True
             if self._dra:
@@ -228,8 +235,10 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         kind = manifest.get("kind")
         if kind == "Job":
             return self.apply_job(manifest)
+        if kind in GANG_OBJECT_KINDS:
+            return self.create_gang_object(manifest)
         if kind not in SCALABLE:
-            raise ActionError(f"the local cluster runs ReplicaSets, Deployments and Jobs, "
+            raise ActionError(f"the local cluster runs ReplicaSets, Deployments, Jobs, Workloads and PodGroups, "
                               f"not {kind or 'objects without a kind'}")
         name = (manifest.get("metadata") or {}).get("name")
         if not name:
@@ -309,6 +318,7 @@ class LocalCluster(ClaimControllers, KubeletStatus):
             raise ActionError(f"job {ns}/{name} already exists")
         try:
             job = normalize_job({**manifest, "metadata": {**manifest["metadata"], "namespace": ns}})
+            job_gang(job)  # a spec.scheduling the local Job controller can run (gang_objects.py)
         except ValueError as exc:
             raise ActionError(f"Job {ns}/{name} is invalid: {exc}") from None
         _check_resources(job["spec"]["template"]["spec"], f"Job {name}")
@@ -373,6 +383,7 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         for _ in range(rounds):
             before = self._rv
             collect_garbage(self)
+            self.collect_gang_garbage()
             if self._dra:
                 self._make_template_claims()
             for dep in self.list("Deployment"):
@@ -380,7 +391,9 @@ class LocalCluster(ClaimControllers, KubeletStatus):
             for rs in self.list("ReplicaSet"):
                 reconcile_replicaset(self, rs)
             for job in self.list("Job"):
-                reconcile_job(self, job, self.job_ledgers.setdefault(job["metadata"]["uid"], JobLedger()))
+                ledger = self.job_ledgers.setdefault(job["metadata"]["uid"], JobLedger())
+                ledger.pod_group = self.ensure_job_group(job)
+                reconcile_job(self, job, ledger)
             self._schedule()
             if self._rv == before:  # a round that wrote nothing: settled
                 return
@@ -394,25 +407,51 @@ class LocalCluster(ClaimControllers, KubeletStatus):
         # pile up by the thousand, and a pass over every pod per event made the demo Job crawl)
         pods = self._objects["Pod"]
         seq = ((self.created_seq("Pod", *v.key), pods[v.key]) for v in self.model.pending() if v.key in pods)
+        cycled: dict[tuple[str, str], bool] = {}  # groups seen in this pass -> whether they are gangs
         for pod in queue_order(seq):
+            group = pod_group_of(pod)
+            if group is not None:
+                key = (pod["metadata"]["namespace"], group)
+                if cycled.get(key, False):
+                    continue  # a gang: its cycle placed every member it could
+                if key not in cycled:
+                    bound = self.schedule_group(*key)  # the whole group, all or nothing (gang_cycle.py)
+                    cycled[key] = bound is not None
+                    if bound is not None:
+                        bound_any |= bound
+                        continue
+                current = pods.get(_key(pod))  # a basic-policy group: its pods go one by one
+                if current is None or not is_pending(current):
+                    continue
+                pod = current
             claims = self._pod_claims(pod) if self._dra else []
             if claims is None:  # a claim its template has not made yet (or missing): not scheduled yet
                 continue
             fit = (lambda node, c=claims, g=self.model.gpus: dra.allocate_on(g, node, c) is not None) if claims else None
-            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties)
-            meta = pod["metadata"]
+            decision = decide(self.model.allocation(), pod, self.packing, fit, self.ties, nominated_load(self, pod))
             if decision.node is not None:
-                pod = self._allocate_claims(pod, decision.node)
-                placed = self.update("Pod", obj.bound(pod, decision.node))
-                self.record(ev.scheduler_event(placed, "Normal", "Scheduled", f"Successfully assigned "
-                                               f"{meta['namespace']}/{meta['name']} to {decision.node}", "Binding"))
-                self._kubelet_run(placed)
+                self._bind(pod, decision.node)
                 bound_any = True
-            elif _scheduled_message(pod) != decision.message:  # a new verdict; the same one again counts up
-                failed = self.update("Pod", obj.unschedulable(pod, decision.message))
-                self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", decision.message, "Scheduling"))
+            else:
+                self._refuse(pod, decision.message)
         self._schedule_needed = False  # our own writes above need no second pass
         return bound_any
+
+    def _bind(self, pod: dict, node: str) -> dict:
+        """The Binding: the pod's claims allocated on `node`, then nodeName, the event, the kubelet."""
+        meta = pod["metadata"]
+        pod = self._allocate_claims(pod, node)
+        placed = self.update("Pod", obj.bound(pod, node))
+        self.record(ev.scheduler_event(placed, "Normal", "Scheduled", f"Successfully assigned "
+                                       f"{meta['namespace']}/{meta['name']} to {node}", "Binding"))
+        self._kubelet_run(placed)
+        return placed
+
+    def _refuse(self, pod: dict, message: str) -> None:
+        """PodScheduled=False with `message` and a FailedScheduling event; the same verdict again only counts up."""
+        if _scheduled_message(pod) != message:
+            failed = self.update("Pod", obj.unschedulable(pod, message))
+            self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", message, "Scheduling"))
 
     def active_pods(self, owner_kind: str, namespace: str, name: str) -> list[dict]:
         """Pods of a workload that are not finished and not being deleted (a Deployment's via its RS)."""

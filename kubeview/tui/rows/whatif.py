@@ -84,9 +84,8 @@ def _score(p: Placement, i: int, best: bool) -> Text:
     return Text(("★ " if best else "") + str(int(p.scores[i])), style="bold green" if best else "")
 
 
-def cells(w: WhatIf, node: str) -> list[Text | str]:
-    i = w.row[node]
-    a = w.alloc
+def cells_base(a: Allocation, i: int, node: str, config: PackingConfig) -> tuple[str, str, Text]:
+    """What a node's row shows whatever is placed: its name, what is free on it, the edited bias/avoid."""
     free = a.free[i]
 
     def col(res: str) -> int:
@@ -95,16 +94,22 @@ def cells(w: WhatIf, node: str) -> list[Text | str]:
 
     gpu_alloc = int(a.allocatable[i, a.column(GPU)]) if a.column(GPU) is not None else 0
     free_text = f"{fmt.cpu(col('cpu'))}/{fmt.mem(col('memory'))}" + (f"/{col(GPU)}" if gpu_alloc else "")
+    adjust = Text("")
+    if node in config.avoid:
+        adjust = Text("avoid", style="bold red")
+    elif node in config.bias:
+        adjust = Text(f"{config.bias[node]:+g}", style="cyan")
+    return node, free_text, adjust
+
+
+def cells(w: WhatIf, node: str) -> list[Text | str]:
+    i = w.row[node]
+    name, free_text, adjust = cells_base(w.alloc, i, node, w.config)
     live_s = int(w.live.scores[i]) if w.live.feasible[i] else None
     new_s = int(w.edited.scores[i]) if w.edited.feasible[i] else None
     delta = Text("")
     if live_s is not None and new_s is not None and new_s != live_s:
         delta = Text(f"{new_s - live_s:+d}", style="green" if new_s > live_s else "red")
-    adjust = Text("")
-    if node in w.config.avoid:
-        adjust = Text("avoid", style="bold red")
-    elif node in w.config.bias:
-        adjust = Text(f"{w.config.bias[node]:+g}", style="cyan")
     why = "" if w.edited.feasible[i] else ", ".join(w.edited.reasons_of(i))
-    return [node, free_text, _score(w.live, i, i == w.live_best), _score(w.edited, i, i == w.edited_best),
+    return [name, free_text, _score(w.live, i, i == w.live_best), _score(w.edited, i, i == w.edited_best),
             delta, adjust, Text(why, style="dim")]

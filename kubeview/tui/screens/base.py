@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import Reactive
 from textual.screen import Screen
@@ -26,6 +27,13 @@ from kubeview.tui.widgets.quiet_footer import QuietFooter
 if TYPE_CHECKING:
     from kubeview.tui.host import AppHost
     from kubeview.tui.state import ClusterState
+
+
+def installed(app: App, name: str, make: Callable[[], Screen]) -> Screen:
+    """A detail screen installed once under `name` and reused: mounting a new screen costs a full layout."""
+    if not app.is_screen_installed(name):
+        app.install_screen(make(), name)
+    return app.get_screen(name)
 
 
 class ClusterScreen(Screen):
@@ -72,6 +80,13 @@ class ClusterScreen(Screen):
 
     def compose_body(self) -> ComposeResult:
         yield from ()
+
+    def retitle(self, title: str) -> None:
+        """A reused detail screen shows another object: its title now, its content at the next visit."""
+        self.SCREEN_TITLE = title
+        self._stale = True
+        for header in self.query(ClusterHeader):
+            header.screen_title = title
 
     def main_widget(self) -> Widget | None:
         """What gets the focus back after the prompt closes."""

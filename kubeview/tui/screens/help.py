@@ -32,6 +32,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close", tooltip="Close the help")]
 
     def compose(self) -> ComposeResult:
+        from kubeview.tui.screens.gang_detail import GangDetailScreen
         from kubeview.tui.screens.indexed import IndexedScreen
         from kubeview.tui.screens.node_detail import NodeDetailScreen
         from kubeview.tui.screens.nodes import NodesScreen
@@ -49,6 +50,7 @@ class HelpScreen(ModalScreen[None]):
             ("Node", NodeDetailScreen.BINDINGS),
             ("Pods", PodsScreen.BINDINGS),
             ("Workloads", WorkloadsScreen.BINDINGS),
+            ("Gang", GangDetailScreen.BINDINGS),
             ("Packing", PackingScreen.BINDINGS),
             ("Render", RenderScreen.BINDINGS),
         ]

@@ -3,6 +3,10 @@
 The what-if table scores the chosen pod (a pending one, or a hypothetical k-GPU pod) on every node
 under the live config and the edited one, side by side, before anything is sent. `a` applies:
 to the embedded scheduler (local cluster) or the extender's `/config` (real cluster).
+
+It takes a gang too (`m`, many pods: "4 pods × 8 GPUs", or one of the cluster's waiting gangs from the picker):
+then both columns are `gang_fit`'s answer, all or nothing, and the table shows members per node
+(rows/gang_whatif.py).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from textual.containers import Horizontal
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kubeview.model.gangs import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
-from kubeview.tui.rows import whatif
+from kubeview.scheduling.gang_fit import fit_of
+from kubeview.tui.rows import gang_whatif, whatif
 from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.prompts import TextPrompt
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.policy_editor import PolicyEditor
 from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
@@ -38,11 +45,15 @@ class PackingScreen(ClusterScreen):
         Binding("p", "next_policy", "Policy", id="packing.policy", tooltip="Cycle pack / spread / balanced"),
         Binding("n", "next_gpus", "n GPUs", id="packing.gpus",
                 tooltip="Cycle the hypothetical pod's GPU count: 1, 2, 4, 8"),
+        Binding("m", "gang", "Gang…", id="packing.gang",
+                tooltip="What if a gang came: type PODS x GPUS (4x8, 4 pods × 8 GPUs); fits all together or not"),
         Binding("right_square_bracket", "bias(1)", "Bias +1", id="packing.bias_up",
                 tooltip="Raise the selected node's score by 1"),
         Binding("left_square_bracket", "bias(-1)", "Bias -1", show=False, id="packing.bias_down",
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
+        Binding("P", "plan", "Plan", id="packing.plan",
+                tooltip="The fewest disruptions that make the picked pod or request fit (apply asks first)"),
         # Tab cycles the boxes on screen (policy, weights, pod picker, what-if table), never the prompt
         Binding("tab", "app.focus_next", "Next box", id="packing.next_box",
                 tooltip="Move to the next box: policy, weights, pod picker, what-if table"),
@@ -55,7 +66,12 @@ class PackingScreen(ClusterScreen):
         self.edited: PackingConfig | None = None
         self.gpus = 2
         self.pod_key: tuple[str, str] | None = None  # None: the hypothetical pod
+        self.gang = False  # the subject is a gang: `gang_key`'s, or the hypothetical `gang_spec`
+        self.gang_spec = gang_whatif.GangSpec(4, 2)
+        self.gang_key: tuple[str, str, str] | None = None
+        self.gang_whatif: gang_whatif.GangWhatIf | None = None
         self._pending: list[PodView] = []
+        self._gangs: list[Gang] = []  # the cluster's gangs with members waiting (the picker lists them)
         self._last_compute = 0.0
         self._timer = None
         self.whatif: whatif.WhatIf | None = None
@@ -73,7 +89,7 @@ class PackingScreen(ClusterScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#policy-editor").border_title = "Policy"
-        self.query_one("#pod-picker").border_title = "Pod (Enter picks)"
+        self.query_one("#pod-picker").border_title = "Pod or gang (Enter picks)"
         self.query_one("#whatif-summary").border_title = "What if"
         self.watch(self.app, "packing_live", self._live_changed)
 
@@ -98,8 +114,12 @@ class PackingScreen(ClusterScreen):
             return
         with state.lock:
             pending = state.model.pending()[:MAX_PENDING_SHOWN]
-        if self.whatif is None or [p.key for p in pending] != [p.key for p in self._pending]:
-            self._pending = pending
+            ns = state.model.display_namespace  # -n: that namespace's gangs, as its pending pods
+            gangs = [g for g in state.model.gangs.gangs() if g.pending and (ns is None or g.namespace == ns)]
+            gangs = gangs[:MAX_PENDING_SHOWN]
+        if (self.whatif is None or [p.key for p in pending] != [p.key for p in self._pending]
+                or [g.key for g in gangs] != [g.key for g in self._gangs]):
+            self._pending, self._gangs = pending, gangs
             self._fill_picker()
         self._compute()
         self._last_compute = time.monotonic()
@@ -119,9 +139,13 @@ class PackingScreen(ClusterScreen):
         highlighted = picker.highlighted
         # one line each, cut at the end (#24: entries wrapped on two lines and pushed train-c below)
         # (app.tcss: `text-wrap: nowrap`)
+        # the cluster's waiting gangs after the pods (#24: train-c stays in sight at 80x24); `m` asks
+        # for a hypothetical gang
         options = [Option(self._hypothetical_label(), id="hypothetical")]
         options += [Option(f"{p.namespace}/{p.name}  {_requests(p)}", id=f"{p.namespace}/{p.name}")
                     for p in self._pending]
+        options += [Option(f"gang {g.namespace}/{g.name}  {g.pending} of {len(g.members)} waiting, min {g.min_count}",
+                           id="gang|" + "|".join(g.key)) for g in self._gangs]
         picker.set_options(options)
         if options:
             picker.highlighted = min(highlighted or 0, len(options) - 1)
@@ -137,6 +161,13 @@ class PackingScreen(ClusterScreen):
     def _compute(self) -> None:
         live = self.kv.packing_live or PackingConfig()
         edited = self.edited or live
+        table = self.main_widget()
+        if self.gang:
+            self._compute_gang(live, edited)
+            return
+        self.gang_whatif = None
+        self.query_one("#whatif-summary").remove_class("-gang")
+        table.set_columns(whatif.COLUMNS)
         with self.state.lock:
             alloc = self.state.model.allocation()
             pod = self._pod(self.state)
@@ -144,7 +175,31 @@ class PackingScreen(ClusterScreen):
         self.query_one("#whatif-summary", Static).update(  # a fixed-height box: no layout
             whatif_title(pod) + "\n" + w.summary.markup, layout=False)
         position = {n: i for i, n in enumerate(w.order)}
-        self.main_widget().rows = Rows(w.order, lambda node: whatif.cells(w, node), position.get)
+        table.rows = Rows(w.order, lambda node: whatif.cells(w, node), position.get)
+
+    def _compute_gang(self, live: PackingConfig, edited: PackingConfig) -> None:
+        """Both policies' `gang_fit` for the chosen gang; the table: members per node under each."""
+        with self.state.lock:
+            model = self.state.model
+            alloc = model.allocation()
+            gang = model.gangs.get(*self.gang_key) if self.gang_key is not None else None
+            if gang is not None:
+                members = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
+                w = gang_whatif.compute(alloc, fit_of(model, gang, live), fit_of(model, gang, edited), edited)
+                title = gang_whatif.title(f"{gang.namespace}/{gang.name}", members, gang.min_count)
+        if gang is None:
+            self.gang_key = None  # gone: back to the hypothetical gang
+            members = gang_whatif.hypothetical_gang(self.gang_spec)
+            w = gang_whatif.compute_hypothetical(alloc, self.gang_spec, live, edited)
+            title = gang_whatif.title("what-if", members, self.gang_spec.pods)
+        self.gang_whatif = w
+        box = self.query_one("#whatif-summary", Static)
+        box.add_class("-gang")  # a line per policy, cut rather than wrapped: both verdicts stay in the box
+        box.update(title + "\n" + w.summary.markup, layout=False)
+        table = self.main_widget()
+        table.set_columns(gang_whatif.COLUMNS)
+        position = {n: i for i, n in enumerate(w.order)}
+        table.rows = Rows(w.order, lambda node: gang_whatif.cells(w, node), position.get)
 
     # -- edits -------------------------------------------------------------------------------------
     def _set_edited(self, config: PackingConfig) -> None:
@@ -160,8 +215,24 @@ class PackingScreen(ClusterScreen):
     @on(OptionList.OptionSelected, "#pod-picker")
     def _picked(self, event: OptionList.OptionSelected) -> None:
         oid = event.option.id or "hypothetical"
-        self.pod_key = None if oid == "hypothetical" else tuple(oid.split("/", 1))  # type: ignore[assignment]
+        self.gang = oid.startswith("gang")
+        if self.gang:
+            self.gang_key = tuple(oid.split("|")[1:])  # type: ignore[assignment]
+        else:
+            self.pod_key = None if oid == "hypothetical" else tuple(oid.split("/", 1))  # type: ignore[assignment]
         self._compute()
+
+    def action_gang(self) -> None:
+        """Ask for a hypothetical gang ("4x8"); its fit replaces the pod's in the what-if."""
+        def answered(spec: gang_whatif.GangSpec | None) -> None:
+            if spec is None:
+                return
+            self.gang, self.gang_key, self.gang_spec = True, None, spec
+            self._compute()
+
+        self.app.push_screen(TextPrompt("Gang what-if: how many pods × how many GPUs each?", str(self.gang_spec),
+                                        gang_whatif.parse_gang, "e.g. 4x8 or 4 pods × 8 GPUs · Enter: fit it, "
+                                        "Escape: cancel"), answered)
 
     def _current(self) -> PackingConfig:
         return self.edited or self.kv.packing_live or PackingConfig()
@@ -172,7 +243,7 @@ class PackingScreen(ClusterScreen):
 
     def action_next_gpus(self) -> None:
         self.gpus = GPU_SIZES[(GPU_SIZES.index(self.gpus) + 1) % len(GPU_SIZES)] if self.gpus in GPU_SIZES else 1
-        self.pod_key = None
+        self.pod_key, self.gang = None, False
         # one option's text: not a rebuild of the list (which re-lays out the screen)
         self.query_one("#pod-picker", OptionList).replace_option_prompt("hypothetical", self._hypothetical_label())
         self._compute()
@@ -199,6 +270,11 @@ class PackingScreen(ClusterScreen):
 
     def action_reset(self) -> None:
         self._set_edited(self.kv.packing_live or PackingConfig())
+
+    def action_plan(self) -> None:
+        from kubeview.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(pod_key=self.pod_key, gpus=self.gpus))
 
     def action_apply(self) -> None:
         config = self._current()

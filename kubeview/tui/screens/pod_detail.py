@@ -24,23 +24,22 @@ from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.devices import pod_claim_lines
-from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.cluster_header import ClusterHeader
 
 NAME = "pod-detail"
 
 
 def install_pod_detail(app: App) -> PodDetailScreen:
-    if not app.is_screen_installed(NAME):
-        app.install_screen(PodDetailScreen(), NAME)
-    return app.get_screen(NAME)  # type: ignore[return-value]
+    return installed(app, NAME, PodDetailScreen)  # type: ignore[return-value]
 
 
 class PodDetailScreen(ClusterScreen):
     SCREEN_TITLE = "Pod"
     FILTERABLE = False
-    BINDINGS = [Binding("escape", "back", "Back", id="pod.back", tooltip="Back to the pods")]
+    BINDINGS = [Binding("escape", "back", "Back", id="pod.back", tooltip="Back to the pods"),
+                Binding("P", "plan", "Plan", id="pod.plan",
+                        tooltip="A pending pod: the fewest disruptions that make it fit (apply asks first)")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,10 +47,7 @@ class PodDetailScreen(ClusterScreen):
 
     def show(self, key: tuple[str, str]) -> None:
         self.key = key
-        self.SCREEN_TITLE = f"Pod {key[0]}/{key[1]}"
-        self._stale = True
-        for header in self.query(ClusterHeader):
-            header.screen_title = self.SCREEN_TITLE
+        self.retitle(f"Pod {key[0]}/{key[1]}")
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="pod-detail"):
@@ -83,6 +79,11 @@ class PodDetailScreen(ClusterScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_plan(self) -> None:
+        from kubeview.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(pod_key=self.key))
 
 
 def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:

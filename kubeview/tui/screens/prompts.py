@@ -1,33 +1,38 @@
-"""Small modal questions: "how many replicas?" and "are you sure?"; each dismisses with the answer."""
+"""Small modal questions: "how many replicas?", "which gang?" and "are you sure?"; each dismisses with the answer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.validation import Integer
 from textual.widgets import Button, Input, Label
 
 from kubeview.tui.widgets.text_field import TextField
 
 
-class NumberPrompt(ModalScreen[int | None]):
-    """Ask for a whole number >= 0; Escape cancels (None)."""
+class TextPrompt(ModalScreen[Any]):
+    """Ask for a line of text that `parse` turns into a value (its ValueError is shown, one line, and
+    the question stays); Escape cancels (None)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel", tooltip="Close without changing anything")]
 
-    def __init__(self, question: str, value: int) -> None:
+    def __init__(self, question: str, value: str, parse: Callable[[str], Any], hint: str, *,
+                 restrict: str | None = None, field_id: str = "text") -> None:
         super().__init__()
-        self.question, self.value = question, value
+        self.question, self.value, self.parse, self.hint = question, value, parse, hint
+        self.restrict, self.field_id = restrict, field_id
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question, classes="question")
-            yield TextField(str(self.value), restrict=r"\d*", validators=[Integer(minimum=0, maximum=100_000)],
-                            id="number")
-            yield Label("Enter to scale, Escape to cancel", classes="hint")
+            yield TextField(self.value, restrict=self.restrict, id=self.field_id)
+            yield Label(self.hint, classes="hint")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
@@ -36,13 +41,29 @@ class NumberPrompt(ModalScreen[int | None]):
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        if event.validation_result is not None and not event.validation_result.is_valid:
-            self.query_one(".hint", Label).update("a whole number from 0 to 100000, please")
+        try:
+            value = self.parse(event.value)
+        except ValueError as exc:
+            self.query_one(".hint", Label).update(Text(str(exc)))  # the user's text: not markup
             return
-        self.dismiss(int(event.value))
+        self.dismiss(value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class NumberPrompt(TextPrompt):
+    """Ask for a whole number from 0 to 100,000; Escape cancels (None)."""
+
+    def __init__(self, question: str, value: int) -> None:
+        super().__init__(question, str(value), whole_number, "Enter to scale, Escape to cancel", restrict=r"\d*",
+                         field_id="number")
+
+
+def whole_number(text: str) -> int:
+    if not text.strip().isdigit() or int(text) > 100_000:
+        raise ValueError("a whole number from 0 to 100000, please")
+    return int(text)
 
 
 class Confirm(ModalScreen[bool]):

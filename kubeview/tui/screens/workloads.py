@@ -5,6 +5,10 @@ suspends or resumes it, and the panel under the table shows the selected Job's i
 disrupted pods. A jump of more than 10x (either way) or to 0 asks first, for replicas and
 parallelism alike, and so does a suspend (it stops every running pod of the Job, like scaling to 0).
 Actions run in a worker; the result or the API's refusal appears in the banner, one line.
+
+Gangs (upstream PodGroups and the batch schedulers' groups) have a table of their own under the
+workloads, each figure under its own header (rows/gangs.py); Tab moves between the two tables and
+Enter on a gang opens its panel: members, where each is or why it waits, and the fit now.
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ from textual.widgets import Static
 
 from kubeview.model.jobs import JobView
 from kubeview.tui.key_index import KeyIndex
+from kubeview.tui.rows import gangs as gang_rows
 from kubeview.tui.rows import jobs as job_rows
 from kubeview.tui.rows import workloads as rows
+from kubeview.tui.screens.gang_detail import NAME as GANG_DETAIL
+from kubeview.tui.screens.gang_detail import install_gang_detail
 from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.prompts import Confirm, NumberPrompt
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.virtual_table import VirtualTable
+from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
 
 JUMP = 10  # a change by more than this factor asks for confirmation
 
@@ -52,25 +59,98 @@ class WorkloadsScreen(IndexedScreen):
                 tooltip="Ask for a replica count (a Job: its parallelism) for the selected workload"),
         Binding("z", "suspend", "Suspend/resume", id="workloads.suspend",
                 tooltip="Suspend the selected Job (its running pods stop) or resume it"),
+        Binding("tab", "switch_table", "Gangs", id="workloads.switch_table",
+                tooltip="Move between the workloads table and the gangs table"),
+        Binding("enter", "open_gang", "Open gang", id="workloads.open_gang",
+                tooltip="Open the selected gang: its members, where each is or why it waits, and its fit now"),
     ]
 
     def compose_body(self) -> ComposeResult:
-        yield self.make_table()
+        table = self.make_table()
+        table.id = "workload-table"
+        yield table
+        yield VirtualTable(gang_rows.COLUMNS, empty="no gang matches the filter", id="gangs")
         yield Static(id="job-panel")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#gangs").border_title = "Gangs (Tab: here and back, Enter: open)"
+
+    def gang_table(self) -> VirtualTable:
+        return self.query_one("#gangs", VirtualTable)
+
+    def show_gangs(self) -> None:
+        """The gangs table: the groups the model knows (in the `-n` namespace only, as the pods), matching
+        the filter; hidden when there is none, unless some gang lists were refused: then it says so."""
+        table = self.gang_table()
+        with self.state.lock:
+            model = self.state.model
+            ns, refused = model.display_namespace, model.no_gangs
+            gangs = [g for g in model.gangs.gangs() if ns is None or g.namespace == ns]
+        items = {g.key: g for g in gangs}
+        keys = gang_rows.order(gangs, self.filter_text)
+        table.empty = refused or ("no gang matches the filter" if gangs else "no gangs")
+        if table.display != bool(gangs or refused):
+            table.display = bool(gangs or refused)
+            self.refresh_bindings()  # Tab and Enter's gang keys show while there are gangs
+        # as tall as its rows (header and title line included), at most a third of the screen
+        table.styles.height = max(3, min(len(keys) + 2, self.app.size.height // 3))
+        position = {k: i for i, k in enumerate(keys)}
+        table.rows = Rows(keys, lambda k: gang_rows.cells(items.get(k), k), position.get,
+                          stamp=lambda k: gang_rows.stamp(items.get(k)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("switch_table", "open_gang"):
+            tables = self.query("#gangs")  # no gangs: hidden from the footer, Tab and Enter as before
+            return bool(tables) and tables.first().display
+        return super().check_action(action, parameters)
+
+    def action_switch_table(self) -> None:
+        gangs = self.gang_table()
+        if gangs.has_focus or not gangs.display:
+            self.table().focus()
+            if not gangs.display:
+                self.kv.banner = ("no gangs in this cluster (PodGroups, KAI, Kueue or Volcano groups)", "")
+        else:
+            gangs.focus()
+
+    def action_open_gang(self) -> None:
+        gangs = self.gang_table()
+        key = gangs.cursor_key if gangs.display else None
+        if key is None:
+            self.kv.banner = ("no gang to open: PodGroups and the batch schedulers' groups list under the "
+                              "workloads", "error")
+            return
+        install_gang_detail(self.app).show(key)  # type: ignore[arg-type]
+        self.app.push_screen(GANG_DETAIL)
+
+    @on(VirtualTable.HeaderClicked, "#gangs")
+    def _gang_header(self, event: VirtualTable.HeaderClicked) -> None:
+        event.prevent_default()  # the gangs keep their order; a click sorts the workloads' table only
+
+    @on(VirtualTable.Selected, "#gangs")
+    def _gang_selected(self, event: VirtualTable.Selected) -> None:
+        self.action_open_gang()
+
+    def apply_filter(self, text: str) -> None:
+        super().apply_filter(text)
+        self.show_gangs()
 
     def items(self, state: ClusterState) -> dict:
         return state.workload_items()  # type: ignore[return-value]
 
     def update_from_state(self, state: ClusterState) -> None:
         super().update_from_state(state)
+        self.show_gangs()
         self.show_job_panel()
 
-    @on(VirtualTable.Highlighted)
+    @on(VirtualTable.Highlighted, "#workload-table")
     def _highlighted(self) -> None:
         self.show_job_panel()
 
     def on_resize(self) -> None:
         if self.is_current:
+            self.show_gangs()  # its height follows the screen's
             self.show_job_panel()  # the index strip follows the width
 
     def show_job_panel(self) -> None:
@@ -102,7 +182,7 @@ class WorkloadsScreen(IndexedScreen):
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
         key = self.table().cursor_key
-        if key is None:
+        if key is None or self.gang_table().has_focus:  # a gang scales through its workload
             return None
         w = self.state.workload_items().get(key)  # type: ignore[arg-type]
         if w is None:

@@ -348,6 +348,16 @@ class VirtualTable(ScrollView, can_focus=True):
             self.width_of = {c.key: w for c, w in zip(self.columns, self._widths, strict=True)}
         return self._widths
 
+    def set_columns(self, columns: Sequence[Column]) -> None:
+        """Other columns (the packing what-if: a pod's scores, or a gang's members per node)."""
+        if list(columns) == self.columns:
+            return
+        self.columns = list(columns)
+        self.want, self._measured, self._widths_for = {}, {}, ()
+        self._cache.clear()
+        self._shown = None
+        self.refresh()
+
     def set_want(self, want: dict[str, int]) -> None:
         """Widths the flexible columns' content wants; a change redraws every line."""
         if want != self.want:

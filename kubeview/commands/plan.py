@@ -1,0 +1,147 @@
+"""`kubeview plan POD|--gpus N [--pods K] [--json] [--apply --yes]`: the fewest disruptions that make a
+pending pod (its whole gang, if it belongs to one) or a hypothetical request fit, shown, and applied on
+request through the Eviction API; `--log` shows the audit log of applied plans.
+
+The plan is computed by kubeview.scheduling.planner on a synced model under the policy the cluster
+schedules with (cluster/packing.py); applying it is cluster/plan_apply.py. Exit codes: cli.PLAN_EXIT_CODES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kubeview.cluster.source import ActionError, SourceError
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.log:
+        return _show_log(args)
+    bad = _check(args)
+    if bad:
+        return _fail(bad, 2)
+    from kubeview.cluster.packing import current_packing
+    from kubeview.cluster.plan_apply import evictor_for
+    from kubeview.cluster.select import open_source
+    from kubeview.commands.snapshot import sync
+
+    try:
+        source = open_source(args, events=False)
+    except SourceError as exc:
+        return _fail(str(exc), 3)
+    try:
+        try:
+            model = sync(source)
+            cluster = evictor_for(source)
+            if cluster is None:
+                return _fail("this cluster cannot evict pods (no Eviction API)", 3)
+            budget_objects = cluster.budgets()
+        except (SourceError, ActionError) as exc:
+            return _fail(str(exc), 3)
+        config, where = current_packing(source, args.policy)
+        target = _target(model, args)
+        if isinstance(target, str):
+            return _fail(target, 2)
+        from kubeview.model.disruption import budgets_of
+        from kubeview.scheduling.planner import plan_for
+
+        plan = plan_for(model, target, config, budgets_of(budget_objects), allow_bare=args.bare)
+        if args.json and not args.apply:
+            print(json.dumps({"policy": config.policy, "policyFrom": where, **plan.to_dict()}, indent=2))
+        else:
+            print_plan(plan, f"{config.policy} ({where})", sys.stderr if args.json else sys.stdout)
+        if not plan.found:
+            return 1
+        if not args.apply:
+            return 1 if plan.over_budget else 0
+        if plan.over_budget:
+            return _fail("not applied: " + "; ".join(plan.over_budget), 1)
+        if not plan.moves:
+            return 0
+        return _apply(cluster, plan, args, getattr(source, "title", ""))
+    finally:
+        source.close()
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    if (args.pod is None) == (args.gpus is None):
+        return "give a pending POD or --gpus N (one of them)"
+    if args.pods is not None and args.gpus is None:
+        return "--pods K goes with --gpus N"
+    if args.apply and not args.yes:
+        return "--apply evicts pods: add --yes to confirm"
+    return None
+
+
+def _target(model, args: argparse.Namespace):  # noqa: ANN001, ANN202 - a Target, or the one-line error
+    from kubeview.scheduling.plan_types import Target, hypothetical
+    from kubeview.scheduling.planner import target_of_gang
+
+    if args.gpus is not None:
+        return hypothetical(args.gpus, args.pods or 1, priority=args.priority)
+    text = args.pod
+    if "/" in text:
+        ns, name = text.split("/", 1)
+        matches = [p for p in model.pods.values() if p.namespace == ns and p.name == name]
+    else:
+        ns = getattr(args, "namespace", None)
+        matches = [p for p in model.pods.values() if p.name == text and (ns is None or p.namespace == ns)]
+    if not matches:
+        return f"no pod {text!r} in the cluster"
+    if len(matches) > 1:
+        return f"pod {text!r} is in several namespaces ({', '.join(sorted(p.namespace for p in matches))}); give NS/NAME"
+    pod = matches[0]
+    gangs = model.gangs.of_pod(pod.namespace, pod.name)
+    if gangs:
+        return target_of_gang(model, gangs[0])
+    if pod.node is not None:
+        return f"pod {pod.namespace}/{pod.name} is bound to {pod.node}: nothing to plan"
+    return Target.of_pods([pod])
+
+
+def print_plan(plan, policy: str, out) -> None:  # noqa: ANN001
+    from kubeview.scheduling.plan_text import describe_plan
+
+    out.write(describe_plan(plan, policy))
+
+
+def _apply(cluster, plan, args: argparse.Namespace, title: str) -> int:  # noqa: ANN001
+    from kubeview.cluster.plan_apply import apply_plan
+    from kubeview.cluster.plan_log import PlanLog
+
+    try:
+        log = PlanLog(args.log_file)
+    except OSError as exc:
+        return _fail(f"cannot open the audit log: {exc}", 2)
+    out = sys.stderr if args.json else sys.stdout
+    result = apply_plan(cluster, plan, args.timeout, log=log, title=title,
+                        say=lambda line: print(f"  {line}", file=out, flush=True))
+    if args.json:
+        print(json.dumps({**plan.to_dict(), "outcome": result.outcome, "detail": result.detail,
+                          "log": str(log.path)}, indent=2))
+    return 0 if result.ok else 1
+
+
+def _show_log(args: argparse.Namespace) -> int:
+    from kubeview.cluster.plan_log import PlanLog
+
+    try:
+        entries = PlanLog(args.log_file).entries()
+    except OSError as exc:
+        return _fail(f"cannot open the audit log: {exc}", 2)
+    if args.json:
+        print(json.dumps([e.to_dict() for e in entries], indent=2))
+        return 0
+    if not entries:
+        print("no plan applied yet")
+    for e in entries:
+        moves = ", ".join(m["pod"] for m in e.plan.get("moves", [])) or "nothing"
+        print(f"#{e.id} {e.at} {e.who} on {e.cluster}: {e.target}: evicted {moves}: {e.outcome}"
+              + (f" ({e.detail})" if e.detail else ""))
+    return 0
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"kubeview: {message}\n")
+    return code

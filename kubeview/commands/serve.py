@@ -1,0 +1,82 @@
+"""`kubeview serve [options] -- [kubeview options]`: the TUI in web browsers, one kubeview per session.
+
+Everything after `--` is given to each session's `kubeview` (`-- --demo`, `-- --context lab`) and is
+checked here first, so a typo is one line now rather than a failed page later. Safe by default: it
+listens on 127.0.0.1; any other address needs `--token-file` (the page asks for the token before a
+process starts). Exit 2 for bad input, 1 for the environment (the token file, the port).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+from contextlib import redirect_stderr
+from io import StringIO
+
+from kubeview.scheduling.listen_guard import is_loopback
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"kubeview serve: {message}\n")
+
+
+def app_args(args: argparse.Namespace) -> list[str]:
+    """The kubeview options after `--` (ValueError: why they cannot run as a served TUI)."""
+    from kubeview.cli import build_parser
+
+    given = list(args.app_args)
+    if given[:1] == ["--"]:
+        given = given[1:]
+    captured = StringIO()
+    try:
+        with redirect_stderr(captured):
+            parsed = build_parser().parse_args(given)
+    except SystemExit as exc:
+        why = captured.getvalue().strip().splitlines()
+        raise ValueError(f"the kubeview options after -- are not valid: {why[-1] if why else exc}") from None
+    if parsed.command != "tui" or parsed.headless:
+        raise ValueError("after -- come kubeview's TUI options (e.g. -- --demo, -- --context lab), "
+                         "not a command or --headless: a browser shows the TUI")
+    return given
+
+
+def _read_token(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as exc:
+        raise OSError(f"cannot read the token file {path}: {exc.strerror}") from None
+    if not token:
+        raise OSError(f"the token file {path} is empty")
+    return token
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        passed = app_args(args)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    if not args.token_file and not is_loopback(args.host):
+        _err(f"--host {args.host} is reachable from other hosts, and anyone there could drive the TUI "
+             "(scale workloads, change GPU packing); pass --token-file FILE so browsers must present it")
+        return 2
+    try:
+        token = _read_token(args.token_file) if args.token_file else None
+    except OSError as exc:
+        _err(str(exc))
+        return 1
+    from kubeview.web.server import KubeviewServer
+
+    command = "exec " + shlex.join([sys.executable, "-m", "kubeview", *passed])
+    server = KubeviewServer(command, host=args.host, port=args.port, title=shlex.join(["kubeview", *passed]),
+                            token=token, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout)
+    server.initialize_logging()
+    try:
+        asyncio.run(server.run())
+    except OSError as exc:
+        _err(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return 1
+    return 0

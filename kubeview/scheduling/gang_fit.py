@@ -1,0 +1,348 @@
+"""Can a gang be placed now, all or nothing, as kube-scheduler 1.37 places it; and if not, what blocks it.
+
+kube-scheduler's pod-group cycle (`schedule_one_podgroup.go`, `podGroupSchedulingDefaultAlgorithm`)
+takes the group's queued pods in order, runs the ordinary filters and scores for each on the snapshot
+with the members before it assumed there, skips a member that fits nowhere and goes on, and binds
+only if at least minCount members are scheduled (members already bound count); otherwise it binds
+none. `fit_gang` does the same with `evaluate` (the one implementation of filters and scores), in the
+order the caller gives (kube-scheduler's: priority, then age, then name).
+
+What greedy placement guarantees (tests/scheduling/test_gang_fit_brute.py checks it on seeded random
+clusters against a search over every placement):
+- every placement it returns is valid (no node over its allocatable, filters respected);
+- for members with equal requests and constraints it places as many as any placement could: each
+  node takes floor(free / request) of them whatever the order, so `room` and `fits` are exact;
+- for unequal members it can miss a placement a search would find (two 2-GPU nodes, members of 1, 1
+  and 2 GPUs under `spread`: the 1s go to different nodes and the 2 fits nowhere) — kube-scheduler
+  misses it too, so the answer is "would kube-scheduler place it now", not "could any placement".
+  Its `room` is never more than the best placement's.
+
+Pure: arrays in, a result out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
+from kubeview.model.gangs import Gang
+from kubeview.model.views import TERMINAL_PHASES, PodView
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.evaluate import ExtraLoad, Placement, evaluate, fail_where
+from kubeview.scheduling.node_index import index_for
+
+CLAIM_ELSEWHERE = "resourceclaim not available on the node"  # DynamicResources, an allocated claim elsewhere
+_DEFAULT = PackingConfig()
+_SHOWN_NODES = 6
+
+
+@dataclass(slots=True)
+class MemberFit:
+    """One member after the pass: where it went, or why not (kube-scheduler's message for it)."""
+
+    pod: PodView
+    node: str | None  # its node (bound before, or placed by the pass); None: no node took it
+    bound: bool  # already on its node before the pass
+    message: str | None  # PodScheduled=False message kube-scheduler would write; None when it binds
+
+
+@dataclass(slots=True)
+class GangFit:
+    fits: bool  # at least min_count members placed together (bound ones count)
+    placement: list[tuple[PodView, str]]  # every placed member and its node; empty when it does not fit
+    room: int  # how many members could be placed together now (bound ones included)
+    min_count: int
+    size: int  # members considered (finished and terminating ones are not)
+    summary: str  # "4 × 8 GPUs: room for 3 (largest free block per node: a 8, b 8, c 8, d 4)"
+    message: str | None  # the group's reason when it does not fit (what the members that fit carry)
+    saturated: dict[str, dict[str, int]] = field(default_factory=dict)  # took members, then refused: reason -> members
+    excluded: dict[str, list[str]] = field(default_factory=dict)  # took none: the reasons it refused them
+    members: list[MemberFit] = field(default_factory=list)  # in the order given
+    notes: tuple[str, ...] = ()  # what this fit does not evaluate, said plainly
+
+    def excluded_counts(self) -> dict[str, int]:
+        """Reason -> nodes excluded for it (a node counts once per reason), most first."""
+        counts = Counter(r for reasons in self.excluded.values() for r in reasons)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig = _DEFAULT,
+             assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None, *,
+             gang: bool = True) -> GangFit:
+    """Place `members` one by one as kube-scheduler's pod-group cycle does; see the module doc.
+
+    Members already bound count as scheduled and stay where they are (their requests are in `alloc`).
+    `assumed` is load on top of `alloc` (as for `evaluate`). `claim_nodes`: the group shares
+    ResourceClaims (PodGroup `spec.resourceClaims`); None when it does not, else the nodes their
+    allocated devices are on (members may go only there), or empty when none is allocated yet (the
+    first member's node then holds the devices for all). `gang=False`: pods placed one by one, each
+    binding where it fits (a Deployment's replicas): `fits` when min_count of them do, and each
+    member's message is its own (no group words)."""
+    index = index_for(alloc)
+    live = [m for m in members if m.phase not in TERMINAL_PHASES and not m.deleting]
+    bound = [m for m in live if m.node is not None]
+    queue = [m for m in live if m.node is None]
+    extra = _Load(alloc, assumed)
+    took: Counter[str] = Counter()
+    placed: dict[int, str] = {}  # queue position -> node
+    evaluated: dict[int, Placement] = {}
+    notes: list[str] = []
+    pinned = set(claim_nodes) if claim_nodes else None
+    for i, pod in enumerate(queue):
+        placement = evaluate(alloc, pod, config, assumed=extra.load(), index=index)
+        if claim_nodes is not None and (pinned or placed):
+            where = pinned if pinned else set(placed.values())
+            placement = fail_where(placement, np.isin(np.asarray(alloc.nodes), list(where)), CLAIM_ELSEWHERE)
+        notes.extend(n for n in placement.notes if n not in notes)
+        evaluated[i] = placement
+        node = placement.best
+        if node is not None:
+            placed[i] = node
+            took[node] += 1
+            extra.add(index.row[node], alloc.vector(pod.requests))
+    if any((m.affinity or {}).get("podAffinity") or (m.affinity or {}).get("podAntiAffinity") for m in queue):
+        notes.append("inter-pod affinity and anti-affinity are not evaluated: members are placed by the node "
+                     "filters and scores only")
+    if claim_nodes is not None and not claim_nodes:
+        notes.append("the group's ResourceClaims are not allocated yet: their devices are not evaluated (CEL); "
+                     "members are kept on the node the first one goes to, where the devices would be")
+    room = len(bound) + len(placed)
+    fits = len(live) > 0 and room >= min_count
+    result = GangFit(fits=fits, placement=[], room=room, min_count=min_count, size=len(live), summary="",
+                     message=None, notes=tuple(notes))
+    stop, message = (len(queue), None) if fits or not gang else _cycle_end(len(bound), queue, placed, min_count)
+    result.message = message
+    result.members = _members(members, queue, placed, evaluated, message, stop)
+    if fits:
+        alive = {id(m) for m in live}
+        result.placement = [(m.pod, m.node) for m in result.members if m.node is not None and id(m.pod) in alive]
+    else:
+        _blockers(result, alloc, placed, evaluated, took)
+    result.summary = _summary(result, alloc, queue, evaluated, assumed)
+    return result
+
+
+class _Load:
+    """The caller's assumed load plus the members placed so far, as one ExtraLoad."""
+
+    def __init__(self, alloc: Allocation, assumed: ExtraLoad | None) -> None:
+        self.rows: dict[int, np.ndarray] = {}
+        if assumed is not None:
+            for r, amounts in zip(assumed.rows.tolist(), assumed.amounts, strict=True):
+                self.rows[r] = amounts.astype(np.int64).copy()
+        self._cached: ExtraLoad | None = None
+        self._dirty = True
+
+    def add(self, row: int, amounts: np.ndarray) -> None:
+        self.rows[row] = self.rows[row] + amounts if row in self.rows else amounts.astype(np.int64)
+        self._dirty = True
+
+    def load(self) -> ExtraLoad | None:
+        if not self.rows:
+            return None
+        if self._dirty:
+            rows = np.fromiter(self.rows, dtype=np.intp, count=len(self.rows))
+            self._cached = ExtraLoad(rows, np.stack(list(self.rows.values())))
+            self._dirty = False
+        return self._cached
+
+
+def _cycle_end(scheduled: int, queue: list[PodView], placed: dict[int, str], min_count: int) -> tuple[int, str]:
+    """Where kube-scheduler's cycle gives up and the group status it ends with: PlacementFeasible stops
+    at the member after which minCount is out of reach (scheduled + remaining < minCount)."""
+    if scheduled + len(queue) < min_count:
+        return -1, WAITING_APPEAR  # PreEnqueue holds every member: too few exist
+    done, remaining, stop = scheduled, len(queue), len(queue) - 1
+    for i in range(len(queue)):
+        remaining -= 1
+        done += i in placed
+        if remaining + done < min_count:
+            stop = i
+            break
+    return stop, min_count_unsatisfiable(min_count, done, remaining)
+
+
+def _members(members: Sequence[PodView], queue: list[PodView], placed: dict[int, str],
+             evaluated: dict[int, Placement], group: str | None, stop: int) -> list[MemberFit]:
+    """Each member's node or message; `group` is None when the gang fits."""
+    position = {id(p): i for i, p in enumerate(queue)}
+    out: list[MemberFit] = []
+    for m in members:
+        i = position.get(id(m))
+        if i is None:  # bound, finished or terminating: the pass does not move it
+            out.append(MemberFit(m, m.node, m.node is not None, None))
+        elif group is None:
+            node = placed.get(i)
+            out.append(MemberFit(m, node, False, None if node else evaluated[i].message))
+        elif group == WAITING_APPEAR:  # held before any cycle (kube-scheduler writes nothing on the pod)
+            out.append(MemberFit(m, placed.get(i), False, group))
+        elif i in placed:  # would fit but the group does not
+            out.append(MemberFit(m, placed[i], False, member_held(group)))
+        elif i > stop:  # never tried: the group's status as it stands (recorded: gang137's watch, gang-a's 2nd cycle)
+            out.append(MemberFit(m, placed.get(i), False, group))
+        else:
+            out.append(MemberFit(m, None, False, evaluated[i].message))
+    return out
+
+
+def _blockers(result: GangFit, alloc: Allocation, placed: dict[int, str], evaluated: dict[int, Placement],
+              took: Counter[str]) -> None:
+    """Saturated (took members, then refused the rest) and excluded (took none) nodes, with the reasons
+    they refused the members no node took: counted per reason as arrays (a gang of hundreds on 5,000
+    nodes), turned into dicts only for the nodes that refused someone."""
+    counts: dict[str, np.ndarray] = {}  # reason -> members refused for it, per node
+    for i, placement in evaluated.items():
+        if i in placed:
+            continue
+        for k, name in enumerate(placement.reason_names):
+            row = placement.failed[k]
+            if row.any():
+                if name in counts:
+                    counts[name] += row
+                else:
+                    counts[name] = row.astype(np.int32)
+    if not counts:
+        return
+    names = list(counts)
+    matrix = np.stack([counts[name] for name in names])  # (reasons, nodes)
+    took_any = np.isin(np.asarray(alloc.nodes), list(took)) if took else np.zeros(len(alloc.nodes), dtype=bool)
+    refused = matrix.any(axis=0)
+    for r in np.flatnonzero(refused & took_any).tolist():
+        result.saturated[alloc.nodes[r]] = {names[k]: int(matrix[k, r]) for k in np.flatnonzero(matrix[:, r]).tolist()}
+    for r in np.flatnonzero(refused & ~took_any).tolist():
+        result.excluded[alloc.nodes[r]] = [names[k] for k in np.flatnonzero(matrix[:, r]).tolist()]
+
+
+def describe(requests: dict[str, int]) -> str:
+    """A member's size in a few words: its GPUs, else its cpu and memory."""
+    gpus = requests.get(GPU, 0)
+    if gpus:
+        return f"{gpus} GPU" + ("" if gpus == 1 else "s")
+    parts = []
+    if requests.get("cpu"):
+        parts.append(f"{requests['cpu'] / 1000:g} cpu")
+    if requests.get("memory"):
+        parts.append(f"{requests['memory'] / 2**30:.3g}Gi")
+    return ", ".join(parts) or "no requests"
+
+
+def _sizes(pods: Sequence[PodView]) -> str:
+    counts = Counter(describe(p.requests) for p in pods)
+    return " + ".join(f"{n} × {what}" for what, n in counts.items())
+
+
+def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated: dict[int, Placement],
+             assumed: ExtraLoad | None) -> str:
+    live = [m.pod for m in result.members if m.pod.phase not in TERMINAL_PHASES and not m.pod.deleting]
+    if not live:
+        return "no members"
+    head = _sizes(live)
+    if result.fits:
+        where = sorted(Counter(node for _, node in result.placement).items())
+        shown = ", ".join(f"{n} {c}" if c > 1 else n for n, c in where[:_SHOWN_NODES])
+        more = f", +{len(where) - _SHOWN_NODES} more nodes" if len(where) > _SHOWN_NODES else ""
+        return f"{head}: fits ({shown}{more})"
+    need = "" if result.min_count == result.size else f" of {result.min_count} needed"
+    if result.size < result.min_count:
+        return f"{head}: {result.size} of minCount {result.min_count} members exist"
+    return f"{head}: room for {result.room}{need} ({_blocks(alloc, live, queue, evaluated, assumed)})"
+
+
+def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evaluated: dict[int, Placement],
+            assumed: ExtraLoad | None) -> str:
+    """The largest free block of the gang's main resource on each node its members may use."""
+    resource = GPU if any(p.requests.get(GPU) for p in live) else "cpu"
+    col = alloc.column(resource)
+    if col is None:
+        return f"no node has {resource}"
+    free = alloc.free[:, col].copy()
+    if assumed is not None:
+        free[assumed.rows] -= assumed.amounts[:, col]
+    usable = np.ones(len(alloc.nodes), dtype=bool)
+    if evaluated:
+        usable &= ~evaluated[0].unresolvable()  # cordoned, tainted or unselected nodes are no block
+    rows = [r for r in np.flatnonzero(usable & (free > 0)).tolist()]
+    rows.sort(key=lambda r: (-int(free[r]), alloc.nodes[r]))
+    if not rows:
+        return f"no free {'GPUs' if resource == GPU else resource} on the nodes its members may use"
+
+    def amount(v: int) -> str:
+        return str(v) if resource == GPU else f"{v / 1000:g}"
+    shown = ", ".join(f"{alloc.nodes[r]} {amount(int(free[r]))}" for r in rows[:_SHOWN_NODES])
+    more = f", +{len(rows) - _SHOWN_NODES} more" if len(rows) > _SHOWN_NODES else ""
+    return f"largest free block per node: {shown}{more}"
+
+
+def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
+           assumed: ExtraLoad | None = None) -> GangFit:
+    """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
+    shared ResourceClaims are allocated on (from the GPU ledger). A Kueue Workload with no pods yet
+    (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
+    pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
+    if not pods and gang.templates:
+        fit = fit_gang(model.allocation(), template_members(gang), gang.min_count, config, assumed)
+        topology = ", then topology" if gang.condition_reason == "TopologyPlacementFailed" else ""
+        fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
+                      f"first{topology})",)
+        return fit
+    return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
+
+
+def template_members(gang: Gang) -> list[PodView]:
+    """The pods a Kueue Workload's pod sets would make: `count` of each template."""
+    out = []
+    for podset, template, count in gang.templates:
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        for i in range(count):
+            meta = {**(template.get("metadata") or {}), "name": f"{gang.name}-{podset}-{i}", "namespace": gang.namespace}
+            out.append(PodView.from_api(defaulted_pod({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}})))
+    return out
+
+
+def defaulted_pod(obj: dict) -> dict:
+    """The API server's defaulting that changes what a pod requests: a container's limit with no
+    request is its request too (a manifest is read before any API server saw it)."""
+    spec = dict(obj["spec"])
+    for field_name in ("containers", "initContainers"):
+        containers = []
+        for c in spec.get(field_name) or []:
+            resources = c.get("resources") or {}
+            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+            if set(limits) - set(requests):
+                c = {**c, "resources": {**resources, "requests": {**limits, **requests}}}
+            containers.append(c)
+        if field_name in spec:
+            spec[field_name] = containers
+    return {**obj, "spec": spec}
+
+
+def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None:
+    """`fit_gang`'s `claim_nodes` for a gang: None without shared claims, else the nodes the GPU
+    ledger has its allocated ones on (empty: none allocated yet)."""
+    if not (gang.claims or gang.claim_refs):
+        return None
+    claims = [model.gpus.claims.get((gang.namespace, name)) for name in gang.claims]
+    return tuple(sorted({c.node for c in claims if c is not None and c.node}))
+
+
+def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
+    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node, and
+    every Kueue Workload waiting for admission (placed from its pod sets)."""
+    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs()
+            if g.pending or (g.templates and not g.members)}
+
+
+def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",
+                    tolerations: list[dict] | None = None) -> list[PodView]:
+    """`count` identical pending members asking `requests` (API quantities, e.g. {"nvidia.com/gpu": "8"}):
+    a what-if gang such as "4 pods × 8 GPUs" for `fit_gang`."""
+    spec = {"containers": [{"name": "main", "resources": {"requests": dict(requests), "limits": dict(requests)}}],
+            "tolerations": list(tolerations or [])}
+    return [PodView.from_api({"metadata": {"name": f"{name}-{i}", "namespace": namespace}, "spec": spec,
+                              "status": {"phase": "Pending"}}) for i in range(count)]

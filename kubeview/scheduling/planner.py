@@ -1,0 +1,61 @@
+"""Make it fit: the plan of fewest disruptions after which a pending pod, gang or hypothetical request
+fits (`make_plan`). The objective, rules and search are described in plan_types.py and plan_search.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kubeview.model.allocation import Allocation
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.disruption import BudgetView
+from kubeview.model.gangs import Gang
+from kubeview.model.views import PodView
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.plan_search import search
+from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach
+
+_DEFAULT = PackingConfig()
+
+
+def make_plan(alloc: Allocation, pods: Sequence[PodView], target: Target, config: PackingConfig = _DEFAULT,
+              budgets: Sequence[BudgetView] = (), allowed: Sequence[int] | None = None, allow_bare: bool = False,
+              pod_gpus: Mapping[tuple[str, str], int] | None = None, exact_limit: int = 20_000) -> Plan:
+    """The plan for `target` on `alloc` with `pods` running; see the module doc.
+
+    `allowed` is each budget's disruptionsAllowed now (default: its status, 0 when unset). `pod_gpus`:
+    DRA GPUs each pod's own claims hold (freed when it leaves). `exact_limit` bounds the exhaustive
+    search, in candidate sets checked; beyond it the heuristic runs."""
+    budgets = list(budgets)
+    allowed_now = list(allowed) if allowed is not None else [b.disruptions_allowed or 0 for b in budgets]
+    where = reach(alloc, target, config)
+    candidates, notes = candidates_of(alloc, pods, target, budgets, allow_bare, pod_gpus, where)
+    inp = Inputs(alloc, target, config, candidates, budgets, allowed_now, notes)
+    inp.narrow(where[0])
+    return search(inp, exact_limit)
+
+
+def own_dra_gpus(model: ClusterModel) -> dict[tuple[str, str], int]:
+    """Per pod, the DRA GPUs held by claims reserved for it alone (freed when it leaves, as the GPU
+    ledger counts them); a claim several pods share frees nothing until all of them leave."""
+    out: dict[tuple[str, str], int] = {}
+    for ng in model.gpus.nodes().values():
+        for s in ng.devices:
+            if s.gpu and s.claim is not None and len(s.pods) == 1:
+                key = (s.claim[0], s.pods[0])
+                out[key] = out.get(key, 0) + 1
+    return out
+
+
+def target_of_gang(model: ClusterModel, gang: Gang) -> Target:
+    pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
+    return Target.of_pods(pods, gang.min_count, label=f"gang {gang.namespace}/{gang.name} ({len(pods)} members, "
+                                                      f"minCount {gang.min_count})")
+
+
+def plan_for(model: ClusterModel, target: Target, config: PackingConfig = _DEFAULT,
+             budgets: Sequence[BudgetView] = (), allowed: Sequence[int] | None = None, allow_bare: bool = False,
+             exact_limit: int = 20_000) -> Plan:
+    """`make_plan` on the model's allocation, pods and DRA claims."""
+    return make_plan(model.allocation(), list(model.pods.values()), target, config, budgets, allowed, allow_bare,
+                     own_dra_gpus(model), exact_limit)

@@ -1,0 +1,82 @@
+"""`kubeview fit MANIFEST` as a subprocess against the embedded cluster (`--local`, the bundled two
+2-GPU nodes) and the demo: exit 0 fits / 1 does not / 2 bad input, one line for bad input, the
+gang's members in kube-scheduler 1.37's words, and one placement when it fits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_cli_options import kubeview
+
+DATA = Path(__file__).resolve().parent / "data" / "fit"
+
+
+def test_a_gang_fragmentation_blocks_does_not_fit_and_says_why(tmp_path: Path) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--local", "--json")
+    assert out.returncode == 1, out.stderr
+    doc = json.loads(out.stdout)
+    (unit,) = doc["units"]
+    assert (doc["fits"], doc["policySource"], unit["what"], unit["gang"], unit["room"]) == (
+        False, "the embedded scheduler's", "PodGroup default/big-workers", True, 2)
+    assert unit["summary"] == "3 × 2 GPUs: room for 2 (largest free block per node: gpu-node-1 2, gpu-node-2 2)"
+    assert unit["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+    assert [m["message"] for m in unit["members"]] == [f"pod group is unschedulable, {unit['message']}"] * 2 + [
+        "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."]
+    assert unit["placement"] == [] and doc["skipped"] == ["Workload default/big"]
+    text = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--local")
+    assert text.returncode == 1 and "PodGroup default/big-workers (gang, minCount 3): does not fit" in text.stdout
+
+
+@pytest.mark.parametrize(("policy", "code"), [("pack", 0), ("spread", 1)])
+def test_jobs_with_spec_scheduling_fit_under_pack_only(tmp_path: Path, policy: str, code: int) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", policy, "--json")
+    assert out.returncode == code, out.stderr
+    small, wide = json.loads(out.stdout)["units"]
+    assert small["what"] == "Job default/small (gang)" and small["fits"]
+    assert wide["fits"] == (policy == "pack")
+    if policy == "pack":  # one placement: the 1s share a node, the 2 has the other
+        nodes = [p["node"] for p in small["placement"]] + [p["node"] for p in wide["placement"]]
+        assert sorted(nodes) == ["gpu-node-1", "gpu-node-1", "gpu-node-2"] or \
+            sorted(nodes) == ["gpu-node-1", "gpu-node-2", "gpu-node-2"]
+        assert nodes[0] == nodes[1] != nodes[2]
+
+
+def test_on_the_demo_a_plain_pod_fits_where_the_demo_left_room(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: one}\nspec:\n"
+                                       "  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n")
+    out = kubeview(tmp_path, "fit", "pod.yaml", "--demo")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("policy: spread (the embedded scheduler's)\nPod default/one (1 pod): fits\n")
+    assert "  one -> " in out.stdout
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (None, "no such file\n"),
+    ("a: [1, 2", "is not valid YAML (line 2): "),  # the rest is the YAML parser's words
+    ("", "is empty\n"),
+    ("- 1\n- 2\n", "a document is a list, not a Kubernetes object\n"),
+    ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
+     "it holds no pods to place (a Pod, Deployment, ReplicaSet, StatefulSet, Job or gang)\n"),
+    ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1}\n",
+     "Deployment default/d spec.replicas is -1, not a count\n"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: lots}}}]\n",
+     "Pod default/p: "),
+    ("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+     "Widget default/w is not a Pod, Deployment, ReplicaSet, StatefulSet, Job or gang (PodGroup and its pods)\n"),
+    ("[" * 100, "nested more than 64 levels deep (line 1)\n"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, text: str | None, why: str) -> None:
+    """`why` is the whole message when it ends the line, else how it starts."""
+    if text is not None:
+        (tmp_path / "m.yaml").write_text(text)
+    out = kubeview(tmp_path, "fit", "m.yaml", "--local")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"kubeview: fit: m.yaml: {why}") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_cluster_that_cannot_be_read_is_exit_1_in_one_line(tmp_path: Path) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--kubeconfig", str(tmp_path / "none"))
+    assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("kubeview: ") and "none" in out.stderr

@@ -1,0 +1,43 @@
+"""`kubeview plan`: the demo's fragmented train-c gets a one-move plan and it applies; bad input is one
+line and exit 2; the audit log shows what was applied."""
+
+from __future__ import annotations
+
+import json
+
+from kubeview.cli import main
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys):
+    assert main(["plan"]) == 2
+    assert capsys.readouterr().err == "kubeview: give a pending POD or --gpus N (one of them)\n"
+    assert main(["plan", "--pods", "2", "x"]) == 2
+    assert main(["plan", "--gpus", "2", "--apply"]) == 2
+    assert "--yes" in capsys.readouterr().err
+
+
+def test_demo_train_c_one_move_plan_applied_and_logged(capsys, tmp_path):
+    log = str(tmp_path / "plans.sqlite")
+    assert main(["--demo", "plan", "training/train-c", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # one move, a pod its ReplicaSet recreates; the bare pods (inference/embed, ...) are left alone
+    assert doc["found"] and len(doc["moves"]) == 1 and any("bare pod" in n for n in doc["notes"])
+    assert main(["--demo", "plan", "training/train-c", "--apply", "--yes", "--log-file", log,
+                 "--timeout", "60"]) == 0
+    out = capsys.readouterr().out
+    evictions = [line for line in out.splitlines() if line.strip().startswith("evict ")]
+    assert len(evictions) == 1 and "ReplicaSet/train-workers" in evictions[0]
+    assert "bound: training/train-c on " in out
+    assert main(["plan", "--log", "--log-file", log, "--json"]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert entry["outcome"] == "bound" and entry["target"] == "training/train-c (2 GPUs)"
+    assert main(["--demo", "plan", "nope"]) == 2
+    assert capsys.readouterr().err == "kubeview: no pod 'nope' in the cluster\n"
+
+
+def test_bench_plan_quick(capsys):
+    """`bench plan --quick`: every plan found on the full synthetic cluster, each inside its target."""
+    assert main(["bench", "plan", "--quick", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["name"] for f in doc["figures"]][1:] == ["plan: 2 GPUs", "plan: 8 GPUs", "plan: gang 4 × 8 GPUs"]
+    assert all(f["found"] and f["moves"] >= 1 and f["passed"] for f in doc["figures"])
