@@ -21,12 +21,12 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
-from kubeview.model.dra import DRA_KINDS
+from kubeview.model.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gang_messages import GANG_KINDS
 from kubeview.model.gangs import GangStore
-from kubeview.model.gcpause import gc_paused
+from kubeview.model.gcpause import BULK, gc_paused
 from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
 from kubeview.model.job_store import JobStore
 from kubeview.model.kube_events import EventLog, EventView
@@ -114,7 +114,7 @@ class ClusterModel:
             return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
         if kind == "Event":
             return self.events.delete(obj) if deleted else self.events.put(obj)
-        if kind in DRA_KINDS:
+        if kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             return self.gpus.apply(kind, event.type, obj)
         if kind in GANG_KINDS:
             return self.gangs.apply(kind, event.type, obj)
@@ -132,7 +132,8 @@ class ClusterModel:
         return False
 
     def _apply_listed(self, event: Listed) -> bool:
-        with gc_paused():  # thousands of new objects at once; none of them cyclic
+        # thousands of new objects at once, none of them cyclic, most of them long-lived
+        with gc_paused(keep=len(event.objects) >= BULK):
             return self._apply_listed_now(event)
 
     def _apply_listed_now(self, event: Listed) -> bool:
@@ -159,7 +160,7 @@ class ClusterModel:
                 self.workloads[view.key] = view
         elif kind == "Event":
             self.events.replace(event.objects)
-        elif kind in DRA_KINDS:
+        elif kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
             self.gpus.replace(kind, event.objects)
         elif kind in GANG_KINDS:
             self.gangs.replace(kind, event.objects)

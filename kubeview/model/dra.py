@@ -15,11 +15,38 @@ from dataclasses import dataclass
 from kubeview.model.quantity import to_units
 
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim")
+# Read where served, never needed: DeviceTaintRule (resource.k8s.io/v1, GA in 1.37) and upstream's
+# pool availability, ResourcePoolStatusRequest (v1alpha3, gate DRAResourcePoolStatus; dra_pools.py)
+DRA_OPTIONAL_KINDS = ("DeviceTaintRule", "ResourcePoolStatusRequest")
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # the API: consumers treat unknown effects like None
 EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 DeviceKey = tuple[str, str, str]  # (driver, pool, device): how a claim's allocation names a device
 ClaimKey = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A device taint (`devices[].taints[]` of a slice, or a DeviceTaintRule's `spec.taint`)."""
+
+    key: str
+    value: str
+    effect: str  # None | NoSchedule | NoExecute (anything else acts as None)
+    rule: str | None = None  # the DeviceTaintRule that applies it; None: the slice publishes it
+
+    @property
+    def blocks(self) -> bool:
+        """Claims that do not tolerate it cannot get the device: it is not free."""
+        return self.effect in BLOCKING_EFFECTS
+
+    def label(self) -> str:
+        value = f"={self.value}" if self.value else ""
+        return f"{self.key}{value}:{self.effect}" + (f" (rule {self.rule})" if self.rule else "")
+
+
+def _taint(raw: dict, rule: str | None = None) -> Taint:
+    return Taint(raw.get("key", ""), raw.get("value") or "", raw.get("effect") or "None", rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +61,8 @@ class Device:
     attributes: dict[str, object]
     capacity: dict[str, int]
     consumes: dict[str, dict[str, int]]  # counter set -> counter -> amount (partitionable devices)
+    taints: tuple[Taint, ...] = ()  # the slice's own; DeviceTaintRules' are added by the ledger
+    shared: bool = False  # allowMultipleAllocations: claims take shares of its capacity (consumedCapacity)
 
     @property
     def key(self) -> DeviceKey:
@@ -78,11 +107,36 @@ class SliceView:
         devices = tuple(
             Device(driver, pool_name, d.get("name", ""), node or "", _attributes(driver, d.get("attributes")),
                    {k: _amount(k, v) for k, v in (d.get("capacity") or {}).items()},
-                   {c.get("counterSet", ""): _counters(c.get("counters")) for c in d.get("consumesCounters") or ()})
+                   {c.get("counterSet", ""): _counters(c.get("counters")) for c in d.get("consumesCounters") or ()},
+                   tuple(_taint(t) for t in d.get("taints") or ()), bool(d.get("allowMultipleAllocations")))
             for d in spec.get("devices") or ())
         counters = {c.get("name", ""): _counters(c.get("counters")) for c in spec.get("sharedCounters") or ()}
         return cls(meta.get("name", ""), driver, pool_name, int(pool.get("generation") or 0),
                    int(pool.get("resourceSliceCount") or 1), node, devices, counters, meta.get("resourceVersion", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class TaintRuleView:
+    """A DeviceTaintRule: one taint on every device its selector picks (driver, pool, device name,
+    each optional; no selector at all picks nothing, an empty one every device)."""
+
+    name: str
+    selector: tuple[str | None, str | None, str | None] | None  # (driver, pool, device)
+    taint: Taint
+    resource_version: str = ""
+
+    @classmethod
+    def from_api(cls, obj: dict) -> TaintRuleView:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        sel = spec.get("deviceSelector")
+        selector = None if sel is None else (sel.get("driver"), sel.get("pool"), sel.get("device"))
+        name = meta.get("name", "")
+        return cls(name, selector, _taint(spec.get("taint") or {}, name), meta.get("resourceVersion", ""))
+
+    def matches(self, device: Device) -> bool:
+        if self.selector is None:
+            return False
+        return all(want is None or want == have for want, have in zip(self.selector, device.key, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +167,20 @@ class ClaimRequest:
     mode: str  # ExactCount | All
     count: int
     selectors: tuple[str, ...]  # CEL of the request itself (not evaluated; shown)
+    alternatives: tuple[str, ...] = ()  # a prioritized list's subrequests (`firstAvailable`), in order
+    admin: bool = False  # adminAccess: the device is watched, not used up
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """One allocation result beyond "request -> device": admin access, or a share of a device that
+    allows multiple allocations (`shareID`, `consumedCapacity` in plain units)."""
+
+    request: str
+    device: DeviceKey
+    admin: bool
+    share_id: str | None
+    consumed: dict[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +196,25 @@ class ClaimView:
     reserved_for: tuple[tuple[str, str], ...]  # pods (name, uid) in the claim's namespace
     deleting: bool
     resource_version: str = ""
+    shares: tuple[Share, ...] = ()  # the results with adminAccess, a shareID or consumedCapacity
 
     @property
     def key(self) -> ClaimKey:
         return (self.namespace, self.name)
+
+    def admin_devices(self) -> frozenset[DeviceKey]:
+        """Devices this claim holds for admin access: watched, not used up (upstream skips them too)."""
+        return frozenset(s.device for s in self.shares if s.admin)
+
+    def chosen(self) -> dict[str, str]:
+        """Per prioritized-list request, the alternative it got: only the results say it
+        (`request: <request>/<subrequest>`)."""
+        out: dict[str, str] = {}
+        for request, _ in self.results:
+            main, sep, sub = request.partition("/")
+            if sep:
+                out.setdefault(main, sub)
+        return out
 
     @property
     def allocated(self) -> bool:
@@ -142,14 +225,21 @@ class ClaimView:
         meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
         requests = []
         for r in (spec.get("devices") or {}).get("requests") or ():
-            exact = r.get("exactly") or (r.get("firstAvailable") or [{}])[0]
+            alternatives = r.get("firstAvailable") or ()
+            exact = r.get("exactly") or (alternatives or [{}])[0]
             requests.append(ClaimRequest(
                 r.get("name", ""), exact.get("deviceClassName", ""), exact.get("allocationMode") or "ExactCount",
                 int(exact.get("count") or 1),
-                tuple(((s.get("cel") or {}).get("expression") or "") for s in exact.get("selectors") or ())))
+                tuple(((s.get("cel") or {}).get("expression") or "") for s in exact.get("selectors") or ()),
+                tuple(a.get("name", "") for a in alternatives), bool(exact.get("adminAccess"))))
         allocation = status.get("allocation") or {}
+        raw_results = (allocation.get("devices") or {}).get("results") or ()
         results = tuple((r.get("request", ""), (r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
-                        for r in (allocation.get("devices") or {}).get("results") or ())
+                        for r in raw_results)
+        shares = tuple(Share(request, key, bool(r.get("adminAccess")), r.get("shareID"),
+                             {k: _amount(k, v) for k, v in (r.get("consumedCapacity") or {}).items()})
+                       for (request, key), r in zip(results, raw_results, strict=True)
+                       if r.get("adminAccess") or r.get("shareID") or r.get("consumedCapacity"))
         owner = next((ref.get("name") for ref in meta.get("ownerReferences") or ()
                       if ref.get("kind") == "Pod" and ref.get("controller")), None)
         annotations = meta.get("annotations") or {}
@@ -159,7 +249,7 @@ class ClaimView:
             allocation_node(allocation),
             tuple((p.get("name", ""), p.get("uid", "")) for p in status.get("reservedFor") or ()
                   if p.get("resource", "pods") == "pods"),
-            bool(meta.get("deletionTimestamp")), meta.get("resourceVersion", ""))
+            bool(meta.get("deletionTimestamp")), meta.get("resourceVersion", ""), shares)
 
 
 def allocation_node(allocation: dict) -> str | None:

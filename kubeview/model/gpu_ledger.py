@@ -20,6 +20,11 @@ Rules (from the recorded v1.36.2 control plane, tests/fixtures/k8s/dra/README.md
   used up by allocated siblings is "unavailable". Column units on such a pool are the allocated
   devices plus the most free devices that still fit together (smallest first), which is how many a
   driver-only class could still hand out to `nvidia.com/gpu: N`; the device list says which are MIG.
+- 1.37 (tests/fixtures/k8s/dra137/README.md): a device with a NoSchedule/NoExecute taint (its slice's
+  or a DeviceTaintRule's) that no claim holds is "tainted": not free, no column unit. A device that
+  allows multiple allocations is held by every claim with a share of it (`shareID`,
+  `consumedCapacity`): allocated once, its shares listed. An adminAccess result watches a device and
+  uses nothing up, as upstream's pool status counts it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,10 @@ from kubeview.model.dra import (
     DeviceClassView,
     DeviceKey,
     SliceView,
+    Taint,
+    TaintRuleView,
 )
+from kubeview.model.dra_pools import PoolCount, PoolKey, UpstreamPools
 from kubeview.model.gcpause import gc_paused
 
 GPU = "nvidia.com/gpu"
@@ -45,13 +53,36 @@ GPU_TYPES = ("gpu", "mig")
 
 
 @dataclass(frozen=True, slots=True)
+class ShareHold:
+    """A claim's share of a device that allows multiple allocations."""
+
+    claim: ClaimKey
+    share_id: str | None
+    consumed: dict[str, int]  # capacity name -> plain units
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceState:
     device: Device
     gpu: bool  # counts in the nvidia.com/gpu column
     state: str  # "allocated" | "free" | "unavailable" (counters used by siblings, or pool incomplete)
-    # | "gone" (its node was deleted: the slice outlives it until garbage collection, nothing is free)
-    claim: ClaimKey | None  # the allocated claim holding it
-    pods: tuple[str, ...]  # the claim's reservedFor pods (in the claim's namespace)
+    # | "tainted" (a NoSchedule/NoExecute taint, nobody holds it) | "gone" (its node was deleted: the
+    # slice outlives it until garbage collection, nothing is free)
+    claim: ClaimKey | None  # the allocated claim holding it (the first, by name, of a shared device's)
+    pods: tuple[str, ...]  # the holding claims' reservedFor pods (in the claim's namespace)
+    taints: tuple[Taint, ...] = ()  # the slice's and the DeviceTaintRules'
+    shares: tuple[ShareHold, ...] = ()  # a shared device: every claim holding a share
+    admin: tuple[ClaimKey, ...] = ()  # adminAccess claims on it (not counted as use)
+
+    @property
+    def consumed(self) -> dict[str, int]:
+        """A shared device's capacity consumed by all its shares (compare `device.capacity`)."""
+        out: dict[str, int] = {}
+        for share in self.shares:
+            for name, amount in share.consumed.items():
+                out[name] = out.get(name, 0) + amount
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +105,13 @@ class GpuLedger:
         self.classes: dict[str, DeviceClassView] = {}
         self.slices: dict[str, SliceView] = {}
         self.claims: dict[ClaimKey, ClaimView] = {}
+        self.rules: dict[str, TaintRuleView] = {}  # DeviceTaintRules
+        self.upstream = UpstreamPools()  # ResourcePoolStatusRequests' answers, where served
         self.version = 0
         self._node_slices: dict[str, set[str]] = {}
         self._pool_node: dict[tuple[str, str], str] = {}
-        self._holder: dict[DeviceKey, ClaimKey] = {}
+        self._holders: dict[DeviceKey, set[ClaimKey]] = {}  # claims using it (several: a shared device)
+        self._admins: dict[DeviceKey, set[ClaimKey]] = {}  # adminAccess claims on it
         self._by_pod: dict[tuple[str, str], set[ClaimKey]] = {}
         self._cache: dict[str, NodeGpus] = {}
         self._dirty: set[str] = set()
@@ -106,6 +140,10 @@ class GpuLedger:
                     old_claim.resource_version == meta.get("resourceVersion"):
                 return False
             changed = self._put_claim(key, None if deleted else ClaimView.from_api(obj))
+        elif kind == "DeviceTaintRule":
+            changed = self._put_rule(meta.get("name", ""), None if deleted else TaintRuleView.from_api(obj))
+        elif kind == "ResourcePoolStatusRequest":
+            changed = self.upstream.apply(obj, deleted)
         else:
             return False
         if changed:
@@ -127,6 +165,11 @@ class GpuLedger:
                 self._put_claim(key, None)
             for view in map(ClaimView.from_api, objects):
                 self._put_claim(view.key, view)
+        elif kind == "DeviceTaintRule":
+            self.rules = {v.name: v for v in map(TaintRuleView.from_api, objects)}
+            self._all_dirty = True
+        elif kind == "ResourcePoolStatusRequest":
+            self.upstream.replace(objects)
         self.version += 1
 
     def set_nodes(self, names: Iterable[str]) -> None:
@@ -162,6 +205,15 @@ class GpuLedger:
         self._all_dirty = True
         return True
 
+    def _put_rule(self, name: str, view: TaintRuleView | None) -> bool:
+        if view is None:
+            if self.rules.pop(name, None) is None:
+                return False
+        else:
+            self.rules[name] = view
+        self._all_dirty = True
+        return True
+
     def _put_slice(self, name: str, view: SliceView | None) -> bool:
         old = self.slices.pop(name, None)
         if old is None and view is None:
@@ -189,8 +241,12 @@ class GpuLedger:
         if old is not None:
             self._mark(old)
             for _, dev in old.results:
-                if self._holder.get(dev) == key:
-                    del self._holder[dev]
+                for index in (self._holders, self._admins):
+                    held = index.get(dev)
+                    if held is not None:
+                        held.discard(key)
+                        if not held:
+                            del index[dev]
             for pod, _ in old.reserved_for:
                 held = self._by_pod.get((key[0], pod))
                 if held is not None:
@@ -200,8 +256,9 @@ class GpuLedger:
         if view is not None:
             self.claims[key] = view
             self._mark(view)
+            admin = view.admin_devices()
             for _, dev in view.results:
-                self._holder[dev] = key
+                (self._admins if dev in admin else self._holders).setdefault(dev, set()).add(key)
             for pod, _ in view.reserved_for:
                 self._by_pod.setdefault((key[0], pod), set()).add(key)
         return True
@@ -311,7 +368,7 @@ class GpuLedger:
                 counters.update({k: dict(v) for k, v in s.counters.items()})
             devices = sorted((d for s in members for d in s.devices), key=lambda d: d.name)
             is_gpu = {d.key: _is_gpu(d, gpu_classes) for d in devices}
-            held = {d.key: self._holder.get(d.key) for d in devices}
+            held = {d.key: min(self._holders[d.key]) if self._holders.get(d.key) else None for d in devices}
             totals = {k: dict(v) for k, v in counters.items()}
             for d in devices:  # allocated devices use their counters first
                 if held[d.key] is not None:
@@ -321,6 +378,8 @@ class GpuLedger:
             for d in devices:
                 if held[d.key] is not None:
                     pool_states[d.key] = "allocated"
+                elif any(t.blocks for t in self._taints(d)):
+                    pool_states[d.key] = "tainted"
                 elif complete and _fits(counters, d):
                     pool_states[d.key] = "free"
                     free_fit.append(d)
@@ -336,12 +395,35 @@ class GpuLedger:
             taken = sum(1 for d in devices if is_gpu[d.key] and held[d.key] is not None)
             total += taken + extra
             allocated += taken
-            for d in devices:
-                claim_key = held[d.key]
-                claim = self.claims.get(claim_key) if claim_key else None
-                pods = tuple(p for p, _ in claim.reserved_for) if claim else ()
-                states.append(DeviceState(d, is_gpu[d.key], pool_states[d.key], claim_key, pods))
+            states.extend(self._state(d, is_gpu[d.key], pool_states[d.key]) for d in devices)
         return NodeGpus(node, tuple(states), total, allocated)
+
+    def _taints(self, d: Device) -> tuple[Taint, ...]:
+        if not self.rules:
+            return d.taints
+        return d.taints + tuple(r.taint for _, r in sorted(self.rules.items()) if r.matches(d))
+
+    def _state(self, d: Device, gpu: bool, state: str) -> DeviceState:
+        holders = sorted(self._holders.get(d.key) or ())
+        claims = [c for c in map(self.claims.get, holders) if c is not None]
+        pods = tuple(p for c in claims for p, _ in c.reserved_for)
+        shares = ()
+        if d.shared:
+            shares = tuple(ShareHold(c.key, s.share_id, s.consumed, tuple(p for p, _ in c.reserved_for))
+                           for c in claims for s in c.shares if s.device == d.key and not s.admin)
+        return DeviceState(d, gpu, state, holders[0] if holders else None, pods, self._taints(d), shares,
+                           tuple(sorted(self._admins.get(d.key) or ())))
+
+    def pool_counts(self) -> dict[PoolKey, PoolCount]:
+        """Per pool, kubeview's figures in the terms of upstream's pool status (dra_pools.py): devices,
+        allocated, tainted NoSchedule/NoExecute, free; None counts for an incomplete pool."""
+        out: dict[PoolKey, PoolCount] = {}
+        for ng in self.nodes().values():
+            for s in ng.devices:
+                key = (s.device.driver, s.device.pool)
+                c = out.setdefault(key, PoolCount(ng.node))
+                c.add(s.state, any(t.blocks for t in s.taints))
+        return out
 
 
 def _is_gpu(device: Device, gpu_classes: list[DeviceClassView]) -> bool:

@@ -28,6 +28,7 @@ _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps u
 
 SCHEMA_VERSION = 3  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
 # 3: `gangs` (#27: upstream, KAI, Kueue, Volcano groups, members and their fit), `cluster.noGangs`
+#    and (#27 DRA 1.37): a tainted DRA device (NoSchedule/NoExecute) is no longer free: `dra.devices[].state` "tainted"
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 

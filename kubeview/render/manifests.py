@@ -131,6 +131,10 @@ READ_RULES: list[Obj] = [
     # the GPU ledger's DRA kinds (kube/dra.py); without them a 1.34+ cluster showed no DRA GPUs
     {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceclaims", "resourceslices"],
      "verbs": ["get", "list", "watch"]},
+    # read only, where served: DeviceTaintRules (tainted devices are not free) and upstream's pool status
+    # answers to compare with (kubeview never creates a ResourcePoolStatusRequest)
+    {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
+     "verbs": ["list", "watch"]},
     # gangs (kube/gangs.py), each read only where discovery serves it: upstream Workload/PodGroup, KAI's
     # PodGroup, Kueue's Workload, Volcano's PodGroup; a role without them leaves gangs out, never stops kubeview
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups", "workloads"], "verbs": ["get", "list", "watch"]},

@@ -26,7 +26,7 @@ def test_node_lists_its_devices_and_their_holders() -> None:
     assert (table.allocated, table.total) == (2, 2)
     gpu1 = next(row for row in table.rows if row[0] == "gpu-1")
     assert gpu1 == ("gpu-1", "allocated", "NVIDIA H100 80GB HBM3", "GPU-3d8b0434-bee6-557b-8528-896fa1cae9a6",
-                    "80Gi", "shared-1, shared-2", "dra/shared-gpu")  # a shared claim: one device, two pods
+                    "80Gi", "shared-1, shared-2", "dra/shared-gpu", "")  # a shared claim: one device, two pods
     mig = node_devices(m, "dra-mig-node-1")
     free = next(row for row in mig.rows if row[0] == "gpu-0-mig-1g10gb-19-6")
     assert free[1] == "free" and free[3:5] == ("of GPU-adbc4e6b-b375-5186-8c8d-b2c45815cb4a", "1g.10gb 9.6Gi")
@@ -73,3 +73,34 @@ def test_pending_pods_say_what_is_not_known_yet() -> None:
     obj["status"] = {"phase": "Pending"}
     lines = plain(pod_claim_lines(m, PodView.from_api(obj)))
     assert any("gpu: no claim yet" in ln and "does not evaluate" in ln for ln in lines)
+
+
+def test_node_devices_show_taints_shares_and_admin_access() -> None:
+    """The v1.37.2 recordings (tests/fixtures/k8s/dra137): a NOTE column appears when a device has
+    something to say, and every line still fits."""
+    import json
+    from pathlib import Path
+
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.model.events import Listed
+
+    rec = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "dra137" / "placed"
+    m = ClusterModel()
+    for kind, name in (("DeviceClass", "deviceclasses.json"), ("ResourceSlice", "resourceslices.json"),
+                       ("DeviceTaintRule", "devicetaintrules.json"), ("ResourceClaim", "resourceclaims.json")):
+        m.apply(Listed(kind, json.loads((rec / name).read_text())["items"]))
+    table = node_devices(m, "dra137-node")
+    rows = {row[0]: row for row in table.rows}
+    assert rows["gpu-1"][1] == "tainted" and rows["gpu-1"][-1] == "taint kubeview.test/ecc=double-bit:NoSchedule"
+    assert rows["gpu-2"][-1] == "taint kubeview.test/drain:NoSchedule (rule dra137-node-drain)"
+    assert rows["gpu-s"][-1] == "shared: 3 shares, memory 70Gi/80Gi"
+    assert rows["gpu-s"][5] == "prio-a, share-a, share-b"
+    assert rows["gpu-0"][-1] == "admin access: dra137-admin/admin-a" and rows["gpu-0"][6] == "dra137/whole-a"
+    for width in (100, 160):
+        lines = device_lines(table, width).plain.splitlines()
+        assert len(lines) == 2 + len(table.rows) and all(len(line) <= width for line in lines)
+        assert lines[1].split()[-1] == "NOTE"
+    prio = PodView.from_api({"metadata": {"name": "prio-a", "namespace": "dra137"},
+                             "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "prio-a"}]},
+                             "status": {"phase": "Running"}})
+    assert any("(alternative shared of gpu)" in line for line in plain(pod_claim_lines(m, prio)))

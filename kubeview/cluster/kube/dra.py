@@ -23,22 +23,42 @@ DRA_API = {
     "ResourceSlice": ("resourceslices", "list_resource_slice"),
     "ResourceClaim": ("resourceclaims", "list_resource_claim_for_all_namespaces"),
 }
+# Read where discovery serves them and RBAC allows, dropped silently otherwise (the ledger works without):
+# kind -> (plural, API class, cluster-wide list method). DeviceTaintRule is GA in 1.37;
+# ResourcePoolStatusRequest is alpha (gate DRAResourcePoolStatus, `--runtime-config` resource.k8s.io/v1alpha3).
+OPTIONAL_API = {
+    "DeviceTaintRule": ("devicetaintrules", client.ResourceV1Api, "list_device_taint_rule"),
+    "ResourcePoolStatusRequest": ("resourcepoolstatusrequests", client.ResourceV1alpha3Api,
+                                  "list_resource_pool_status_request"),
+}
 
 
-def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tuple[str, ...]:
-    """The DRA kinds discovery lists with both `list` and `watch`; () when the group version is not
-    served (404) or discovery fails otherwise (the other kinds' informers report connection trouble)."""
+def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The DRA kinds discovery lists with both `list` and `watch`, each group version asked once:
+    (DRA_API's, OPTIONAL_API's); () when the group version is not served (404) or discovery fails
+    otherwise (the other kinds' informers report connection trouble)."""
+    v1 = _served(client.ResourceV1Api, api_client, timeout)
+    required = tuple(k for k in DRA_API if {"list", "watch"} <= v1.get(k, set()))
+    optional = []
+    if required:
+        for api_class in dict.fromkeys(v[1] for v in OPTIONAL_API.values()):
+            served = v1 if api_class is client.ResourceV1Api else _served(api_class, api_client, timeout)
+            optional += [k for k, v in OPTIONAL_API.items()
+                         if v[1] is api_class and {"list", "watch"} <= served.get(k, set())]
+    return required, tuple(optional)
+
+
+def _served(api_class: type, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
+    """kind -> verbs of one group version's discovery; {} when not served (404) or on failure."""
     try:
-        resp = client.ResourceV1Api(api_client).get_api_resources(_preload_content=False,
-                                                                   _request_timeout=(timeout, timeout))
+        resp = api_class(api_client).get_api_resources(_preload_content=False, _request_timeout=(timeout, timeout))
         body = json.loads(resp.data)
     except ApiException as exc:
         if exc.status != 404:
-            log.info("discovery of %s failed (%s): DRA GPUs not shown", GROUP_VERSION, exc.status)
-        return ()
+            log.info("discovery for %s failed (%s): its kinds are not read", api_class.__name__, exc.status)
+        return {}
     except Exception as exc:  # the network: the informers will say so
-        log.info("discovery of %s failed: %s", GROUP_VERSION, exc)
-        return ()
-    served = {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
-              if "/" not in (r.get("name") or "")}
-    return tuple(k for k in DRA_API if {"list", "watch"} <= served.get(k, set()))
+        log.info("discovery for %s failed: %s", api_class.__name__, exc)
+        return {}
+    return {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
+            if "/" not in (r.get("name") or "")}

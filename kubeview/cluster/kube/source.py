@@ -25,7 +25,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.config import connect, kubeconfig_available
-from kubeview.cluster.kube.dra import DRA_API, served_dra_kinds
+from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
@@ -53,6 +53,7 @@ _API = {
     # kubectl describe reads; see docs/architecture.md
     "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
     **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
+    **{kind: (plural, api, method, None, None) for kind, (plural, api, method) in OPTIONAL_API.items()},
     "Job": ("jobs", client.BatchV1Api, "list_job_for_all_namespaces", "list_namespaced_job", None),
 }
 MERGE_PATCH = "application/merge-patch+json"
@@ -98,13 +99,15 @@ class KubeSource:
         """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
+        optional: tuple[str, ...] = ()  # DRA kinds read where served, never held up for, never fatal
         if self.dra:
-            self.kinds = tuple(self.kinds) + tuple(k for k in served_dra_kinds(
-                self.api_client, self.settings.connect_timeout) if k not in self.kinds)
+            required, optional = served_dra_kinds(self.api_client, self.settings.connect_timeout)
+            self.kinds = tuple(self.kinds) + tuple(k for k in required if k not in self.kinds)
         if self.gangs:
             self.gang_apis = served_gang_apis(self.api_client, self.settings.connect_timeout)
             self.kinds = tuple(self.kinds) + tuple(k for k in self.gang_apis if k not in self.kinds)
         watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
+        watched += [k for k in optional if k not in watched]
         link = Link(watched, emit)
         self._emit = emit
         if self.namespace:
@@ -209,6 +212,8 @@ class KubeSource:
         if kind in DRA_API:
             spec.optional = True
             spec.on_unavailable = self._no_dra
+        if kind in OPTIONAL_API:
+            spec.optional = True
         return spec
 
     def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:

@@ -16,7 +16,7 @@ from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column
 
-STATE_STYLE = {"allocated": "green", "free": "dim", "unavailable": "yellow", "gone": "strike dim"}
+STATE_STYLE = {"allocated": "green", "free": "dim", "unavailable": "yellow", "tainted": "red", "gone": "strike dim"}
 
 
 def what(d: Device) -> str:
@@ -41,6 +41,7 @@ DEVICE_COLUMNS = [
     Column("size", "MEMORY/MIG", 0, whole=True),
     Column("pods", "POD", 0, whole=True),
     Column("claim", "CLAIM", 0, whole=True, least=16),
+    Column("note", "NOTE", 0, whole=True, least=8),  # taints, a shared device's shares, admin access
 ]
 CUT_AT_END = frozenset({"product"})
 
@@ -67,7 +68,21 @@ def device_cells(s: DeviceState) -> tuple[str, ...]:
     product = str(d.attr("productName") or d.type or "device")
     pods = ", ".join(s.pods) or ("no pod" if s.claim is not None else "")
     claim = f"{s.claim[0]}/{s.claim[1]}" if s.claim is not None else ""
-    return d.name, s.state, product, uuid, size or "-", pods, claim
+    return d.name, s.state, product, uuid, size or "-", pods, claim, device_note(s)
+
+
+def device_note(s: DeviceState) -> str:
+    """What 1.37 adds to a device: its taints, a shared device's shares and consumed/total capacity,
+    the adminAccess claims on it (watching, not using)."""
+    parts = [f"taint {t.label()}" for t in s.taints]
+    if s.device.shared:
+        used = ", ".join(f"{name} {fmt.amount(name, amount)}/{fmt.amount(name, s.device.capacity.get(name, 0))}"
+                         for name, amount in sorted(s.consumed.items()))
+        n = len(s.shares)
+        parts.append(f"shared: {n} share{'s' if n != 1 else ''}" + (f", {used}" if used else ""))
+    if s.admin:
+        parts.append("admin access: " + ", ".join(f"{ns}/{name}" for ns, name in s.admin))
+    return "; ".join(parts)
 
 
 def node_devices(model: ClusterModel, node: str) -> DeviceTable | None:
@@ -87,10 +102,14 @@ def pod_claim_lines(model: ClusterModel, pod: PodView) -> list[str]:
         head = f"  {escape(c.name)} ({kind})"
         if not c.results:
             lines.append(f"{head}: not allocated yet")
-        for _, key in c.results:
+        admin = c.admin_devices()
+        for request, key in c.results:
             d = model.gpus.device(key)
             target = escape(what(d)) if d is not None else "(device not published)"
-            lines.append(f"{head} → {escape(key[0])}/{escape(key[1])}/{escape(key[2])} → {target}")
+            main, _, alternative = request.partition("/")
+            how = f" (alternative {escape(alternative)} of {escape(main)})" if alternative else ""
+            how += " (admin access: not used up)" if key in admin else ""
+            lines.append(f"{head} → {escape(key[0])}/{escape(key[1])}/{escape(key[2])} → {target}{how}")
     if pod.pod_claims and not claims:
         lines.append(f"  {escape(', '.join(pod.pod_claims))}: no claim yet (made when the pod is scheduled; its "
                      "device selectors are CEL kubeview does not evaluate)")

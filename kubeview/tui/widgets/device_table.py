@@ -27,21 +27,22 @@ def fitted(cell: str, width: int, middle: bool) -> str:
 
 def device_lines(table: DeviceTable, width: int) -> Text:
     """The title, the header and one line per device, each at most `width` cells."""
-    want = {c.key: max([len(c.label)] + [len(row[i]) for row in table.rows])
-            for i, c in enumerate(DEVICE_COLUMNS) if not c.width}
-    widths = fit_widths(DEVICE_COLUMNS, width, want)
+    columns = DEVICE_COLUMNS if any(row[-1] for row in table.rows) else DEVICE_COLUMNS[:-1]  # NOTE: when any
+    rows = [row[:len(columns)] for row in table.rows]
+    want = {c.key: max([len(c.label)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns) if not c.width}
+    widths = fit_widths(columns, width, want)
     out = Text(no_wrap=True, overflow="crop")
     out.append("DRA devices  ", style="bold")
     if table.states and all(state == "gone" for state in table.states):
         out.append("gone with the node: counted nowhere (its ResourceSlice is still published)", style="dim")
     else:
         out.append(f"{table.allocated} of {table.total} GPUs allocated (counted in the GPU figures above)")
-    header = "".join(fitted(c.label, w, False) + " " for c, w in zip(DEVICE_COLUMNS, widths, strict=True))
+    header = "".join(fitted(c.label, w, False) + " " for c, w in zip(columns, widths, strict=True))
     out.append("\n")
     out.append(header.rstrip(), style="bold")
-    for row, state in zip(table.rows, table.states, strict=True):
+    for row, state in zip(rows, table.states, strict=True):
         out.append("\n")
-        for i, (c, w, cell) in enumerate(zip(DEVICE_COLUMNS, widths, row, strict=True)):
+        for i, (c, w, cell) in enumerate(zip(columns, widths, row, strict=True)):
             text = fitted(cell, w, c.key not in CUT_AT_END) + (" " if i < len(row) - 1 else "")
             out.append(text.rstrip() if i == len(row) - 1 else text,
                        style=STATE_STYLE.get(state, "") if c.key == "state" else "")
