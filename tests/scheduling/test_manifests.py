@@ -27,7 +27,12 @@ def test_extender_rbac_reads_nodes_and_pods_and_only_creates_bindings() -> None:
                              {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
                              {"apiGroups": ["resource.k8s.io"],
                               "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
-                              "verbs": ["get", "list", "watch"]}]
+                              "verbs": ["get", "list", "watch"]},
+                             # 1.37: a tainted device is not free (DeviceTaintRule); pool status is read
+                             # where served (alpha); both optional, dropped on a 403
+                             {"apiGroups": ["resource.k8s.io"],
+                              "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
+                              "verbs": ["list", "watch"]}]
     binding = _kind(docs, "ClusterRoleBinding", "kubeview-extender")
     assert binding["roleRef"]["name"] == "kubeview-extender"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubeview-extender",
