@@ -203,8 +203,10 @@ def run_tune(out: Path, size: tuple[int, int]) -> None:
 
 
 def run_browser(out: Path) -> None:
-    """`kubeview serve -- --demo` in headless Chromium: the demo settled (4 pending), then the PNG."""
+    """`kubeview serve -- --demo` in headless Chromium: the demo settled (DEMO_PENDING pending), then the PNG."""
     from playwright.sync_api import sync_playwright
+
+    from kubeview.cluster.local.demo import DEMO_PENDING
 
     with tempfile.TemporaryDirectory(prefix="kubeview-screenshots-") as tmp:
         served = serve(Path(tmp))
@@ -214,7 +216,7 @@ def run_browser(out: Path) -> None:
                 page = browser.new_page(viewport={"width": 1280, "height": 420})
                 readable_terminal(page)
                 page.goto(served.url, wait_until="domcontentloaded")
-                wait_text(page, "4 pending", timeout=60)
+                wait_text(page, f"{DEMO_PENDING} pending", timeout=60)
                 page.wait_for_timeout(1500)  # one usage sample of the sleepers, as the SVGs wait
                 page.screenshot(path=str(out / "browser.png"))
                 browser.close()
