@@ -98,18 +98,23 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
         await pilot.press("G", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
         await pilot.pause(0.8)
         app.save_screenshot("node-detail.svg", str(out))
-        await pilot.press("escape", "4")
-        await pilot.pause(0.8)
-        picker = app.screen.query_one("#pod-picker")
-        picker.focus()
-        picker.highlighted = picker.get_option_index("training/train-c")
-        await pilot.press("enter")
-        app.screen.query_one("#whatif").focus()
+        await pick_in_packing(app, pilot, "training/train-c")
         await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
         await pilot.pause(0.8)
         app.save_screenshot("packing.svg", str(out))
         await shoot_gangs(app, pilot, out)
         await pilot.press("q")
+
+
+async def pick_in_packing(app: KubeviewApp, pilot, option: str) -> None:  # noqa: ANN001
+    """Back out, open Packing, pick `option` (a pod or gang id) for the what-if and focus it."""
+    await pilot.press("escape", "4")
+    await pilot.pause(0.8)
+    picker = app.screen.query_one("#pod-picker")
+    picker.focus()
+    picker.highlighted = picker.get_option_index(option)
+    await pilot.press("enter")
+    app.screen.query_one("#whatif").focus()
 
 
 async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001
@@ -121,13 +126,7 @@ async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN0
     await pilot.press("enter")  # vision/allreduce-workers, the first gang
     await pilot.pause(0.8)
     app.save_screenshot("gang-detail.svg", str(out))
-    await pilot.press("escape", "4")
-    await pilot.pause(0.8)
-    picker = app.screen.query_one("#pod-picker")
-    picker.focus()
-    picker.highlighted = picker.get_option_index("gang|PodGroup|vision|etl-stages")
-    await pilot.press("enter")
-    app.screen.query_one("#whatif").focus()
+    await pick_in_packing(app, pilot, "gang|PodGroup|vision|etl-stages")
     await pilot.pause(0.8)
     app.save_screenshot("packing-gang.svg", str(out))
 
