@@ -26,7 +26,7 @@ from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.evaluate import Placement, evaluate, resource_reason
-from kubeview.scheduling.feed import ModelFeed, rv_number
+from kubeview.scheduling.feed import ClusterView, ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
@@ -125,6 +125,7 @@ class Extender:
         feed.follow_pods(self.assumed)
         self.binder = binder  # (namespace, name, uid, node) -> None, raises BindError; None: no bind verb
         self.catch_up = catch_up  # seconds to wait for the watch to reach a request's pod version
+        self._never_shown: set[str] = set()  # nodes waited for once that the watch did not show
         # node -> uids of the pods the API server has on it now (None: could not ask); lets filter
         # check a refusal against the API before sending it (see _stale_refusals)
         self.pods_on = pods_on
@@ -133,7 +134,7 @@ class Extender:
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "unknown_pod": 0, "stale_refusals": 0,
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "waited_for_nodes": 0, "unknown_pod": 0, "stale_refusals": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -214,6 +215,11 @@ class Extender:
         if args.node_names is not None:
             alloc = view.alloc
             rows = _rows(index.row, args.node_names)
+            if self.catch_up > 0 and rows.size and rows.min() < 0:
+                fresh = self._catch_up_nodes(args.node_names, rows, may_wait)
+                if fresh is not None:
+                    view, index = fresh, index_for(fresh.alloc)
+                    alloc, rows = view.alloc, _rows(index.row, args.node_names)
         else:
             alloc = self._overlay(args.items.views, view.alloc)
             index = self._index_of(alloc)
@@ -227,6 +233,26 @@ class Extender:
             self.count("unknown_nodes", unknown)
             self.metrics.unknown_nodes.inc(unknown)
         return result
+
+    def _catch_up_nodes(self, names: list[str], rows: np.ndarray, may_wait: bool) -> ClusterView | None:
+        """kube-scheduler names nodes our watch has not shown yet (a node just added): wait for them
+        briefly, as for a pod's version, and return a fresh view (None: nothing new to wait for).
+        Scored blind, a new node gets 0 and every pod goes to the nodes we know: under spread, two
+        pods on one node while an empty one waits. A name waited for once and never shown is not
+        waited for again (`_never_shown`, bounded), so a node only kube-scheduler sees costs one wait."""
+        missing = [names[k] for k in np.flatnonzero(rows < 0).tolist() if names[k] not in self._never_shown]
+        if not missing:
+            return None
+        if not may_wait:
+            raise MustWait
+        self.count("waited_for_nodes")
+        if not self.feed.wait_for_nodes(missing, self.catch_up) and self.feed.view().synced:
+            if len(self._never_shown) > 4096:
+                self._never_shown.clear()
+            self._never_shown.update(n for n in missing if n not in self.feed.model.nodes)
+        view = self.feed.refresh()
+        self.assumed.prune(view.version)
+        return view
 
     def _index_of(self, alloc: Allocation) -> NodeIndex:
         """The index of the nodes a request sent in full, kept while the overlay keeps its node set

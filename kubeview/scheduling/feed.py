@@ -65,8 +65,11 @@ class ModelFeed:
         """The source's `emit`: fold one event into the model."""
         with self._lock:
             changed = self.model.apply(event)
-            if isinstance(event, WatchEvent | Listed) and event.kind == "Pod":
-                self._follow_pod(event)
+            if isinstance(event, WatchEvent | Listed):
+                if event.kind == "Pod":
+                    self._follow_pod(event)
+                elif event.kind == "Node":
+                    self._rv_changed.notify_all()  # wait_for_nodes
             return changed
 
     def _follow_pod(self, event: WatchEvent | Listed) -> None:
@@ -88,6 +91,17 @@ class ModelFeed:
         deadline = time.monotonic() + timeout
         with self._rv_changed:
             while self.pod_rv < rv:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._rv_changed.wait(left)
+            return True
+
+    def wait_for_nodes(self, names: list[str], timeout: float) -> bool:
+        """Block until the model has every node in `names` (True), or `timeout` passed (False)."""
+        deadline = time.monotonic() + timeout
+        with self._rv_changed:
+            while any(name not in self.model.nodes for name in names):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

@@ -13,6 +13,7 @@ import pytest
 from builders import fixture, node_obj, pod_obj
 
 from kubeview.model.events import Listed, WatchEvent
+from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import ModelFeed
 from kubeview.scheduling.server import ExtenderServer
@@ -426,5 +427,40 @@ def test_a_call_waiting_for_the_watch_leaves_the_loop_serving(fixture_nodes: lis
         assert got and got[0][0] == 200
         assert json.loads(got[0][2])["NodeNames"] == names
         assert server.extender.counters["waited_for_watch"] == 1
+    finally:
+        server.stop()
+
+
+def test_a_node_the_watch_has_not_shown_yet_is_waited_for_then_scored() -> None:
+    """kube-scheduler's informer shows a new node before our watch does. Scored blind it gets 0, and
+    under spread a second pod would follow the first onto the node we know while the new one stands
+    empty (the real plane did this once in ~100 rounds). The call waits for the node (up to catch_up)
+    and scores it as the watch shows it; a name the watch never shows costs one wait, not one per call."""
+    nodes = [node_obj("gpu-node-1", gpu=2)]
+    feed = _feed(nodes, [pod_obj("running", cpu=None, gpu=1, node_name="gpu-node-1")])
+    extender = Extender(feed, config=PackingConfig(policy="spread"), catch_up=30.0)
+    server = ExtenderServer(extender, "127.0.0.1", 0).start()
+    try:
+        body = _gpu_args("x", ["gpu-node-1", "gpu-node-2"])
+        got: list = []
+        waiting = threading.Thread(target=lambda: got.append(Client(server.port).call("POST", "/prioritize", body)))
+        waiting.start()
+        deadline = time.monotonic() + 30
+        while extender.counters["waited_for_nodes"] < 1:  # seen waiting, by construction
+            assert time.monotonic() < deadline and waiting.is_alive(), got
+            time.sleep(0.01)
+        assert not got
+        feed.apply(WatchEvent("Node", "ADDED", node_obj("gpu-node-2", gpu=2)))
+        waiting.join(30)
+        scores = {h["Host"]: h["Score"] for h in json.loads(got[0][2])}
+        assert scores["gpu-node-2"] > scores["gpu-node-1"]  # the empty node wins under spread (blind: 0 < 1)
+        assert extender.counters["unknown_nodes"] == 0
+
+        extender.catch_up = 0.05
+        for k in range(3):  # three pods: three evaluations, not one reused
+            status, _, data = Client(server.port).call("POST", "/prioritize", _gpu_args(f"y{k}", ["gpu-node-1", "ghost"]))
+            assert status == 200 and {h["Host"]: h["Score"] for h in json.loads(data)}["ghost"] == 0
+        assert extender.counters["waited_for_nodes"] == 2  # gpu-node-2 once, ghost once
+        assert extender.counters["unknown_nodes"] == 3
     finally:
         server.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,18 +66,17 @@ def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., N
 async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa: ANN001
     source, make = tuner_on_local
     tuner = make(2, "--prune-margin", "1000")  # both complete: load made trial 1 slow enough to be pruned
+    release = threading.Event()
+    _hold_open_the_job_of_trial(tuner, 1, until=release)  # trial 1 is seen rendering by construction
     app = make_app(source, tuner=tuner)
-    seen_running = []
     async with app.run_test(size=(140, 45)) as pilot:
         screen = app.screen
         assert isinstance(screen, TuneScreen)
-
-        def watch() -> bool:
-            if screen.live is not None and screen.live.phase == "rendering":
-                seen_running.append(screen.main_widget().rows.cells(screen.live.number))
-            return screen.done
-
-        await _until(pilot, watch, "the study finished")
+        await _until(pilot, lambda: screen.live is not None and screen.live.phase == "rendering"
+                     and screen.live.number == 1, "trial 1 rendering")
+        running = screen.main_widget().rows.cells(1)
+        release.set()
+        await _until(pilot, lambda: screen.done, "the study finished")
         rows = screen.main_widget().rows
         assert list(rows.keys) == [1, 0]  # newest first
         cells = [rows.cells(k) for k in rows.keys]
@@ -84,7 +84,7 @@ async def test_tune_screen_shows_the_study_live(tuner_on_local) -> None:  # noqa
         assert [c[-1] for c in cells] == ["image identical"] * 2
         assert cells[1][3:7] == ["2", "1000m", "4", "16"]  # trial 0: the default job
         assert all(c[2].endswith("s") and float(c[2][:-1]) > 0 for c in cells)  # its wall time
-        assert str(seen_running[-1][1]) == "running" and seen_running[-1][-1].startswith("rendering")
+        assert str(running[1]) == "running" and running[-1].startswith("rendering")
         summary = str(screen.query_one("#tune-summary").render())
         assert "trials 2/2" in summary and "best: trial" in summary
         svg = app.export_screenshot()
@@ -119,26 +119,27 @@ class _HeldOpen:
     """A render job whose producer's "finished" the tuner never sees: the trial is running when `q`
     comes by construction (issue 23: trial 1 had finished, 0.3 s, before `q` arrived)."""
 
-    def __init__(self, job: Any) -> None:
+    def __init__(self, job: Any, until: threading.Event | None) -> None:
         self._job = job
+        self._until = until  # shows "finished" once set (None: never)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._job, name)
 
     def poll(self) -> Any:
         progress = self._job.poll()
-        if progress.status is not None and progress.status.finished:
+        if progress.status is not None and progress.status.finished and not (self._until and self._until.is_set()):
             progress = dataclasses.replace(progress, status=dataclasses.replace(progress.status, finished=False))
         return progress
 
 
-def _hold_open_the_job_of_trial(tuner: Any, number: int) -> None:
+def _hold_open_the_job_of_trial(tuner: Any, number: int, until: threading.Event | None = None) -> None:
     made: list[Any] = []
     real = tuner.runner.make_job
 
     def make_job(*args: Any, **kwargs: Any) -> Any:
         job = real(*args, **kwargs)
         made.append(job)
-        return _HeldOpen(job) if len(made) == number + 1 else job
+        return _HeldOpen(job, until) if len(made) == number + 1 else job
 
     tuner.runner.make_job = make_job

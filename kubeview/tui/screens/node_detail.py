@@ -45,7 +45,7 @@ class NodeDetailScreen(ClusterScreen):
         if headers:
             headers.first().screen_title = self.SCREEN_TITLE
             table = self.main_widget()
-            table.cursor_key = None
+            table.cursor_key, table.follow_key = None, False
             table.cursor = 0
 
     def compose_body(self) -> ComposeResult:

@@ -136,6 +136,11 @@ class VirtualTable(ScrollView, can_focus=True):
         self.columns = list(columns)
         self.empty = empty
         self.cursor_key: Hashable | None = None
+        # Until the table is first painted, or someone moves the cursor, the cursor stays on the first
+        # row: a table filled out of sight while its lists arrive would otherwise open on the row that
+        # happened to come first (a ReplicaSet) below a Job that sorts before it. After that it
+        # follows its row's key (through a re-sort, a filter, rows coming and going).
+        self.follow_key = False
         self._cache: dict[tuple, Strip] = {}
         self._pass: tuple | None = None
         self._shown: list | None = None  # what `_signature` was when the lines were last repainted
@@ -159,7 +164,7 @@ class VirtualTable(ScrollView, can_focus=True):
             # new row count changes; showing or hiding one still asks for a layout by itself.
             self.set_reactive(Widget.virtual_size, size)
             self._scroll_update(size)
-        row = rows.index(self.cursor_key) if self.cursor_key is not None else None
+        row = rows.index(self.cursor_key) if self.cursor_key is not None and self.follow_key else None
         if row is None:
             row = min(self.cursor, max(n - 1, 0))
         self.set_reactive(VirtualTable.cursor, row)
@@ -274,6 +279,7 @@ class VirtualTable(ScrollView, can_focus=True):
         return max(1, self.scrollable_content_region.height - 1)
 
     def _move(self, row: int) -> None:
+        self.follow_key = True
         n = len(self.rows)
         self.cursor = max(0, min(row, n - 1)) if n else 0
 
@@ -309,6 +315,7 @@ class VirtualTable(ScrollView, can_focus=True):
             return
         row = round(self.scroll_y) + y.y - 1
         if 0 <= row < len(self.rows):
+            self.follow_key = True
             self.cursor = row
             if event.chain == 2:
                 self.action_select()
@@ -426,6 +433,7 @@ class VirtualTable(ScrollView, can_focus=True):
         return Strip.join([line.crop(0, width - len(note)), Strip([Segment(note, style + sorted_style)])])
 
     def render_line(self, y: int) -> Strip:
+        self.follow_key = True  # seen: from now on the cursor follows its row (see __init__)
         width, base, cursor_style, header_style, sorted_style = self._styles()
         if y == 0:
             return self._header(width, header_style, sorted_style)
