@@ -18,7 +18,7 @@ BUILD = {  # how to get each peer, printed when it is missing
     "kubectl": "bash scripts/build-kubernetes.sh (kubectl of the realk8s plane)",
 }
 VERSION_ARGS = {"kubectl-view-allocations": ["--version"], "kube-capacity": ["version"],
-                "k9s": ["version", "--short"], "kubectl": ["version", "--client"]}
+                "k9s": ["version", "--short"], "kubectl": ["version", "--client"], "kubeview": ["--version"]}
 
 
 @dataclass
@@ -50,16 +50,16 @@ def timed(argv: list[str], env: dict[str, str] | None = None) -> Timed:
 
 
 def find_peer(name: str) -> str | None:
-    """The peer's binary: on PATH, else the newest build in the peers cache."""
+    """The peer's binary: on PATH, else the newest build in the peers cache; kubectl: the realk8s
+    plane's (the server's version) before PATH's."""
+    if name == "kubectl":
+        built = sorted(Path.home().glob(".cache/kubeview/kubernetes/*/bin/kubectl"), key=lambda p: p.stat().st_mtime)
+        return str(built[-1]) if built else shutil.which(name)
     found = shutil.which(name)
     if found:
         return found
     built = sorted(PEERS_CACHE.glob(f"{name}-*/bin/{name}"), key=lambda p: p.stat().st_mtime)
-    if built:
-        return str(built[-1])
-    if name == "kubectl":
-        return next((str(p) for p in sorted(Path.home().glob(".cache/kubeview/kubernetes/*/bin/kubectl"))), None)
-    return None
+    return str(built[-1]) if built else None
 
 
 def version_of(binary: str, name: str) -> str:
@@ -68,8 +68,8 @@ def version_of(binary: str, name: str) -> str:
                              timeout=30, env={**os.environ, "NO_COLOR": "1"})
     except (OSError, subprocess.TimeoutExpired):
         return "?"
-    text = " ".join((out.stdout or out.stderr).split())
-    return text[:80] or "?"
+    lines = [line.strip() for line in (out.stdout or out.stderr).splitlines() if line.strip()]
+    return " ".join(lines[:1])[:60] or "?"
 
 
 def vm_hwm(pid: int) -> int:

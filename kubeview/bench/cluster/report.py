@@ -65,6 +65,8 @@ def lines(doc: dict) -> list[str]:
     out.append(f"  {'what':<44} {'wall s':>8} {'peak MiB':>9}  version")
     for section in ("floor", "kubeview", "peers"):
         for name, fig in doc.get(section, {}).items():
+            if not isinstance(fig, dict):
+                continue
             if "wall_s" in fig:
                 tail = "" if not fig.get("rc") else f"  FAILED (exit {fig['rc']}: {fig.get('err', '')})"
                 out.append(f"  {section + ' ' + name:<44} {_num(fig['wall_s']):>8} {_num(fig['peak_rss_mib']):>9}  "

@@ -111,7 +111,7 @@ def k9s_tui(binary: str, kubeconfig: str, nodes_total: int, duration: float,
     start = time.monotonic()
     proc = subprocess.Popen([binary, "--kubeconfig", kubeconfig, "--command", "nodes", "--readonly", "--logoless",
                              "--refresh", "2"], stdin=slave, stdout=slave, stderr=slave, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_controlling_tty)
     os.close(slave)
     screen = Screen(*K9S_SIZE)
     stop: Callable[[], object] | None = None
@@ -140,6 +140,11 @@ def k9s_tui(binary: str, kubeconfig: str, nodes_total: int, duration: float,
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         os.close(master)
+
+
+def _controlling_tty() -> None:
+    """In the child, after setsid: make the pty (its stdin) the controlling terminal; k9s opens /dev/tty."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def _pump(fd: int, screen: Screen, wait: float) -> None:
