@@ -14,6 +14,8 @@ import logging
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.raw import RawApi
+
 log = logging.getLogger(__name__)
 
 GROUP_VERSION = "resource.k8s.io/v1"
@@ -29,8 +31,8 @@ def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tup
     """The DRA kinds discovery lists with both `list` and `watch`; () when the group version is not
     served (404) or discovery fails otherwise (the other kinds' informers report connection trouble)."""
     try:
-        resp = client.ResourceV1Api(api_client).get_api_resources(_preload_content=False,
-                                                                   _request_timeout=(timeout, timeout))
+        resp = RawApi(api_client, "ResourceV1Api").get_api_resources(_preload_content=False,
+                                                                      _request_timeout=(timeout, timeout))
         body = json.loads(resp.data)
     except ApiException as exc:
         if exc.status != 404:
