@@ -9,7 +9,7 @@ GIB = 1024.0  # MiB
 def _get(doc: dict, path: str) -> float | None:
     node: object = doc
     for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
+        if not isinstance(node, dict) or part not in node or node.get("rc"):  # a failed run has no figure
             return None
         node = node[part]
     return node if isinstance(node, (int, float)) and not isinstance(node, bool) else None
