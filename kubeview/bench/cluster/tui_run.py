@@ -26,7 +26,7 @@ from kubeview.bench.cluster.measure import cpu_seconds, vm_hwm
 from kubeview.bench.cluster.screen import Screen
 
 K9S_SIZE = (200, 60)
-_K9S_TITLE = re.compile(r"nodes(?:\([^)]*\))?\[(\d+)\]", re.I)
+_K9S_TITLE = re.compile(r"nodes(?:\([^)]*\))?\[([\d,]+)\]", re.I)
 
 
 class TuiError(Exception):
@@ -120,9 +120,9 @@ def k9s_tui(binary: str, kubeconfig: str, nodes_total: int, duration: float,
         while first_s is None:
             if time.monotonic() - start > timeout or proc.poll() is not None:
                 raise TuiError(f"k9s showed no nodes title counting {nodes_total} nodes in {timeout:.0f} s "
-                               f"(exit {proc.poll()}); its screen: {' | '.join(s for s in screen.lines() if s)[:300]}")
+                               f"(exit {proc.poll()}); its screen: {' | '.join(s.strip() for s in screen.lines()[6:16] if s.strip())[:600]}")
             _pump(master, screen, 0.05)
-            if any(int(m.group(1)) >= nodes_total for line in screen.lines() for m in _K9S_TITLE.finditer(line)):
+            if any(int(m.group(1).replace(",", "")) >= nodes_total for line in screen.lines() for m in _K9S_TITLE.finditer(line)):
                 first_s = time.monotonic() - start
         stop = churn()
         c0, t0 = cpu_seconds(proc.pid), time.monotonic()
