@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (not tests)",
                            description="Benchmarks: each prints its figures and the targets they are judged by.")
-    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan"], help="what to measure")
+    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan", "cluster"],
+                       help="what to measure")
     bench.add_argument("scenarios", nargs="?", help="scheduler: scenarios YAML (default: the bundled one)")
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -268,6 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
     real.add_argument("--parallel", metavar="N", type=t.int_range(1, 64),
                       help="create calls in flight (default: 8; 1 creates pods in the scenario's order)")
     real.add_argument("--yes", action="store_true", help="run even if the cluster has nodes kubeview did not create")
+    filled = bench.add_argument_group("cluster: kubeview and its peers on a real API server it fills (--kubeconfig)")
+    filled.add_argument("--nodes", metavar="N", type=t.int_range(1, 100_000), help="kwok nodes to create (default: 5000)")
+    filled.add_argument("--pods", metavar="M", type=t.int_range(1, 1_000_000),
+                        help="pods to create, bound by nodeName (default: 150000)")
+    filled.add_argument("--duration", metavar="SECONDS", type=t.seconds,
+                        help="each TUI's run: peak RSS is read this long after start (default: 60)")
+    filled.add_argument("--churn-rate", metavar="N", type=t.int_range(0, 100_000),
+                        help="pod label patches per second while the TUIs run (default: 1000)")
+    filled.add_argument("--keep", action="store_true", help="leave the nodes and pods created (prints how to remove them)")
     bench.set_defaults(command="bench")
 
     _tune_parser(sub)

@@ -123,7 +123,8 @@ def test_every_flag_a_command_lists_is_read_by_that_command() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     extra_seeds = {"bench": ["kubeview.bench.model", "kubeview.bench.scheduler.command", "kubeview.bench.tui",
-                             "kubeview.bench.render"]}  # chosen by name at run time
+                             "kubeview.bench.render", "kubeview.bench.plan",
+                             "kubeview.bench.cluster.command"]}  # chosen by name at run time
     for name, command_parser in sub.choices.items():
         command = command_parser.get_default("command")
         read = _args_read(_reachable([COMMANDS[command], *extra_seeds.get(name, [])]))

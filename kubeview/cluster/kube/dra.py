@@ -14,6 +14,8 @@ import logging
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.raw import RawApi
+
 log = logging.getLogger(__name__)
 
 GROUP_VERSION = "resource.k8s.io/v1"
@@ -27,8 +29,8 @@ DRA_API = {
 # kind -> (plural, API class, cluster-wide list method). DeviceTaintRule is GA in 1.37;
 # ResourcePoolStatusRequest is alpha (gate DRAResourcePoolStatus, `--runtime-config` resource.k8s.io/v1alpha3).
 OPTIONAL_API = {
-    "DeviceTaintRule": ("devicetaintrules", client.ResourceV1Api, "list_device_taint_rule"),
-    "ResourcePoolStatusRequest": ("resourcepoolstatusrequests", client.ResourceV1alpha3Api,
+    "DeviceTaintRule": ("devicetaintrules", "ResourceV1Api", "list_device_taint_rule"),
+    "ResourcePoolStatusRequest": ("resourcepoolstatusrequests", "ResourceV1alpha3Api",
                                   "list_resource_pool_status_request"),
 }
 
@@ -37,28 +39,29 @@ def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tup
     """The DRA kinds discovery lists with both `list` and `watch`, each group version asked once:
     (DRA_API's, OPTIONAL_API's); () when the group version is not served (404) or discovery fails
     otherwise (the other kinds' informers report connection trouble)."""
-    v1 = _served(client.ResourceV1Api, api_client, timeout)
+    v1 = _served("ResourceV1Api", api_client, timeout)
     required = tuple(k for k in DRA_API if {"list", "watch"} <= v1.get(k, set()))
     optional = []
     if required:
         for api_class in dict.fromkeys(v[1] for v in OPTIONAL_API.values()):
-            served = v1 if api_class is client.ResourceV1Api else _served(api_class, api_client, timeout)
+            served = v1 if api_class == "ResourceV1Api" else _served(api_class, api_client, timeout)
             optional += [k for k, v in OPTIONAL_API.items()
-                         if v[1] is api_class and {"list", "watch"} <= served.get(k, set())]
+                         if v[1] == api_class and {"list", "watch"} <= served.get(k, set())]
     return required, tuple(optional)
 
 
-def _served(api_class: type, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
+def _served(api_class: str, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
     """kind -> verbs of one group version's discovery; {} when not served (404) or on failure."""
     try:
-        resp = api_class(api_client).get_api_resources(_preload_content=False, _request_timeout=(timeout, timeout))
+        resp = RawApi(api_client, api_class).get_api_resources(_preload_content=False,
+                                                               _request_timeout=(timeout, timeout))
         body = json.loads(resp.data)
     except ApiException as exc:
         if exc.status != 404:
-            log.info("discovery for %s failed (%s): its kinds are not read", api_class.__name__, exc.status)
+            log.info("discovery for %s failed (%s): its kinds are not read", api_class, exc.status)
         return {}
     except Exception as exc:  # the network: the informers will say so
-        log.info("discovery for %s failed: %s", api_class.__name__, exc)
+        log.info("discovery for %s failed: %s", api_class, exc)
         return {}
     return {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
             if "/" not in (r.get("name") or "")}

@@ -29,6 +29,7 @@ from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
+from kubeview.cluster.kube.raw import RawApi
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.events import Listed, Scope, SourceEvent
@@ -39,22 +40,23 @@ log = logging.getLogger(__name__)
 
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
 
-# kind -> (plural, API class, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped
+# kind -> (plural, API class name, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped.
+# Lists and watches go through raw.RawApi (by path): the generated classes cost seconds to import.
 _API = {
-    "Node": ("nodes", client.CoreV1Api, "list_node", None, None),
-    "Pod": ("pods", client.CoreV1Api, "list_pod_for_all_namespaces", "list_namespaced_pod", None),
-    "ReplicaSet": ("replicasets", client.AppsV1Api, "list_replica_set_for_all_namespaces",
+    "Node": ("nodes", "CoreV1Api", "list_node", None, None),
+    "Pod": ("pods", "CoreV1Api", "list_pod_for_all_namespaces", "list_namespaced_pod", None),
+    "ReplicaSet": ("replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
                    "list_namespaced_replica_set", "patch_namespaced_replica_set_scale"),
-    "Deployment": ("deployments", client.AppsV1Api, "list_deployment_for_all_namespaces",
+    "Deployment": ("deployments", "AppsV1Api", "list_deployment_for_all_namespaces",
                    "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
-    "StatefulSet": ("statefulsets", client.AppsV1Api, "list_stateful_set_for_all_namespaces",
+    "StatefulSet": ("statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
                     "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
     # core/v1, not events.k8s.io/v1: the same objects (tests/fixtures/k8s/events*.json), and what
     # kubectl describe reads; see docs/architecture.md
-    "Event": ("events", client.CoreV1Api, "list_event_for_all_namespaces", "list_namespaced_event", None),
-    **{kind: (plural, client.ResourceV1Api, method, None, None) for kind, (plural, method) in DRA_API.items()},
+    "Event": ("events", "CoreV1Api", "list_event_for_all_namespaces", "list_namespaced_event", None),
+    **{kind: (plural, "ResourceV1Api", method, None, None) for kind, (plural, method) in DRA_API.items()},
     **{kind: (plural, api, method, None, None) for kind, (plural, api, method) in OPTIONAL_API.items()},
-    "Job": ("jobs", client.BatchV1Api, "list_job_for_all_namespaces", "list_namespaced_job", None),
+    "Job": ("jobs", "BatchV1Api", "list_job_for_all_namespaces", "list_namespaced_job", None),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -160,7 +162,7 @@ class KubeSource:
             raise ActionError(f"Cannot scale a {kind}: only ReplicaSets, Deployments and StatefulSets have replicas.")
         plural, api_cls, _, _, patch = _API[canonical]
         action = f"Scaling {canonical} {namespace}/{name} to {replicas}"
-        method = getattr(api_cls(self.api_client), patch)
+        method = getattr(getattr(client, api_cls)(self.api_client), patch)
         try:
             method(name, namespace, {"spec": {"replicas": int(replicas)}}, _content_type=MERGE_PATCH,
                    _preload_content=False, _request_timeout=(self.settings.connect_timeout, 30))
@@ -194,7 +196,7 @@ class KubeSource:
             return KindSpec(kind, f"{gang.plural}.{gang.group}", lister(self.api_client, gang), optional=True,
                             on_unavailable=self._no_gangs)
         plural, api_cls, all_ns, namespaced, _ = _API[kind]
-        api = api_cls(self.api_client)
+        api = RawApi(self.api_client, api_cls)
         if kind == "Event":  # the shown scope only: events are read for the pods on screen
             spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
                 KindSpec(kind, plural, getattr(api, all_ns))

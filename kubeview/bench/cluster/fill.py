@@ -1,0 +1,119 @@
+"""Filling a real cluster for `kubeview bench cluster`, and emptying it again.
+
+Built on bench scheduler's KubeBench (its refusal of foreign nodes, parallel create calls, one-line
+errors, cleanup on the way out whatever happens, Ctrl-C and SIGTERM included), without its pods
+watch: the bench must not hold 150,000 pods itself while it measures others doing so. Counts come
+from the API server (a list of one item and its remainingItemCount).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from kubernetes import client
+
+from kubeview.bench.cluster.objects import plan
+from kubeview.bench.scheduler.kube import BenchError, KubeBench, KubeOptions, _sigterm_as_interrupt
+from kubeview.bench.scheduler.kube_plan import RUN_LABEL, bench_namespace
+from kubeview.cluster.kube.config import Connection
+
+SLICES = ("resource.k8s.io", "v1", "resourceslices")
+
+
+class ClusterFill(KubeBench):
+    """The run's nodes (kwok), ResourceSlices and pods; `with fill:` removes them on the way out."""
+
+    def __init__(self, conn: Connection, options: KubeOptions, say: Callable[[str], None], keep: bool = False) -> None:
+        super().__init__(conn, options, say)
+        self.keep = keep
+        self.bound = 0  # pods created with a nodeName
+        self.pod_names: list[str] = []  # every pod created (the churn patches them)
+        self._made_slices = False
+
+    def __enter__(self) -> ClusterFill:
+        self._interrupt = _sigterm_as_interrupt()
+        self._interrupt.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.keep:
+                self.say(f"--keep: left namespace {self.namespace} and the nodes labelled {RUN_LABEL}={self.run_id} "
+                         f"(remove: kubectl delete ns {self.namespace}; kubectl delete nodes,resourceslices "
+                         f"-l {RUN_LABEL}={self.run_id})")
+                self._stop.set()
+                self._pool.shutdown(wait=True, cancel_futures=True)
+            else:
+                self.cleanup()
+        finally:
+            self._interrupt.__exit__(None, None, None)
+
+    def fill(self, nodes: int, pods: int) -> None:
+        """Create everything and wait until the API server lists it all."""
+        self.preflight()
+        made, slices, pod_objs = plan(self.run_id, nodes, pods)
+        self.bound = sum(1 for p in pod_objs if p["spec"].get("nodeName"))
+        self.pod_names = [p["metadata"]["name"] for p in pod_objs]
+        self._call(f"Creating namespace {self.namespace}", self.core.create_namespace, bench_namespace(self.run_id))
+        self._made_namespace = True
+        self._create_nodes(made)
+        if slices:
+            self._made_slices = True
+            self._all(lambda s: self._call(f"Creating ResourceSlice {s['metadata']['name']}",
+                                           self.custom.create_cluster_custom_object, *SLICES, s),
+                      slices, "slices")
+        start = time.monotonic()
+        self._all(self._create_pod, pod_objs, "pods")
+        self.say(f"  created {len(pod_objs)} pods ({self.bound} bound by nodeName) in {time.monotonic() - start:.1f} s")
+        self._wait_counts(nodes, pods)
+
+    def pod_count(self) -> int:
+        data = json.loads(self._call("Counting pods", self.core.list_namespaced_pod, self.namespace, limit=1))
+        return len(data.get("items") or []) + int((data.get("metadata") or {}).get("remainingItemCount") or 0)
+
+    def node_names(self) -> list[str]:
+        data = json.loads(self._call("Listing the bench's nodes", self.core.list_node,
+                                     label_selector=f"{RUN_LABEL}={self.run_id}"))
+        return [n["metadata"]["name"] for n in data.get("items") or []]
+
+    def _wait_counts(self, nodes: int, pods: int, timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            have_nodes, have_pods = len(self.node_names()), self.pod_count()
+            if have_nodes >= nodes and have_pods >= pods:
+                return
+            if time.monotonic() > deadline:
+                raise BenchError(f"the API server lists {have_nodes}/{nodes} nodes and {have_pods}/{pods} pods "
+                                 f"{timeout:.0f} s after they were created")
+            time.sleep(0.5)
+
+    # -- cleanup (KubeBench.cleanup calls these) -------------------------------------------------
+    def _delete_pods(self) -> None:
+        self._call(f"Deleting the pods in {self.namespace}", self.core.delete_collection_namespaced_pod,
+                   self.namespace, grace_period_seconds=0)
+        deadline = time.monotonic() + max(self.options.settle, 300.0)
+        while self.pod_count() and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+    def _delete_nodes(self) -> None:
+        if self._made_slices:
+            self._call("Deleting the bench's ResourceSlices", self.custom.delete_collection_cluster_custom_object,
+                       *SLICES, label_selector=f"{RUN_LABEL}={self.run_id}")
+            self._made_slices = False
+        super()._delete_nodes()
+
+    def _delete_namespace(self) -> None:
+        super()._delete_namespace()
+        deadline = time.monotonic() + self.options.settle
+        while time.monotonic() < deadline:
+            try:
+                self.core.read_namespace(self.namespace, _request_timeout=(10, 30))
+            except client.exceptions.ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
+            time.sleep(0.5)
+        raise BenchError(f"namespace {self.namespace} is still terminating {self.options.settle:.0f} s after "
+                         "its deletion")

@@ -1,0 +1,92 @@
+"""Running one command and measuring it: wall time and peak RSS (the child's ru_maxrss from wait4),
+and finding the peers (on PATH, else built by scripts/build-peers.sh into ~/.cache/kubeview/peers)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PEERS_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubeview" / "peers"
+BUILD = {  # how to get each peer, printed when it is missing
+    "kubectl-view-allocations": "scripts/build-peers.sh kubectl-view-allocations (cargo install from crates.io)",
+    "kube-capacity": "scripts/build-peers.sh kube-capacity (go build of github.com/robscott/kube-capacity)",
+    "k9s": "scripts/build-peers.sh k9s (go build of github.com/derailed/k9s)",
+    "kubectl": "bash scripts/build-kubernetes.sh (kubectl of the realk8s plane)",
+}
+VERSION_ARGS = {"kubectl-view-allocations": ["--version"], "kube-capacity": ["version"],
+                "k9s": ["version", "--short"], "kubectl": ["version", "--client"], "kubeview": ["--version"]}
+
+
+@dataclass
+class Timed:
+    wall: float  # seconds
+    rss: int  # peak resident bytes
+    rc: int
+    err: str = ""  # the last stderr line when it failed
+
+    def as_dict(self) -> dict:
+        return {"wall_s": round(self.wall, 3), "peak_rss_mib": round(self.rss / 2**20, 1), "rc": self.rc}
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> Timed:
+    """Run argv to completion, its output discarded (read and thrown away, as a pipe would be)."""
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as null, subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE,
+                                                          env={**os.environ, **(env or {})}) as proc:
+        try:
+            err = proc.stderr.read(1 << 20) if proc.stderr else b""  # type: ignore[union-attr]
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            raise
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+    lines = err.decode(errors="replace").strip().splitlines()
+    return Timed(wall, usage.ru_maxrss * 1024, proc.returncode, lines[-1] if lines and proc.returncode else "")
+
+
+def find_peer(name: str) -> str | None:
+    """The peer's binary: on PATH, else the newest build in the peers cache; kubectl: the realk8s
+    plane's (the server's version) before PATH's."""
+    if name == "kubectl":
+        built = sorted(Path.home().glob(".cache/kubeview/kubernetes/*/bin/kubectl"), key=lambda p: p.stat().st_mtime)
+        return str(built[-1]) if built else shutil.which(name)
+    found = shutil.which(name)
+    if found:
+        return found
+    built = sorted(PEERS_CACHE.glob(f"{name}-*/bin/{name}"), key=lambda p: p.stat().st_mtime)
+    return str(built[-1]) if built else None
+
+
+def version_of(binary: str, name: str) -> str:
+    try:
+        out = subprocess.run([binary, *VERSION_ARGS.get(name, ["--version"])], capture_output=True, text=True,
+                             timeout=30, env={**os.environ, "NO_COLOR": "1"})
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    lines = [line.strip() for line in (out.stdout or out.stderr).splitlines() if line.strip()]
+    return " ".join(lines[:1])[:60] or "?"
+
+
+def vm_hwm(pid: int) -> int:
+    """A live process's peak resident bytes (VmHWM), 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """A live process's user + system CPU seconds so far (/proc/PID/stat)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
