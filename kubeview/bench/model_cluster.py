@@ -136,7 +136,7 @@ class Cluster:
 
     def _gpu_candidates(self, i: int) -> list[str]:
         start = i % self.gpu_nodes
-        return self.node_names[start:start + 3]
+        return self.node_names[start:min(start + 3, self.gpu_nodes)]  # GPU nodes only (a small cluster ran past them)
 
     def nodes(self) -> list[dict]:
         return [node(i, 8 if i < self.gpu_nodes else 0) for i in range(len(self.node_names))]
