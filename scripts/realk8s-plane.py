@@ -20,7 +20,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.realk8s.bench_plane import CONTROLLERS, BenchPlane, cpu_table, latency_line  # noqa: E402
-from tests.realk8s.plane import GATED, GATED_APIS, Plane, bin_dir, missing_binaries  # noqa: E402
-from tests.realk8s.procs import DIRS, install_cleanup, stop_all  # noqa: E402
+from tests.realk8s.plane import bin_dir, missing_binaries, new_plane  # noqa: E402
+from tests.realk8s.procs import stop_all  # noqa: E402
 
 MODES = {"names": True, "nodes": False}
 
@@ -49,11 +48,8 @@ def main(argv: list[str]) -> int:
     if missing_binaries(binaries):
         sys.stderr.write(f"missing {', '.join(missing_binaries(binaries))}: bash scripts/build-kubernetes.sh\n")
         return 1
-    install_cleanup()
-    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-bench-"))
-    DIRS.append(root)
     started = time.monotonic()
-    plane = Plane(root, binaries, GATED, GATED_APIS) if args.gated else Plane(root, binaries)
+    plane = new_plane("kubeview-realk8s-bench-", gated=args.gated)
     plane.controllers = CONTROLLERS
     plane.start()
     bench = BenchPlane(plane, {"qps": args.qps, "burst": int(args.qps)}).start(MODES[modes[0]])

@@ -42,6 +42,8 @@ KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the memb
 STATES = ("placed", "running", "pending", "finished")
 
 
+BAD_WHEN_TRUE = ("Unschedulable", "Evicted", "Preempted", "DisruptionTarget")  # condition types (prefixes)
+
 @dataclass(frozen=True, slots=True)
 class GangMember:
     namespace: str
@@ -81,6 +83,15 @@ class Gang:
     disruption_mode: str | None = None
     claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
     templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
+
+    @property
+    def condition_ok(self) -> bool:
+        """The group's condition says all is well: a positive condition True (PodGroupInitiallyScheduled,
+        Kueue's Admitted), not a negative one True (KAI's UnschedulableOnNodePool, Volcano's
+        Unschedulable, Kueue's Evicted) nor a positive one False (QuotaReserved=False)."""
+        if self.condition_type is None:
+            return True
+        return self.condition_status == "True" and not self.condition_type.startswith(BAD_WHEN_TRUE)
 
     @property
     def key(self) -> GroupKey:

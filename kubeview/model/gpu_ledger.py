@@ -125,7 +125,7 @@ class GpuLedger:
         deleted = event_type == "DELETED"
         if kind == "DeviceClass":
             name = meta.get("name", "")
-            changed = self._put_class(name, None if deleted else DeviceClassView.from_api(obj))
+            changed = self._put(self.classes, name, None if deleted else DeviceClassView.from_api(obj))
         elif kind == "ResourceSlice":
             name = meta.get("name", "")
             old = self.slices.get(name)
@@ -141,7 +141,7 @@ class GpuLedger:
                 return False
             changed = self._put_claim(key, None if deleted else ClaimView.from_api(obj))
         elif kind == "DeviceTaintRule":
-            changed = self._put_rule(meta.get("name", ""), None if deleted else TaintRuleView.from_api(obj))
+            changed = self._put(self.rules, meta.get("name", ""), None if deleted else TaintRuleView.from_api(obj))
         elif kind == "ResourcePoolStatusRequest":
             changed = self.upstream.apply(obj, deleted)
         else:
@@ -196,21 +196,14 @@ class GpuLedger:
     def node_gone(self, name: str) -> bool:
         return self._nodes is not None and name not in self._nodes
 
-    def _put_class(self, name: str, view: DeviceClassView | None) -> bool:
+    def _put(self, table: dict, name: str, view: object | None) -> bool:
+        """A cluster-wide object (a DeviceClass, a DeviceTaintRule) put or deleted: every node's
+        devices may read it, so all are recomputed."""
         if view is None:
-            if self.classes.pop(name, None) is None:
+            if table.pop(name, None) is None:
                 return False
         else:
-            self.classes[name] = view
-        self._all_dirty = True
-        return True
-
-    def _put_rule(self, name: str, view: TaintRuleView | None) -> bool:
-        if view is None:
-            if self.rules.pop(name, None) is None:
-                return False
-        else:
-            self.rules[name] = view
+            table[name] = view
         self._all_dirty = True
         return True
 

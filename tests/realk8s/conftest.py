@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .plane import GATED, GATED_APIS, Plane, bin_dir, cleanup_dir, missing_binaries
-from .procs import DIRS, install_cleanup
+from .plane import Plane, bin_dir, cleanup_dir, missing_binaries, new_plane
 
 COUNTS: dict[str, str] = {}
 PREFIX = "kubeview-realk8s-"
@@ -70,25 +69,22 @@ def realk8s_counts() -> dict[str, str]:
     return COUNTS
 
 
-def _started(name: str, gates: dict[str, bool] | None = None, apis: tuple[str, ...] = ()) -> Iterator[Plane]:
+def _started(name: str, gated: bool = False) -> Iterator[Plane]:
     binaries = bin_dir()
     missing = missing_binaries(binaries)
     if missing:
         pytest.skip(f"{SKIP_PREFIX}{', '.join(missing)} in {binaries}; build them with `bash scripts/build-kubernetes.sh`")
-    install_cleanup()
     _sweep_stale()
-    root = Path(tempfile.mkdtemp(prefix=PREFIX))
-    (root / "owner.pid").write_text(str(os.getpid()))
-    DIRS.append(root)  # SIGTERM skips the finally below; stop_all removes it then
+    p = new_plane(PREFIX, gated)  # SIGTERM skips the finally below; stop_all removes its directory then
+    (p.root / "owner.pid").write_text(str(os.getpid()))
     start = time.monotonic()
-    p = Plane(root, binaries, gates, apis)
     try:
         p.start()
         COUNTS[f"{name} start"] = f"{time.monotonic() - start:.1f} s"
         yield p
     finally:
         p.stop()
-        cleanup_dir(root)
+        cleanup_dir(p.root)
 
 
 @pytest.fixture(scope="session")
@@ -102,4 +98,4 @@ def plane() -> Iterator[Plane]:
 def gated_plane() -> Iterator[Plane]:
     """A second plane with 1.37's gang and DRA gates on (plane.GATED): Workload/PodGroup at
     scheduling.k8s.io/v1beta1, Jobs with `spec.scheduling`, group claims, ResourcePoolStatusRequest."""
-    yield from _started("gated plane", GATED, GATED_APIS)
+    yield from _started("gated plane", gated=True)

@@ -24,6 +24,7 @@ import json
 import shutil
 import ssl
 import subprocess
+import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -31,7 +32,7 @@ from pathlib import Path
 import yaml
 
 from .pki import PKI, make_pki
-from .procs import Proc, free_port, wait_until
+from .procs import DIRS, Proc, free_port, install_cleanup, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "scripts" / "build-kubernetes.sh"
@@ -256,3 +257,13 @@ class Plane:
 
 def cleanup_dir(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
+
+
+def new_plane(prefix: str, gated: bool = False) -> Plane:
+    """A Plane, not started yet, in a fresh directory under /tmp named `prefix`...: the default 1.37
+    gates, or `GATED` with `GATED_APIS`. Its processes and directory go with `stop_all` (also on
+    SIGTERM/SIGINT); the caller checks `missing_binaries(bin_dir())` first."""
+    install_cleanup()
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    DIRS.append(root)
+    return Plane(root, bin_dir(), GATED, GATED_APIS) if gated else Plane(root, bin_dir())

@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import ssl
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .plane import GATED, GATED_APIS, Plane, bin_dir, missing_binaries
-from .procs import DIRS, install_cleanup, stop_all
+from .plane import Plane, bin_dir, missing_binaries, new_plane
+from .procs import stop_all
 
 AGENT = "realk8s-record/0.1"
 
@@ -105,10 +104,7 @@ def on_gated_plane(record: Callable[[Plane], None]) -> int:
     if missing_binaries(binaries):
         sys.stderr.write(f"missing {', '.join(missing_binaries(binaries))}: bash scripts/build-kubernetes.sh\n")
         return 1
-    install_cleanup()
-    root = Path(tempfile.mkdtemp(prefix="kubeview-realk8s-record-"))
-    DIRS.append(root)
-    plane = Plane(root, binaries, GATED, GATED_APIS)
+    plane = new_plane("kubeview-realk8s-record-", gated=True)
     try:
         plane.start()
         record(plane)

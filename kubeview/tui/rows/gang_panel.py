@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from kubeview.model.gangs import Gang
 from kubeview.scheduling.gang_fit import GangFit
-from kubeview.tui.rows.gangs import STATE_STYLE, condition_ok, members_line
+from kubeview.tui.rows.gangs import STATE_STYLE, members_line
 from kubeview.tui.screens.pod_detail import hanging
 
 SHOWN_NODES = 4  # node names listed per exclusion reason, then "+n more"
@@ -59,7 +59,7 @@ def describe(g: Gang | None, key: tuple[str, str, str], fit: GangFit | None, pol
 def _condition(g: Gang) -> list[str]:
     if g.condition_type is None:
         return ["[b]Condition[/b]  [dim]none written yet[/dim]"]
-    ok = condition_ok(g)
+    ok = g.condition_ok
     head = (f"[b]Condition[/b]  [{'green' if ok else 'yellow'}]{escape(g.condition_type)}={escape(str(g.condition_status))}[/]"
             + (f"  {escape(g.condition_reason)}" if g.condition_reason else ""))
     return [head] + ([f"  [dim]{escape(g.condition_message)}[/dim]"] if g.condition_message else [])

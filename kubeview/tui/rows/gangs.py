@@ -27,7 +27,6 @@ COLUMNS = [
     Column("state", "STATE", 0, whole=True, least=7),
     Column("reason", "REASON", 0, point=lambda text: text[:REASON_POINT]),  # cut last: the names give first
 ]
-BAD_WHEN_TRUE = ("Unschedulable", "Evicted", "Preempted", "DisruptionTarget")  # condition types (prefixes)
 REASON_POINT = 24  # a reason keeps this much before names are cut: "minCount (2) cannot be…"
 STATE_STYLE = {"running": "green", "scheduled": "cyan", "finished": "dim", "waiting": "bold yellow",
                "incomplete": "bold yellow", "empty": "dim"}
@@ -39,22 +38,13 @@ def size(g: Gang) -> int:
     return g.size if g.size is not None else len(g.members)
 
 
-def condition_ok(g: Gang) -> bool:
-    """The group's condition says all is well: a positive condition True (PodGroupInitiallyScheduled,
-    Kueue's Admitted), not a negative one True (KAI's UnschedulableOnNodePool, Volcano's Unschedulable,
-    Kueue's Evicted) nor a positive one False (QuotaReserved=False)."""
-    if g.condition_type is None:
-        return True
-    return g.condition_status == "True" and not g.condition_type.startswith(BAD_WHEN_TRUE)
-
-
 def reason(g: Gang) -> str:
     """Why the gang is in its state, in one line: the group's own condition when it is not well (its
     message says more than "Unschedulable"), else the words most of its pending members carry; nothing
     for a gang that runs."""
     if g.state in ("running", "finished"):
         return ""
-    said = "" if condition_ok(g) else (g.condition_message or g.condition_reason or "")
+    said = "" if g.condition_ok else (g.condition_message or g.condition_reason or "")
     if g.state == "incomplete":
         live = len(g.members) - g.finished
         return f"{live} of minCount {g.min_count} members exist" + (f"; {said}" if said else "")
