@@ -29,7 +29,7 @@ from kubeview.model.ksm import exposition
 from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.scheduling.config import PackingConfig
 
-SYNC_TIMEOUT = 30.0  # seconds to wait for the first list of every kind
+SYNC_TIMEOUT = 30.0  # seconds the initial sync may go without an event (a list page, a kind listed)
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
@@ -109,21 +109,23 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=getattr(source, "title", ""))
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # from the last event: a big list's pages keep it going
     try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
         while not model.is_synced(kinds := tuple(getattr(source, "kinds", KINDS))):
             if failure:
                 raise _as_source_error(failure[0])
             left = deadline - time.monotonic()
             if left <= 0:
-                missing = ", ".join(k for k in kinds if k not in model.synced)
+                missing = ", ".join(k + (f" ({model.listing[k]:,} read)" if k in model.listing else "")
+                                    for k in kinds if k not in model.synced)
                 detail = f" ({model.connection.detail})" if model.connection.detail else ""
-                raise SourceError(f"The cluster did not finish its initial sync within {timeout:g} s "
+                raise SourceError(f"The cluster sent nothing for {timeout:g} s during its initial sync "
                                   f"(still waiting for: {missing}){detail}; check the API server and try again.")
             try:
                 event = events.get(timeout=min(left, 0.1))
             except queue.Empty:
                 continue
+            deadline = time.monotonic() + timeout
             model.apply(event)
             if isinstance(event, ConnectionState) and event.state == "failed":
                 raise SourceError(event.detail)

@@ -22,7 +22,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
-from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gang_messages import GANG_KINDS
 from kubeview.model.gangs import GangStore
@@ -48,6 +48,7 @@ class ClusterModel:
         # the namespace whose pods are listed for display (-n); node figures still count every pod held
         self.display_namespace: str | None = None
         self.nodes: dict[str, NodeView] = {}
+        self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
         self.pods: dict[PodKey, PodView] = {}
         self.workloads: dict[WorkloadKey, WorkloadView] = {}
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
@@ -74,7 +75,11 @@ class ClusterModel:
         if isinstance(event, WatchEvent):
             changed = self._apply_watch(event)
         elif isinstance(event, Listed):
+            self.listing.pop(event.kind, None)
             changed = self._apply_listed(event)
+        elif isinstance(event, Listing):
+            self.listing[event.kind] = event.items
+            changed = False
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)
             self.connection = event

@@ -30,6 +30,15 @@ class Listed:
 
 
 @dataclass(frozen=True, slots=True)
+class Listing:
+    """A list in progress, after each page: `items` objects of `kind` read so far. A 50,000-pod list
+    is ten pages and tens of seconds on a busy API server: this says it is moving."""
+
+    kind: str
+    items: int
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectionState:
     """The source's link to its cluster: the header shows it, the view is stale while not live."""
 
@@ -53,4 +62,4 @@ class Scope:
     no_gangs: str | None = None
 
 
-SourceEvent = WatchEvent | Listed | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py
+SourceEvent = WatchEvent | Listed | Listing | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

@@ -19,7 +19,7 @@ from kubeapi.source_run import collect_events
 from kubeview.cluster.kube.source import KINDS, KubeSource, WatchSettings
 from kubeview.cluster.source import SourceError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import ConnectionState, Listed, Scope, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, Listing, Scope, WatchEvent
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 OTHER_WATCHES = ["/api/v1/nodes", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
@@ -135,6 +135,8 @@ def test_410_on_an_expired_continue_restarts_the_list(kube_api: KubeAPI) -> None
     assert lists[1].query["continue"] == fixtures.load("pods-list-page1.json")["metadata"]["continue"]
     listed = [e for e in pods_of(events) if isinstance(e, Listed)]
     assert len(listed) == 1 and len(listed[0].objects) == 6  # never the inconsistent remainder
+    # the first page said the list was moving (snapshot's initial sync waits while pages come)
+    assert [(e.kind, e.items) for e in events if isinstance(e, Listing)] == [("Pod", 2)]
     assert state(model) == state(fresh())
 
 

@@ -27,7 +27,7 @@ import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, retry_after
-from kubeview.model.events import ConnectionState, Listed, SourceEvent, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, Listing, SourceEvent, WatchEvent
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +247,7 @@ class Informer:
             token = meta.get("continue")
             if not token:
                 break
+            self.emit(Listing(self.spec.kind, len(items)))
         self.resource_version = rv
         self.emit(Listed(self.spec.kind, items, rv))
         self.synced = True
