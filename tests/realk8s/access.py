@@ -12,9 +12,10 @@ import yaml
 from kubernetes import client
 
 from kubeview.cluster.kube import source as kube
+from kubeview.cluster.kube.raw import PREFIX
 
-GROUP_OF_API = {client.CoreV1Api: "", client.AppsV1Api: "apps", client.BatchV1Api: "batch",
-                client.ResourceV1Api: "resource.k8s.io"}
+# the kube source names its APIs by class name (kube/raw.py reads them by path): "/apis/apps/v1" -> "apps"
+GROUP_OF_API = {name: prefix.split("/")[2] if prefix.startswith("/apis/") else "" for name, prefix in PREFIX.items()}
 
 
 @dataclass(frozen=True)

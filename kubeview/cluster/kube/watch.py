@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube import pod_wire
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, retry_after
 from kubeview.model.events import ConnectionState, Listed, Listing, SourceEvent, WatchEvent
 
@@ -240,7 +241,7 @@ class Informer:
             if token:
                 kwargs["_continue"] = token
             resp = self._call(**kwargs)
-            page = json.loads(resp.data)  # type: ignore[attr-defined]
+            page = self._decode_page(resp.data)  # type: ignore[attr-defined]
             items.extend(page.get("items") or ())
             meta = page.get("metadata") or {}
             rv = meta.get("resourceVersion", rv)
@@ -268,11 +269,17 @@ class Informer:
             for line in _lines(resp):
                 if self.stop.is_set():
                     return
-                self._event(json.loads(line))
+                self._event(self._decode_event(line))
         finally:
             self._response = None
             with contextlib.suppress(Exception):
                 resp.release_conn()  # type: ignore[attr-defined]
+
+    def _decode_page(self, data: bytes) -> dict:
+        return pod_wire.pod_list(data) if self.spec.kind == "Pod" else json.loads(data)
+
+    def _decode_event(self, line: bytes) -> dict:
+        return pod_wire.pod_event(line) if self.spec.kind == "Pod" else json.loads(line)
 
     def _event(self, event: dict) -> None:
         kind = event.get("type")
