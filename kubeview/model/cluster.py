@@ -79,7 +79,7 @@ class ClusterModel:
             changed = self._apply_listed(event)
         elif isinstance(event, Listing):
             self.listing[event.kind] = event.items
-            changed = False
+            changed = True  # the header says how far a big list got
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)
             self.connection = event

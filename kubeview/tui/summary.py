@@ -39,6 +39,7 @@ class Summary:
     gpu_fits: tuple[tuple[int, int, int, bool], ...]  # (k, placeable, ideal, fits a node) for k = 1, 2, 4, 8
     usage_error: str | None = None
     idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
+    listing: tuple[tuple[str, int], ...] = ()  # (kind, read so far) of lists in progress (pages)
 
 
 EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, None), Totals(0, 0, None),
@@ -77,6 +78,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Sum
         gpu_fits=tuple((s.size, s.placeable, s.ideal, s.fits_a_node) for s in frag.sizes),
         usage_error=usage.error,
         idle_gpus=idle_gpus(model),
+        listing=tuple(sorted(model.listing.items())),
     )
 
 

@@ -177,3 +177,17 @@ async def test_one_replica_is_said_in_the_singular(small_cluster: SyntheticSourc
         await pilot.press("enter")
         await wait_for(pilot, lambda: "already" in app.banner[0], what="the answer")
         assert app.banner[0] == f"{key[0]} {key[1]}/{key[2]} already has 1 replica."
+
+
+def test_a_big_list_says_how_far_it_got_until_it_is_done() -> None:
+    """A 50,000-pod list is ten pages and tens of seconds: the header says it moves, then drops it."""
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.model.events import Listed, Listing
+    from kubeview.tui.summary import summarize
+
+    model = ClusterModel("big")
+    assert model.apply(Listing("Pod", 5000)) and model.apply(Listing("Pod", 10000))
+    line = ClusterHeader()._line1(summarize(model)).plain
+    assert "connecting… listing Pod 10,000…" in line
+    model.apply(Listed("Pod", [], "7"))
+    assert "listing" not in ClusterHeader()._line1(summarize(model)).plain

@@ -64,6 +64,9 @@ class ClusterHeader(Widget):
         if s.connection.detail and s.connection.state != "live":
             _space(out)
             out.append(f"({s.connection.detail})", style="dim")
+        if s.listing:  # a big list's pages arriving: say it moves
+            _space(out)
+            out.append("listing " + ", ".join(f"{kind} {n:,}…" for kind, n in s.listing), style="dim")
         _gap(out, "│", "dim")
         out.append(f"{s.nodes:,} nodes {s.pods:,} pods ")
         out.append(f"{s.pending:,} pending", style="bold yellow" if s.pending else "")
