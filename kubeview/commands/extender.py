@@ -102,17 +102,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview extender: {exc}\n")
         return 1
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
-    binder = pods_on = None
+    binder = pods_on = pod_of = None
     if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings
         from kubeview.cluster.kube.bind import KubeBinder
-        from kubeview.cluster.kube.pods_on import KubePodsOnNode
+        from kubeview.cluster.kube.pods_on import KubePodOf, KubePodsOnNode
 
         binder = KubeBinder(source.api_client, source.server)
         pods_on = KubePodsOnNode(source.api_client)  # filter checks a refusal against the API first
+        pod_of = KubePodOf(source.api_client)  # prioritize asks for a pod its watch has not shown yet
     try:
         ignores = getattr(args, "scheduler_ignores", None) or ()
         extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB,
-                            pods_on=pods_on, scheduler_ignores=ignores)
+                            pods_on=pods_on, scheduler_ignores=ignores, pod_of=pod_of)
         server = ExtenderServer(extender, host, port, token=token, limits=limits, tls=tls)
     except ValueError as exc:  # a TLS file that cannot be used
         source.close()

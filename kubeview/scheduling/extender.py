@@ -111,7 +111,8 @@ class Extender:
                  binder: Callable[[str, str, str, str], None] | None = None, catch_up: float = 0.25,
                  node_cache_bytes: int = DEFAULT_MAX_BYTES,
                  pods_on: Callable[[str], set[str] | None] | None = None,
-                 scheduler_ignores: Iterable[str] = ()) -> None:
+                 scheduler_ignores: Iterable[str] = (),
+                 pod_of: Callable[[str, str], tuple[str, bool] | None] | None = None) -> None:
         self.feed = feed
         # The filter verb refuses a node only on what kube-scheduler does not check itself: the
         # resources its configuration lists with `ignoredByScheduler: true`. Everything else its own
@@ -129,12 +130,16 @@ class Extender:
         # node -> uids of the pods the API server has on it now (None: could not ask); lets filter
         # check a refusal against the API before sending it (see _stale_refusals)
         self.pods_on = pods_on
+        # (namespace, name) -> (uid, pending) as the API server has the pod now, None when it has none
+        # (or cannot say); asked only for a pod our watch has not shown yet (see _predict)
+        self.pod_of = pod_of
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
-                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "waited_for_nodes": 0, "unknown_pod": 0, "stale_refusals": 0,
+                         "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "waited_for_nodes": 0,
+                         "asked_api_for_pod": 0, "unknown_pod": 0, "stale_refusals": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -262,15 +267,27 @@ class Extender:
             last = self._full_index = (alloc.views, NodeIndex.build(alloc.nodes, alloc.views))
         return last[1]
 
-    def _predict(self, ev: Evaluated, row: int) -> None:
-        """Remember where kube-scheduler will put this pod (see assumed.py: scores only)."""
+    def _predict(self, ev: Evaluated, row: int, may_wait: bool) -> None:
+        """Remember where kube-scheduler will put this pod (see assumed.py: scores only). Only for a
+        pod the cluster has: our watch shows it, or, when the watch lags (a loaded API server, past
+        `catch_up`), the API server says so (`pod_of`); a made-up pod changes nothing another pod
+        sees. MustWait when that question is due and `may_wait` is false (not on the server's loop).
+        Without it, two pods of a ReplicaSet created together under spread both went to the node
+        first by name: neither was predicted, and the first's Binding came after the second's call."""
         meta = ev.args.pod.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         live = self.feed.pod(namespace, name)
-        if live is None or live.uid != ev.args.uid or not live.pending:
-            # a pod the watch does not have (made up, or not reached after the catch-up wait): its
-            # decision changes nothing another pod sees, and an unauthenticated caller cannot fill the
-            # ledger with made-up uids (issue #16 item 6)
+        if live is None and self.pod_of is not None:
+            if not may_wait:
+                raise MustWait
+            found = self.pod_of(namespace, name)
+            known = found is not None and found == (ev.args.uid, True)
+            self.count("asked_api_for_pod")
+        else:
+            known = live is not None and live.uid == ev.args.uid and live.pending
+        if not known:
+            # a pod the cluster does not have (made up), or one no longer pending: an unauthenticated
+            # caller cannot fill the ledger with made-up uids (issue #16 item 6)
             self.count("unknown_pod")
             return
         self.assumed.predict(ev.args.uid, namespace, name, ev.placement.nodes[row], ev.args.pod_view.requests,
@@ -314,9 +331,13 @@ class Extender:
                 self.feed.refresh()
                 self._last = None
                 ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
-        self.count("filter")
         passed = ~ev.refused(self._refusable)
         failing = np.flatnonzero(~passed)
+        if failing.size == len(passed) - 1:  # one node left: kube-scheduler takes it without prioritize
+            ok = np.flatnonzero(passed & ev.known)
+            if ok.size == 1:
+                self._predict(ev, int(ev.rows[ok[0]]), may_wait)  # first: MustWait before anything counts
+        self.count("filter")
         failed: dict[str, str] = {}
         if failing.size:
             texts = ev.placement.reason_texts(ev.rows[failing])
@@ -324,23 +345,19 @@ class Extender:
             self.count("filtered_out", int(failing.size))
             self.metrics.nodes_failed.inc(int(failing.size))
         self._prioritize_expected = len(passed) - failing.size > 1
-        if failing.size == len(passed) - 1:  # one node left: kube-scheduler takes it without prioritize
-            ok = np.flatnonzero(passed & ev.known)
-            if ok.size == 1:
-                self._predict(ev, int(ev.rows[ok[0]]))
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, {})
 
     def prioritize(self, body: bytes, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=False, may_wait=may_wait)
-        self.count("prioritize")
         scores = ev.fit_scores()
         known = np.flatnonzero(ev.known)
         rank = np.zeros(len(scores), dtype=np.int64)
         rank[known] = ev.index.name_rank[ev.rows[known]]
         pick = decide(scores, known, rank)
         if pick is not None:
-            self._predict(ev, int(ev.rows[pick]))
+            self._predict(ev, int(ev.rows[pick]), may_wait)  # first: MustWait before anything counts
+        self.count("prioritize")
         self.metrics.assumed.set(len(self.assumed))
         return prioritize_reply(ev.args, scores, ev.index, ev.rows)
 

@@ -313,6 +313,12 @@ class KubeviewApp(ActionsMixin, App[int]):
         elif name == "quit":
             self.run_worker(self.action_quit())
         elif self.current_mode != name:
+            screen = self._mode_screens.get(name)
+            if screen is not None and screen.is_mounted and getattr(screen, "_stale", False):
+                # its rows now, before Textual paints it: on_screen_resume comes after that first
+                # paint, which showed the rows of the last refresh (a Job listed since was missing
+                # and the cursor stayed on the ReplicaSet that had been first)
+                screen.refresh_data()
             self.switch_mode(name)
 
     def action_command_bar(self) -> None:

@@ -80,8 +80,9 @@ def test_put_config_spread_then_pack(plane: Plane, core, extender: ExtenderProc)
         assert nodes[ones[0]] != nodes[ones[1]], f"spread put both 1-GPU pods on one node: {nodes}"
         story.delete(run)
     wait_gone(core, NAMESPACE)
-    ones = story.create("spread-last", (1, 1))
-    story.wait_bound("spread-last", 2)
+    story.create("spread-last", (1, 1))
+    last = story.wait_bound("spread-last", 2)
+    assert len(set(last.values())) == 2, f"spread put both 1-GPU pods on one node: {last}"
     (two,) = story.create("spread-last-two", (2,))
     wait_until(lambda: story.unschedulable(two), 20, "the 2-GPU pod Unschedulable under spread")
     story.delete("spread-last")

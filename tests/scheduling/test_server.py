@@ -464,3 +464,46 @@ def test_a_node_the_watch_has_not_shown_yet_is_waited_for_then_scored() -> None:
         assert extender.counters["unknown_nodes"] == 3
     finally:
         server.stop()
+
+
+def test_a_pod_the_watch_has_not_shown_is_predicted_once_the_api_server_has_it() -> None:
+    """Two 1-GPU pods of a ReplicaSet under spread, created together, while the watch lags past
+    catch_up: prioritize asks the API server (`pod_of`) for the first, predicts it, and the second
+    goes to the other node. A pod the API server does not have, or has under another uid, or bound,
+    is predicted nowhere (issue #16 item 6). Over the server, the question runs off its loop."""
+    from kubeview.scheduling.errors import MustWait
+
+    nodes = [node_obj("gpu-node-1", gpu=2), node_obj("gpu-node-2", gpu=2)]
+    names = ["gpu-node-1", "gpu-node-2"]
+    api: dict[tuple[str, str], tuple[str, bool]] = {}
+    asked: list[tuple[str, str]] = []
+
+    def pod_of(namespace: str, name: str) -> tuple[str, bool] | None:
+        asked.append((namespace, name))
+        return api.get((namespace, name))
+
+    extender = Extender(_feed(nodes), config=PackingConfig(policy="spread"), catch_up=0.0, pod_of=pod_of)
+
+    def body(name: str, uid: str) -> bytes:
+        pod = pod_obj(name, gpu=1)
+        pod["metadata"]["uid"] = uid
+        return json.dumps({"Pod": pod, "Nodes": None, "NodeNames": names}).encode()
+
+    def best(name: str, uid: str) -> str:
+        scores = {h["Host"]: h["Score"] for h in json.loads(extender.prioritize(body(name, uid)))}
+        return max(scores, key=lambda n: (scores[n], n == "gpu-node-1"))
+
+    for name, uid, shown in (("fake", "made-up", None), ("other-uid", "u-2", ("u-other", True)),
+                             ("bound", "u-3", ("u-3", False))):
+        api[("default", name)] = shown  # type: ignore[assignment]
+        assert best(name, uid) == "gpu-node-1"
+    assert extender.assumed.snapshot() == [] and extender.counters["unknown_pod"] == 3
+
+    api[("default", "rs-a")] = ("u-a", True)
+    assert best("rs-a", "u-a") == "gpu-node-1"
+    assert [a["pod"] for a in extender.assumed.snapshot()] == ["default/rs-a"]
+    assert best("rs-b", "u-b") == "gpu-node-2"  # spread: away from rs-a's predicted node
+    assert asked[-2:] == [("default", "rs-a"), ("default", "rs-b")]
+
+    with pytest.raises(MustWait):  # the server's loop never waits on the API server
+        extender.prioritize(body("rs-c", "u-c"), may_wait=False)

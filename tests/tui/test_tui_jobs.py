@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from kubeapi import KubeAPI
 from kubeapi import jobs as job_api
-from tui_helpers import kube_app_on, run_async, wait_for
+from tui_helpers import kube_app_on, run_async, settle, wait_for
 
+from kubeview.model.events import WatchEvent
+from kubeview.tui.app import make_app
 from kubeview.tui.screens.prompts import Confirm, NumberPrompt
 from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.widgets.virtual_table import VirtualTable
@@ -166,3 +168,28 @@ def _asking(app) -> bool:  # noqa: ANN001
     its bindings: seen, instead of 0.2 s of pause that a loaded machine can outrun (issue 23)."""
     screen = app.screen
     return isinstance(screen, Confirm) and screen.is_active and app.focused is not None and app.focused.id == "no"
+
+
+@run_async
+async def test_a_screen_opened_after_a_change_out_of_sight_shows_it_first_with_the_cursor_on_top(
+        small_cluster) -> None:  # noqa: ANN001
+    """The Workloads screen computed its rows at start; a workload that sorts first comes while another
+    screen is shown. Opening Workloads shows it on top with the cursor on it (CI once painted the
+    old rows, the cursor on their first row, and the cursor stayed there when a Job sorted above)."""
+    app = make_app(small_cluster)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        workloads = app._mode_screens["workloads"]
+        await wait_for(pilot, lambda: not workloads._stale and len(workloads.table().rows) > 0, 20, "warmed")
+        first = ("Deployment", "aaa", "aaa-first")  # sorts before every row
+        app.state.emit(WatchEvent("Deployment", "ADDED", {
+            "metadata": {"name": first[2], "namespace": first[1], "uid": "u-first", "resourceVersion": "9999"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "first"}}},
+            "status": {"replicas": 1, "readyReplicas": 1}}))
+        await settle(pilot)
+        assert workloads._stale  # changed out of sight
+        await pilot.press("3")
+        await pilot.pause()
+        table = workloads.table()
+        assert table.rows.key(0) == first
+        assert table.cursor == 0 and table.cursor_key == first

@@ -1,7 +1,8 @@
-"""What the API server has on one node now, for the extender's filter to check a refusal against
-(kubeview/scheduling/extender.py `_stale_refusals`): one pod list by `spec.nodeName`, which
-kube-apiserver serves from its watch cache after a consistent read (Kubernetes 1.31+). Needs only
-the `list pods` the extender's watch already has."""
+"""What the API server has now, when the extender's watch may lag: the pods on one node, for filter
+to check a refusal against (kubeview/scheduling/extender.py `_stale_refusals`: one pod list by
+`spec.nodeName`, which kube-apiserver serves from its watch cache after a consistent read,
+Kubernetes 1.31+), and one pod by name, for prioritize to tell a pod the watch has not shown yet
+from a made-up one (`_predict`). Needs only the `get`/`list pods` the extender's role has."""
 
 from __future__ import annotations
 
@@ -34,3 +35,27 @@ class KubePodsOnNode:
             return None
         return {(p.get("metadata") or {}).get("uid", "") for p in items
                 if (p.get("status") or {}).get("phase") not in TERMINAL}
+
+
+class KubePodOf:
+    def __init__(self, api_client: client.ApiClient, timeout: float = 2.0) -> None:
+        self._api = client.CoreV1Api(api_client)
+        self._timeout = timeout
+
+    def __call__(self, namespace: str, name: str) -> tuple[str, bool] | None:
+        """(uid, pending: unbound and unfinished) of the pod the API server has by this name; None when
+        it has none, or cannot say (the caller then predicts nothing)."""
+        try:
+            resp = self._api.read_namespaced_pod(name, namespace, _preload_content=False,
+                                                 _request_timeout=(2, self._timeout))
+            pod = json.loads(resp.data)
+        except ApiException as exc:
+            if exc.status != 404:
+                log.info("pod %s/%s: cannot read (%s)", namespace, name, exc.reason)
+            return None
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            log.info("pod %s/%s: cannot read (%s)", namespace, name, exc)
+            return None
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        pending = not spec.get("nodeName") and status.get("phase") not in TERMINAL
+        return (pod.get("metadata") or {}).get("uid", ""), pending
