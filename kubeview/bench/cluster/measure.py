@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,21 +34,36 @@ class Timed:
         return {"wall_s": round(self.wall, 3), "peak_rss_mib": round(self.rss / 2**20, 1), "rc": self.rc}
 
 
+# The measured command starts from this small launcher, not from the bench: at exec, Linux keeps the
+# old address space's high-water mark in the child's ru_maxrss, and a child forked (or vforked) from
+# the bench, which holds its lists, reported the bench's 255 MiB for every command that used less.
+_LAUNCH = ("import os,sys\n"
+           "pid=os.fork()\n"
+           "if pid==0:\n"
+           "    os.execvp(sys.argv[2],sys.argv[2:])\n"
+           "_,st,ru=os.wait4(pid,0)\n"
+           "open(sys.argv[1],'w').write(str(ru.ru_maxrss))\n"
+           "sys.exit(os.waitstatus_to_exitcode(st))\n")
+
+
 def timed(argv: list[str], env: dict[str, str] | None = None) -> Timed:
-    """Run argv to completion, its output discarded (read and thrown away, as a pipe would be)."""
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as null, subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE,
-                                                          env={**os.environ, **(env or {})}) as proc:
-        try:
-            err = proc.stderr.read(1 << 20) if proc.stderr else b""  # type: ignore[union-attr]
-            _, status, usage = os.wait4(proc.pid, 0)
-        except BaseException:
-            proc.kill()
-            raise
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
+    """Run argv to completion, its output discarded (read and thrown away, as a pipe would be); its
+    peak RSS as its own (see _LAUNCH)."""
+    with tempfile.NamedTemporaryFile("r", prefix="kubeview-maxrss-") as report:
+        start = time.perf_counter()
+        with open(os.devnull, "wb") as null, subprocess.Popen(
+                [sys.executable, "-S", "-c", _LAUNCH, report.name, *argv], stdout=null, stderr=subprocess.PIPE,
+                env={**os.environ, **(env or {})}) as proc:
+            try:
+                err = proc.stderr.read(1 << 20) if proc.stderr else b""  # type: ignore[union-attr]
+                proc.wait()
+            except BaseException:
+                proc.kill()
+                raise
+            wall = time.perf_counter() - start
+        kib = report.read().strip()
     lines = err.decode(errors="replace").strip().splitlines()
-    return Timed(wall, usage.ru_maxrss * 1024, proc.returncode, lines[-1] if lines and proc.returncode else "")
+    return Timed(wall, int(kib or 0) * 1024, proc.returncode, lines[-1] if lines and proc.returncode else "")
 
 
 def find_peer(name: str) -> str | None:
