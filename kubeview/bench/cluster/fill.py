@@ -91,11 +91,27 @@ class ClusterFill(KubeBench):
 
     # -- cleanup (KubeBench.cleanup calls these) -------------------------------------------------
     def _delete_pods(self) -> None:
-        self._call(f"Deleting the pods in {self.namespace}", self.core.delete_collection_namespaced_pod,
-                   self.namespace, grace_period_seconds=0)
+        """Delete the run's pods and wait until none is left. 20,000 pods at once can outlast the API
+        server's 60 s request timeout (the reply is a reset or a 504; the server goes on deleting),
+        and while it deletes it may drop other calls: each failure is waited out and asked again
+        until the deadline, then said."""
         deadline = time.monotonic() + max(self.options.settle, 300.0)
-        while self.pod_count() and time.monotonic() < deadline:
-            time.sleep(0.5)
+        last: BenchError | None = None
+        while True:
+            try:
+                self._call(f"Deleting the pods in {self.namespace}", self.core.delete_collection_namespaced_pod,
+                           self.namespace, grace_period_seconds=0)
+                while self.pod_count():
+                    if time.monotonic() > deadline:
+                        raise BenchError(f"pods are left in {self.namespace} {max(self.options.settle, 300.0):.0f} s "
+                                         "after their deletion")
+                    time.sleep(0.5)
+                return
+            except BenchError as exc:
+                last = exc
+                if time.monotonic() > deadline:
+                    raise last from None
+                time.sleep(2.0)
 
     def _delete_nodes(self) -> None:
         if self._made_slices:
