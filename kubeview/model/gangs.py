@@ -40,9 +40,8 @@ KUEUE_ANNOTATION = "kueue.x-k8s.io/workload"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the member's subGroup
 STATES = ("placed", "running", "pending", "finished")
-
-
 BAD_WHEN_TRUE = ("Unschedulable", "Evicted", "Preempted", "DisruptionTarget")  # condition types (prefixes)
+
 
 @dataclass(frozen=True, slots=True)
 class GangMember:

@@ -251,11 +251,12 @@ class Extender:
         if not may_wait:
             raise MustWait
         self.count("waited_for_nodes")
-        if not self.feed.wait_for_nodes(missing, self.catch_up) and self.feed.view().synced:
+        never = self.feed.wait_for_nodes(missing, self.catch_up)
+        view = self.feed.refresh()
+        if never and view.synced:  # (before the first node list every name is missing: wait again)
             if len(self._never_shown) > 4096:
                 self._never_shown.clear()
-            self._never_shown.update(n for n in missing if n not in self.feed.model.nodes)
-        view = self.feed.refresh()
+            self._never_shown.update(never)
         self.assumed.prune(view.version)
         return view
 

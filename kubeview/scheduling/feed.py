@@ -97,16 +97,17 @@ class ModelFeed:
                 self._rv_changed.wait(left)
             return True
 
-    def wait_for_nodes(self, names: list[str], timeout: float) -> bool:
-        """Block until the model has every node in `names` (True), or `timeout` passed (False)."""
+    def wait_for_nodes(self, names: list[str], timeout: float) -> list[str]:
+        """Block until the model has every node in `names`, or `timeout` passed: the names it still
+        lacks then (empty: all shown)."""
         deadline = time.monotonic() + timeout
         with self._rv_changed:
-            while any(name not in self.model.nodes for name in names):
+            while missing := [name for name in names if name not in self.model.nodes]:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    return False
+                    return missing
                 self._rv_changed.wait(left)
-            return True
+            return []
 
     def pod_uids_on(self, node: str) -> set[str]:
         with self._lock:

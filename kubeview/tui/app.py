@@ -259,8 +259,8 @@ class KubeviewApp(ActionsMixin, App[int]):
         """Once the cluster is first listed, let every other screen compute its rows now (the packing
         screen's what-if over every node, its pod list), not on its first visit."""
         for mode, screen in self._mode_screens.items():
-            if mode != self.current_mode and screen.is_mounted and getattr(screen, "_stale", False):
-                screen.refresh_data()  # (a screen still mounting catches up on its first visit)
+            if mode != self.current_mode:
+                _refresh_if_stale(screen)  # (a screen still mounting catches up on its first visit)
 
     # -- workers and actions -----------------------------------------------------------------------
     @on(Worker.StateChanged)
@@ -313,12 +313,10 @@ class KubeviewApp(ActionsMixin, App[int]):
         elif name == "quit":
             self.run_worker(self.action_quit())
         elif self.current_mode != name:
-            screen = self._mode_screens.get(name)
-            if screen is not None and screen.is_mounted and getattr(screen, "_stale", False):
-                # its rows now, before Textual paints it: on_screen_resume comes after that first
-                # paint, which showed the rows of the last refresh (a Job listed since was missing
-                # and the cursor stayed on the ReplicaSet that had been first)
-                screen.refresh_data()
+            # its rows now, before Textual paints it: on_screen_resume comes after that first paint,
+            # which showed the rows of the last refresh (a Job listed since was missing and the
+            # cursor stayed on the ReplicaSet that had been first)
+            _refresh_if_stale(self._mode_screens.get(name))
             self.switch_mode(name)
 
     def action_command_bar(self) -> None:
@@ -357,3 +355,9 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
         if said:  # a real-cluster job says what it deleted or kept
             print(said)
     return int(code or 0)
+
+
+def _refresh_if_stale(screen: Any) -> None:
+    """Compute a mounted mode screen's rows now if the cluster changed since it last did (out of sight)."""
+    if screen is not None and screen.is_mounted and getattr(screen, "_stale", False):
+        screen.refresh_data()
