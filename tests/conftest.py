@@ -17,8 +17,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import kubeapi` from any test directory
 
+import hermetic  # noqa: E402
 from kubeapi import KubeAPI  # noqa: E402
 from kubeapi import fixtures as _fixtures  # noqa: E402
+
+# Before anything is collected or started: none of the caller's kubeconfig, in-cluster variables or
+# home reaches a test or what it spawns (tests/hermetic.py says why and what stays shared).
+hermetic.scrub()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    hermetic.unscrub()
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with a HOME of its own and no cluster settings; it sets them on purpose."""
+    hermetic.isolate(monkeypatch, tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture

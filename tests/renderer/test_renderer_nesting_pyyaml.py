@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hermetic
 import pytest
 import yaml
 
@@ -26,8 +27,8 @@ OLD_PYYAML = "6.0.3"
 
 
 def _cached_pyyaml(version: str) -> Path:
-    """A --target install of PyYAML ``version`` (binary wheel only) under ~/.cache/kubeview."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kubeview" / f"pyyaml-{version}"
+    """A --target install of PyYAML ``version`` (binary wheel only) in $KUBEVIEW_TEST_CACHE."""
+    cache = hermetic.cache("KUBEVIEW_TEST_CACHE") / f"pyyaml-{version}"
     if not (cache / "yaml" / "__init__.py").exists():
         tmp = cache.with_name(cache.name + ".tmp")
         r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary", ":all:",

@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-PEERS_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubeview" / "peers"
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubeview"
+# The same variables and defaults as scripts/build-peers.sh and scripts/build-kubernetes.sh.
+PEERS_CACHE = Path(os.environ.get("KUBEVIEW_PEERS_CACHE") or _CACHE / "peers")
+K8S_CACHE = Path(os.environ.get("KUBEVIEW_K8S_CACHE") or _CACHE / "kubernetes")
 BUILD = {  # how to get each peer, printed when it is missing
     "kubectl-view-allocations": "scripts/build-peers.sh kubectl-view-allocations (cargo install from crates.io)",
     "kube-capacity": "scripts/build-peers.sh kube-capacity (go build of github.com/robscott/kube-capacity)",
@@ -70,7 +73,7 @@ def find_peer(name: str) -> str | None:
     """The peer's binary: on PATH, else the newest build in the peers cache; kubectl: the realk8s
     plane's (the server's version) before PATH's."""
     if name == "kubectl":
-        built = sorted(Path.home().glob(".cache/kubeview/kubernetes/*/bin/kubectl"), key=lambda p: p.stat().st_mtime)
+        built = sorted(K8S_CACHE.glob("*/bin/kubectl"), key=lambda p: p.stat().st_mtime)
         return str(built[-1]) if built else shutil.which(name)
     found = shutil.which(name)
     if found:
