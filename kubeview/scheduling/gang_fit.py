@@ -274,7 +274,7 @@ def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evalua
     rows.sort(key=lambda r: (-int(free[r]), alloc.nodes[r]))
     if not rows:
         return f"no free {'GPUs' if resource == GPU else resource} on the nodes its members may use"
-    shown = ", ".join(f"{alloc.nodes[r]} {_amount(resource, int(free[r]))}" for r in rows[:_SHOWN_NODES])
+    shown = ", ".join(f"{alloc.nodes[r]} {amount_text(resource, int(free[r]))}" for r in rows[:_SHOWN_NODES])
     more = f", +{len(rows) - _SHOWN_NODES} more" if len(rows) > _SHOWN_NODES else ""
     what = "block" if resource == GPU else resource
     return f"largest free {what} per node: {shown}{more}"
@@ -295,15 +295,16 @@ def _blocking(evaluated: dict[int, Placement], asks_gpus: bool) -> str | None:
     return max(sorted(counts), key=counts.__getitem__) if counts else None
 
 
-def _amount(resource: str, value: int) -> str:
-    """A free amount with its unit: GPUs bare (the head says GPUs), cpu in cores, memory in Gi."""
+def amount_text(resource: str, value: int) -> str:
+    """An amount with its unit: GPUs bare (where it is read the words say GPUs), cpu in cores, memory
+    in Gi, anything else with its resource name."""
     if resource == GPU:
         return str(value)
     if resource == "cpu":
         return f"{value / 1000:g} cpu"
     if resource in ("memory", "ephemeral-storage"):
-        return f"{value / 2**30:.3g}Gi"
-    return str(value)
+        return f"{value / 2**30:.3g}Gi {resource}"
+    return f"{value} {resource}"
 
 
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
