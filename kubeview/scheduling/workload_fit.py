@@ -40,7 +40,9 @@ NO_PODS = "makes no pods"
 IGNORED = {"Workload": "kube-scheduler places its PodGroups' pods, not the Workload", "Namespace": NO_PODS,
            "Service": NO_PODS, "ConfigMap": NO_PODS, "Secret": NO_PODS, "ServiceAccount": NO_PODS,
            "ResourceClaim": "makes no pods (a pod's claims are named on the pod)",
-           "ResourceClaimTemplate": "makes no pods (a pod's claims are named on the pod)", "PriorityClass": NO_PODS}
+           "ResourceClaimTemplate": "makes no pods (a pod's claims are named on the pod)", "PriorityClass": NO_PODS,
+           "DaemonSet": "not placed: its controller puts one pod on each node it selects, not the scheduler's choice",
+           "CronJob": "not placed: its Jobs start on a schedule (fit its jobTemplate as a Job to ask about one)"}
 
 
 class ManifestError(ValueError):

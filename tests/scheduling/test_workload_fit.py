@@ -102,3 +102,14 @@ def test_a_job_or_deployment_whose_pods_name_a_group_is_that_gang() -> None:
     (fit,) = fit_units(cluster([node("a", gpu=2), node("b", gpu=2)]), units, PackingConfig())
     assert (fit.fits, fit.fit.room, fit.fit.placement) == (False, 4, [])  # all or nothing: none placed
     assert fit.fit.message == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+
+
+def test_kinds_fit_does_not_place_are_named_with_why() -> None:
+    docs = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"}},
+            {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}, pod("p", 1)]
+    units, skipped = units_from(docs, "default")
+    assert [u.what for u in units] == ["Pod default/p"]
+    assert [(s.what, s.why.split(":")[0]) for s in skipped] == [
+        ("DaemonSet default/agent", "not placed"), ("CronJob default/nightly", "not placed"),
+        ("ConfigMap default/cm", "makes no pods")]
