@@ -91,7 +91,8 @@ def fit_identical_gang(alloc: Allocation, template: PodView, replicas: int, min_
     fit = GangFit(fits=room >= min_count, placement=[], room=room, min_count=min_count, size=bound + replicas,
                   summary="", message=None,
                   notes=(f"{replicas:,} identical members, more than kubeview fit places one by one ({MAX_TRIED:,}): "
-                         "counted by each node's free resources, without member lines",))
+                         "counted by each node's free resources, without member lines; the units after it are "
+                         "placed without its load",))
     if not fit.fits:
         fit.message = f"room for {room:,} members together, minCount {min_count:,}"
     need = f" of minCount {min_count:,}" if min_count != replicas else f" of {replicas:,}"
