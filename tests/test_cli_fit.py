@@ -24,7 +24,8 @@ def test_a_gang_fragmentation_blocks_does_not_fit_and_says_why(tmp_path: Path) -
     assert unit["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
     assert [m["message"] for m in unit["members"]] == [f"pod group is unschedulable, {unit['message']}"] * 2 + [
         "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."]
-    assert unit["placement"] == [] and doc["skipped"] == ["Workload default/big"]
+    assert unit["placement"] == [] and doc["skipped"] == [
+        {"what": "Workload default/big", "why": "kube-scheduler places its PodGroups' pods, not the Workload"}]
     text = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--local")
     assert text.returncode == 1 and "PodGroup default/big-workers (gang, minCount 3): does not fit" in text.stdout
 
@@ -34,7 +35,7 @@ def test_jobs_with_spec_scheduling_fit_under_pack_only(tmp_path: Path, policy: s
     out = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", policy, "--json")
     assert out.returncode == code, out.stderr
     small, wide = json.loads(out.stdout)["units"]
-    assert small["what"] == "Job default/small (gang)" and small["fits"]
+    assert small["what"] == "Job default/small" and small["gang"] and small["fits"]
     assert wide["fits"] == (policy == "pack")
     if policy == "pack":  # one placement: the 1s share a node, the 2 has the other
         nodes = [p["node"] for p in small["placement"]] + [p["node"] for p in wide["placement"]]
@@ -80,3 +81,41 @@ def test_a_cluster_that_cannot_be_read_is_exit_1_in_one_line(tmp_path: Path) -> 
     out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--kubeconfig", str(tmp_path / "none"))
     assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1
     assert out.stderr.startswith("kubeview: ") and "none" in out.stderr
+
+
+def test_a_billion_replicas_answer_in_a_few_lines_and_bounded_json(tmp_path: Path) -> None:
+    """Issue #42: 10^9 replicas printed nothing for 60 s and grew to 2 GB; the answer is room+1 pods
+    placed (tests/scheduling/test_replica_fit.py counts them) and one line for the rest."""
+    out = kubeview(tmp_path, "fit", str(DATA / "replicas-1e9.yaml"), "--local")
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1] == "Deployment default/web (1,000,000,000 pods): does not fit"
+    assert lines[2].startswith("  1,000,000,000 × 0.5 cpu: room for 44 of 1,000,000,000 (largest free cpu per node: ")
+    assert len(lines) < 35 and "  … 24 more placed: cpu-node-2 9, cpu-node-3 15" in lines
+    assert lines[-1] == ("  web-44 … web-999999999 (999,999,956 pods): 0/5 nodes are available: "
+                         "2 node(s) had untolerated taint(s), 3 Insufficient cpu.")
+    doc = json.loads(kubeview(tmp_path, "fit", str(DATA / "replicas-1e9.yaml"), "--local", "--json").stdout)
+    (unit,) = doc["units"]
+    assert (unit["size"], unit["room"], unit["fits"], len(unit["members"])) == (10**9, 44, False, 45)
+    assert unit["untried"] == {"count": 10**9 - 45, "message": unit["members"][-1]["message"]}
+
+
+def test_a_job_naming_a_podgroup_is_that_gang_and_nothing_is_dropped_unsaid(tmp_path: Path) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "job-podgroup.yaml"), "--local")
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.splitlines()[1:4] == [
+        "PodGroup default/pg (gang, minCount 5, pods from Job default/j): does not fit",
+        "  5 × 1 GPU: room for 4 (largest free block per node: gpu-node-1 2, gpu-node-2 2)",
+        "  why: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"]
+    assert "  j-0 … j-3 (4 pods): pod group is unschedulable, minCount (5) cannot be satisfied: 4 scheduled, " \
+           "0 remaining\n" in out.stdout
+    assert out.stdout.endswith("ignored: Service default/s: makes no pods\n"
+                               "ignored: PodGroup default/lonely: no pod of the manifest names this group\n")
+    (unit,) = json.loads(kubeview(tmp_path, "fit", str(DATA / "job-podgroup.yaml"), "--local", "--json").stdout)["units"]
+    assert (unit["gang"], unit["podsFrom"], unit["placement"]) == (True, ["Job default/j"], [])
+
+
+def test_a_gang_job_is_named_once(tmp_path: Path) -> None:
+    """"Job default/jg (gang) (gang, minCount 5)" said gang twice."""
+    out = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", "pack")
+    assert "Job default/small (gang, minCount 2): fits\n" in out.stdout and "(gang) (" not in out.stdout

@@ -41,3 +41,19 @@ def test_bench_plan_quick(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [f["name"] for f in doc["figures"]][1:] == ["plan: 2 GPUs", "plan: 8 GPUs", "plan: gang 4 × 8 GPUs"]
     assert all(f["found"] and f["moves"] >= 1 and f["passed"] for f in doc["figures"])
+
+
+def test_demo_answers_that_help(capsys):
+    """Issue #42: `--gpus 8` where no node has 8 said "no running pod may be disrupted … over 0 candidate
+    sets"; a pending consumer got a plan evicting its own ReplicaSet's pod, which then waited (exit 0)."""
+    assert main(["--demo", "plan", "--gpus", "8"]) == 1
+    assert capsys.readouterr().out == ("plan for 8 GPUs, policy spread (the embedded scheduler's)\n"
+                                       "  no plan: no node has 8 GPUs allocatable: the largest has 2, so no "
+                                       "disruption makes room\n")
+    assert main(["--demo", "snapshot", "--json"]) == 0
+    consumer = next(p for p in json.loads(capsys.readouterr().out)["pods"]
+                    if p["name"].startswith("consumer-") and not p.get("node"))
+    assert main(["--demo", "plan", f"batch/{consumer['name']}"]) == 1
+    out = capsys.readouterr().out
+    assert "  no plan: " in out and "  evict " not in out
+    assert "of the target's own ReplicaSet/consumer left alone: evicted, one would only wait in the target's place" in out

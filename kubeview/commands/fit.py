@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 
 import yaml
 
@@ -21,6 +22,7 @@ from kubeview.model.snapshot_gangs import fit_doc
 from kubeview.scheduling.gang_fit import group_claim_nodes
 from kubeview.scheduling.workload_fit import (
     ManifestError,
+    Skipped,
     Unit,
     UnitFit,
     fit_units,
@@ -30,6 +32,7 @@ from kubeview.scheduling.workload_fit import (
 from renderer import bounded_yaml
 
 MAX_BYTES = 16 * 2**20  # a manifest is text a person wrote; more is a mistake
+SHOWN_PLACED = 20  # "pod -> node" lines per unit; the summary counts the rest per node
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     ok = all(f.fits for f in fits)
     if getattr(args, "json", False):
         doc = {"fits": ok, "policy": config.policy, "policySource": where, "cluster": model.title,
-               "skipped": skipped, "units": [_unit_doc(f, config.policy) for f in fits]}
+               "skipped": [{"what": s.what, "why": s.why} for s in skipped],
+               "units": [_unit_doc(f, config.policy) for f in fits]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(text(fits, config.policy, where, skipped))
@@ -115,16 +119,22 @@ def _claim_nodes(model: ClusterModel, unit: Unit) -> tuple[str, ...] | None:
 
 
 def _unit_doc(f: UnitFit, policy: str) -> dict:
-    return {"what": f.unit.what, "gang": f.unit.gang, "minCount": f.unit.min_count, "size": len(f.unit.pods),
-            "fits": f.fits, "waitingForGroup": f.unit.missing_group, **fit_doc(f.fit, policy),
-            "members": [{"pod": m.pod.name, "node": m.node, "message": m.message} for m in f.fit.members]}
+    doc = fit_doc(f.fit, policy)
+    doc.update(fits=f.fits, room=f.fit.room if f.room is None else f.room, notes=[*doc["notes"], *f.notes])
+    return {"what": f.unit.what, "podsFrom": list(f.unit.made_by), "gang": f.unit.gang,
+            "minCount": f.unit.min_count, "size": f.unit.size,
+            "fits": f.fits, "waitingForGroup": f.unit.missing_group, **doc,
+            "members": [{"pod": m.pod.name, "node": m.node, "message": m.message} for m in f.fit.members],
+            "untried": {"count": f.untried, "message": f.untried_message} if f.untried else None}
 
 
-def text(fits: list[UnitFit], policy: str, where: str, skipped: list[str]) -> str:
+def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped]) -> str:
     lines = [f"policy: {policy} ({where})"]
     for f in fits:
         unit, fit = f.unit, f.fit
-        kind = f"gang, minCount {unit.min_count}" if unit.gang else f"{len(unit.pods)} pod{'s' * (len(unit.pods) != 1)}"
+        size = unit.size
+        kind = f"gang, minCount {unit.min_count:,}" if unit.gang else f"{size:,} pod{'s' * (size != 1)}"
+        kind += f", pods from {', '.join(unit.made_by)}" if unit.made_by else ""
         lines.append(f"{unit.what} ({kind}): {'fits' if f.fits else 'does not fit'}")
         lines.append(f"  {fit.summary}")
         if unit.missing_group:
@@ -135,12 +145,51 @@ def text(fits: list[UnitFit], policy: str, where: str, skipped: list[str]) -> st
             lines.append(f"  saturated {node}: " + ", ".join(f"{n} {r}" for r, n in reasons.items()))
         for reason, count in fit.excluded_counts().items():
             lines.append(f"  excluded: {count} node{'s' * (count != 1)} {reason}")
-        for m in fit.members:
-            if m.node and (f.fits or not unit.gang):
-                lines.append(f"  {m.pod.name} -> {m.node}")
-            elif m.message:
-                lines.append(f"  {m.pod.name}: {m.message}")
-        lines.extend(f"  note: {n}" for n in fit.notes)
-    if skipped:
-        lines.append(f"skipped (nothing to place): {', '.join(skipped)}")
+        lines.extend(member_lines(f))
+        lines.extend(f"  note: {n}" for n in (*fit.notes, *f.notes))
+    lines.extend(f"ignored: {s.what}: {s.why}" for s in skipped)
     return "\n".join(lines) + "\n"
+
+
+def member_lines(f: UnitFit) -> list[str]:
+    """Each member's node or message; a run of members with the same message is one line with its
+    count (the untried replicas join the run they continue), and past `SHOWN_PLACED` placed members
+    only how many more on each node."""
+    runs: list[list] = []  # [first pod, last pod, count, " -> node" or ": message"]
+    for m in f.fit.members:
+        if m.node and (f.fits or not f.unit.gang):
+            runs.append([m.pod.name, m.pod.name, 1, f" -> {m.node}"])
+        elif m.message:
+            said = f": {m.message}"
+            if runs and runs[-1][3] == said:
+                runs[-1][1:3] = [m.pod.name, runs[-1][2] + 1]
+            else:
+                runs.append([m.pod.name, m.pod.name, 1, said])
+    if f.untried:
+        base = f.fit.members[-1].pod.name.rpartition("-")[0] if f.fit.members else "pod"
+        said = f": {f.untried_message}" if f.untried_message else ": not placed one by one (see the note)"
+        last = f"{base}-{f.unit.size - 1}"
+        if runs and runs[-1][3] == said:
+            runs[-1][1:3] = [last, runs[-1][2] + f.untried]
+        else:
+            runs.append([f"{base}-{f.unit.size - f.untried}", last, f.untried, said])
+    out: list[str] = []
+    placed, hidden = 0, Counter()
+    for first, last, count, said in runs:
+        if said.startswith(" ->"):
+            placed += 1
+            if placed > SHOWN_PLACED:
+                hidden[said[4:]] += 1
+                continue
+        elif hidden:
+            out.append(_more_placed(hidden))
+            hidden = Counter()
+        out.append(f"  {first}{said}" if count == 1 else f"  {first} … {last} ({count:,} pods){said}")
+    if hidden:
+        out.append(_more_placed(hidden))
+    return out
+
+
+def _more_placed(per_node: Counter) -> str:
+    where = ", ".join(f"{node} {n:,}" for node, n in sorted(per_node.items()))
+    return f"  … {sum(per_node.values()):,} more placed: {where}"

@@ -34,7 +34,7 @@ from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_
 from kubeview.model.gangs import Gang
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.evaluate import ExtraLoad, Placement, evaluate, fail_where
+from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate, fail_where
 from kubeview.scheduling.node_index import index_for
 
 CLAIM_ELSEWHERE = "resourceclaim not available on the node"  # DynamicResources, an allocated claim elsewhere
@@ -256,8 +256,11 @@ def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated
 
 def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evaluated: dict[int, Placement],
             assumed: ExtraLoad | None) -> str:
-    """The largest free block of the gang's main resource on each node its members may use."""
-    resource = GPU if any(p.requests.get(GPU) for p in live) else "cpu"
+    """The largest free block, on each node its members may use, of the resource that stops them (GPUs
+    when they ask for GPUs and some node refused them for GPUs; else the resource most nodes refused the
+    first member no node took for), with its unit."""
+    asks_gpus = any(p.requests.get(GPU) for p in live)
+    resource = _blocking(evaluated, asks_gpus) or (GPU if asks_gpus else "cpu")
     col = alloc.column(resource)
     if col is None:
         return f"no node has {resource}"
@@ -271,12 +274,37 @@ def _blocks(alloc: Allocation, live: list[PodView], queue: list[PodView], evalua
     rows.sort(key=lambda r: (-int(free[r]), alloc.nodes[r]))
     if not rows:
         return f"no free {'GPUs' if resource == GPU else resource} on the nodes its members may use"
-
-    def amount(v: int) -> str:
-        return str(v) if resource == GPU else f"{v / 1000:g}"
-    shown = ", ".join(f"{alloc.nodes[r]} {amount(int(free[r]))}" for r in rows[:_SHOWN_NODES])
+    shown = ", ".join(f"{alloc.nodes[r]} {amount_text(resource, int(free[r]))}" for r in rows[:_SHOWN_NODES])
     more = f", +{len(rows) - _SHOWN_NODES} more" if len(rows) > _SHOWN_NODES else ""
-    return f"largest free block per node: {shown}{more}"
+    what = "block" if resource == GPU else resource
+    return f"largest free {what} per node: {shown}{more}"
+
+
+def _blocking(evaluated: dict[int, Placement], asks_gpus: bool) -> str | None:
+    """The resource that refused the first member that fit nowhere (None: none did, or no resource)."""
+    first = next((p for p in evaluated.values() if not p.feasible.any()), None)
+    if first is None:
+        return None
+    counts: Counter[str] = Counter()
+    for k, name in enumerate(first.reason_names):
+        if name == CLAIMS or name.startswith("Insufficient "):
+            counts[GPU if name == CLAIMS else name.removeprefix("Insufficient ")] += int(first.failed[k].sum())
+    counts = +counts
+    if asks_gpus and counts[GPU]:
+        return GPU
+    return max(sorted(counts), key=counts.__getitem__) if counts else None
+
+
+def amount_text(resource: str, value: int) -> str:
+    """An amount with its unit: GPUs bare (where it is read the words say GPUs), cpu in cores, memory
+    in Gi, anything else with its resource name."""
+    if resource == GPU:
+        return str(value)
+    if resource == "cpu":
+        return f"{value / 1000:g} cpu"
+    if resource in ("memory", "ephemeral-storage"):
+        return f"{value / 2**30:.3g}Gi {resource}"
+    return f"{value} {resource}"
 
 
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,

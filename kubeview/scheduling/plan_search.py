@@ -56,8 +56,9 @@ def search(inp: Inputs, exact_limit: int) -> Plan:
         if not inp.budgets or not any(c.budgets for c in inp.candidates):
             break  # without budgets the second pass is the same search
     plan.reason = _no_plan(inp, plan)
-    plan.quality = (f"no plan: exhaustive search over {plan.searched} candidate sets" if plan.method == "exact"
-                    else f"no plan found by the bounded heuristic ({plan.searched} sets checked)")
+    if plan.searched:
+        plan.quality = (f"no plan: exhaustive search over {plan.searched} candidate sets" if plan.method == "exact"
+                        else f"no plan found by the bounded heuristic ({plan.searched} sets checked)")
     return plan
 
 
@@ -92,6 +93,10 @@ def _no_plan(inp: Inputs, plan: Plan) -> str:
     """Why there is no plan (the notes say which pods were left alone)."""
     if not inp.candidates:
         return "no running pod may be disrupted"
+    if not plan.searched:  # the bounds ruled out every set before one was tried
+        n = len(inp.candidates)
+        return (f"the {n} running pod{'s' if n != 1 else ''} that may be disrupted cannot free enough where "
+                "the target could go")
     return "no set of the pods that may be disrupted makes room"
 
 

@@ -27,7 +27,7 @@ from kubeview.model.disruption import BudgetView
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad, evaluate
-from kubeview.scheduling.gang_fit import GangFit, describe, fit_gang
+from kubeview.scheduling.gang_fit import GangFit, amount_text, describe, fit_gang
 
 _DEFAULT = PackingConfig()
 NEVER_OWNERS = frozenset({"DaemonSet", "Node"})  # they come back on the same node: disrupting them frees nothing
@@ -171,6 +171,26 @@ def reach(alloc: Allocation, target: Target, config: PackingConfig) -> tuple[np.
     return rows, frozenset(alloc.resources[c] for c in np.flatnonzero(short).tolist())
 
 
+def unreachable(alloc: Allocation, target: Target, rows: np.ndarray) -> str | None:
+    """Why no disruption can help when no node could hold a member even empty (`reach` found none):
+    the resource no node has enough of allocatable, else the filters; None when some node could."""
+    if rows.any():
+        return None
+    for m in target.members:
+        if m.node is not None:
+            continue
+        request = alloc.vector(m.requests)
+        for c in np.flatnonzero(request > 0).tolist():
+            largest = int(alloc.allocatable[:, c].max()) if len(alloc.nodes) else 0
+            if largest < request[c]:
+                name = alloc.resources[c]
+                if name == GPU:
+                    return f"no node has {request[c]} GPUs allocatable: the largest has {largest}"
+                return (f"no node has {amount_text(name, int(request[c]))} allocatable: the largest has "
+                        f"{amount_text(name, largest)}")
+    return "no node a member may use (not cordoned, its taints tolerated, selected) could hold it even empty"
+
+
 def candidates_of(alloc: Allocation, pods: Sequence[PodView], target: Target, budgets: Sequence[BudgetView] = (),
                   allow_bare: bool = False, pod_gpus: Mapping[tuple[str, str], int] | None = None,
                   where: tuple[np.ndarray, frozenset[str]] | None = None) -> tuple[list[Candidate], list[str]]:
@@ -181,6 +201,10 @@ def candidates_of(alloc: Allocation, pods: Sequence[PodView], target: Target, bu
     skip = {m.key for m in target.members}
     out: list[Candidate] = []
     higher = bare = 0
+    # a pod of a target member's own controller asking the same: evicted, the controller makes it again
+    # and it only waits in the target's place, so the plan would gain nothing
+    own = {(m.namespace, m.owner, frozenset(m.requests.items())) for m in target.members if m.owner is not None}
+    siblings = 0
     rows, short = where if where is not None else (None, None)
     for pod in pods:
         if pod.node is None or pod.deleting or pod.phase in TERMINAL_PHASES or pod.key in skip or pod.node not in row:
@@ -192,6 +216,9 @@ def candidates_of(alloc: Allocation, pods: Sequence[PodView], target: Target, bu
             continue
         kind = pod.owner[0] if pod.owner else None
         if kind in NEVER_OWNERS:
+            continue
+        if (pod.namespace, pod.owner, frozenset(pod.requests.items())) in own:
+            siblings += 1
             continue
         if pod.priority > target.priority:
             higher += 1
@@ -211,7 +238,11 @@ def candidates_of(alloc: Allocation, pods: Sequence[PodView], target: Target, bu
         notes.append(f"{higher} pod{'s' if higher != 1 else ''} of higher priority than the target left alone")
     if bare:
         notes.append(f"{bare} bare pod{'s' if bare != 1 else ''} (no controller recreates them) left alone; "
-                     "allow bare pods to consider them")
+                     "--bare (b on the Plan screen) considers them")
+    if siblings:
+        owner = next(f"{k}/{n}" for (_, (k, n), _) in own)
+        notes.append(f"{siblings} pod{'s' if siblings != 1 else ''} of the target's own {owner} left alone: evicted, "
+                     "one would only wait in the target's place")
     return out, notes
 
 

@@ -13,7 +13,7 @@ from kubeview.model.gangs import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search
-from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach
+from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach, unreachable
 
 _DEFAULT = PackingConfig()
 
@@ -29,6 +29,9 @@ def make_plan(alloc: Allocation, pods: Sequence[PodView], target: Target, config
     budgets = list(budgets)
     allowed_now = list(allowed) if allowed is not None else [b.disruptions_allowed or 0 for b in budgets]
     where = reach(alloc, target, config)
+    nowhere = unreachable(alloc, target, where[0]) if target.members else None
+    if nowhere is not None:
+        return Plan(target=target.label, fits_now=False, found=False, reason=f"{nowhere}, so no disruption makes room")
     candidates, notes = candidates_of(alloc, pods, target, budgets, allow_bare, pod_gpus, where)
     inp = Inputs(alloc, target, config, candidates, budgets, allowed_now, notes)
     inp.narrow(where[0])

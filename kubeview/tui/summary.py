@@ -103,7 +103,8 @@ class Part:
 
 def gpu_parts(s: Summary) -> list[Part]:
     """The GPU line after "GPUs ", most important first in rank: free and largest placeable, idle
-    GPUs, sizes that lost room to fragmentation, the room per size, sizes that never fit."""
+    GPUs, sizes that lost room to fragmentation ("room for 0 (fragmented)": the free GPUs would hold
+    more as whole blocks), the room per size, sizes that never fit."""
     if not s.gpu.allocatable:
         return [Part("", "none in this cluster", "dim", 0)]
     parts = [Part("", f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
@@ -114,7 +115,7 @@ def gpu_parts(s: Summary) -> list[Part]:
         if not fits_a_node:
             parts.append(Part("·", f"{k}-GPU pods never fit (no node has {k})", "dim", 5))
         elif placeable < ideal:
-            parts.append(Part("·", f"{k}-GPU pods: room for {placeable} of {ideal} free", "yellow", 2))
+            parts.append(Part("·", f"{k}-GPU pods: room for {placeable} (fragmented)", "yellow", 2))
         elif placeable or ideal or k == 1:
             parts.append(Part("·", f"{k}-GPU pods: room for {placeable}", "dim", 3 if k == 1 else 4))
     return parts

@@ -242,3 +242,14 @@ def test_what_the_fit_does_not_evaluate_is_said() -> None:
     fit = fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1, affinity=anti), 2)
     assert fit.fits and any("anti-affinity are not evaluated" in n for n in fit.notes)
     assert fit_gang(eight_gpu_nodes(used_on_d=0), members(2, 1), 2).notes == ()
+
+
+def test_the_free_blocks_are_of_the_resource_that_stops_the_members_with_its_unit() -> None:
+    """Issue #42: a GPU pod blocked by cpu listed free GPUs, and cpu blocks read "gpu-node-1 5.9"."""
+    alloc = cluster([node("a", gpu=8, cpu="4"), node("b", gpu=8, cpu="2")])
+    gpu_pods = [PodView.from_api(pod_obj(f"m{i}", cpu="3", gpu=1)) for i in range(2)]
+    fit = fit_gang(alloc, gpu_pods, 2)
+    assert fit.summary == "2 × 1 GPU: room for 1 (largest free cpu per node: a 4 cpu, b 2 cpu)"
+    cpu_pods = [PodView.from_api(pod_obj(f"c{i}", cpu="3")) for i in range(2)]
+    assert fit_gang(alloc, cpu_pods, 2).summary.endswith("(largest free cpu per node: a 4 cpu, b 2 cpu)")
+    assert fit_gang(alloc, members(3, 8), 3).summary.endswith("(largest free block per node: a 8, b 8)")

@@ -238,3 +238,50 @@ def test_gang_with_a_bound_member_needs_room_for_the_rest_only():
     assert plan.found and sorted(m.pod for m in plan.moves) == ["default/x", "default/y"]
     assert sorted(n for _, n in plan.landing) == ["b", "c"] and all(m.to is None for m in plan.moves)
     assert "g-0" not in {m.pod for m in plan.moves}  # a member is never a victim of its own gang
+
+
+def sibling(name: str, node_name: str | None, cpu: str = "1") -> PodView:
+    """A pod of the ReplicaSet `consumer`: the same template as every other."""
+    obj = pod_obj(name, cpu=cpu, node_name=node_name)
+    obj["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "consumer", "controller": True}]
+    return PodView.from_api(obj)
+
+
+def test_a_sibling_is_never_evicted_to_wait_in_the_targets_place():
+    """Issue #42: for a pending consumer the plan evicted a running consumer of the same ReplicaSet,
+    whose replacement then waited ("free GPUs: cpu-node-1 0 → 0"): it gains nothing, so no plan."""
+    nodes = [node("a", cpu="2")]
+    pods = [sibling("c-1", "a"), sibling("c-2", "a")]
+    alloc = cluster(nodes, pods)
+    plan = make_plan(alloc, pods, Target.of_pods([sibling("c-3", None)]), SPREAD)
+    assert not plan.found and plan.moves == [] and plan.reason == "no running pod may be disrupted"
+    assert plan.notes == ["2 pods of the target's own ReplicaSet/consumer left alone: evicted, one would only wait "
+                          "in the target's place"]
+    other = [*pods[:1], running("web", "a", cpu="1")]  # a pod of another owner still may go
+    plan = make_plan(cluster(nodes, other), other, Target.of_pods([sibling("c-3", None)]), SPREAD)
+    assert [m.pod for m in plan.moves] == ["default/web"]
+
+
+def test_no_node_big_enough_says_the_largest_and_searches_nothing():
+    alloc, pods = story()
+    plan = make_plan(alloc, pods, hypothetical(8), SPREAD)
+    assert plan.reason == "no node has 8 GPUs allocatable: the largest has 2, so no disruption makes room"
+    assert (plan.found, plan.searched, plan.quality) == (False, 0, "")
+    big_cpu = make_plan(alloc, pods, Target.of_pods([PodView.from_api(pod_obj("p", cpu="64"))]), SPREAD)
+    assert big_cpu.reason == "no node has 64 cpu allocatable: the largest has 8 cpu, so no disruption makes room"
+
+
+def test_the_bare_pods_note_names_the_option():
+    nodes = [node("a", gpu=2), node("b", gpu=2)]
+    pods = [running("one", "a", gpu=1, owner=None), running("two", "b", gpu=1, owner=None)]
+    plan = make_plan(cluster(nodes, pods), pods, hypothetical(2))
+    assert plan.notes == ["2 bare pods (no controller recreates them) left alone; --bare (b on the Plan screen) "
+                          "considers them"]
+
+
+def test_a_pod_of_the_same_owner_asking_otherwise_may_still_go():
+    """An adopted orphan of the target's ReplicaSet asking for something else is no stand-in for it."""
+    nodes = [node("a", cpu="2")]
+    pods = [sibling("c-1", "a", cpu="1500m")]
+    plan = make_plan(cluster(nodes, pods), pods, Target.of_pods([sibling("c-3", None)]), SPREAD)
+    assert [m.pod for m in plan.moves] == ["default/c-1"] and plan.notes == []

@@ -36,9 +36,9 @@ def test_units_of_each_kind() -> None:
         None,
     ]
     units, skipped = units_from(docs, "team")
-    assert [(u.what, len(u.pods), u.min_count, u.gang) for u in units] == [
+    assert [(u.what, u.size, u.min_count, u.gang) for u in units] == [
         ("Deployment team/web", 3, 3, False), ("Job ml/plain", 2, 2, False), ("kai.PodGroup team/pg", 2, 2, True)]
-    assert units[1].pods[0].requests[GPU] == 1  # the limit is the request, as the API server defaults it
+    assert units[1].template.requests[GPU] == 1  # the limit is the request, as the API server defaults it
     assert skipped == []
 
 
@@ -78,3 +78,38 @@ def test_a_group_only_the_cluster_has_and_one_nobody_has() -> None:
 def test_bad_objects_are_one_sentence(docs: list, why: str) -> None:
     with pytest.raises(ManifestError, match=why):
         units_from(docs, "default")
+
+
+def test_a_job_or_deployment_whose_pods_name_a_group_is_that_gang() -> None:
+    """Issue #42: a PodGroup (minCount 5) and a Job of 5 whose pod template names it are one gang, all
+    or nothing; a Deployment naming it adds its pods; a group no pod names is said, never dropped."""
+    named = template(1)
+    named["spec"]["schedulingGroup"] = {"podGroupName": "pg"}
+    docs = [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": 5}}}},
+            {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "lonely"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}},
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+             "spec": {"parallelism": 4, "template": named}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+             "spec": {"replicas": 1, "template": named}}]
+    units, skipped = units_from(docs, "default")
+    (gang,) = units
+    assert (gang.what, gang.gang, gang.min_count, gang.made_by) == (
+        "PodGroup default/pg", True, 5, ("Job default/j", "Deployment default/d"))
+    assert [p.name for p in gang.pods] == ["j-0", "j-1", "j-2", "j-3", "d-0"]
+    assert [(s.what, s.why) for s in skipped] == [("PodGroup default/lonely", "no pod of the manifest names this group")]
+    (fit,) = fit_units(cluster([node("a", gpu=2), node("b", gpu=2)]), units, PackingConfig())
+    assert (fit.fits, fit.fit.room, fit.fit.placement) == (False, 4, [])  # all or nothing: none placed
+    assert fit.fit.message == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+
+
+def test_kinds_fit_does_not_place_are_named_with_why() -> None:
+    docs = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"}},
+            {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}, pod("p", 1)]
+    units, skipped = units_from(docs, "default")
+    assert [u.what for u in units] == ["Pod default/p"]
+    assert [(s.what, s.why.split(":")[0]) for s in skipped] == [
+        ("DaemonSet default/agent", "not placed"), ("CronJob default/nightly", "not placed"),
+        ("ConfigMap default/cm", "makes no pods")]

@@ -20,7 +20,7 @@ from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZES = ((160, 48), (120, 40), (100, 30))
 SMALL = (80, 24)
-EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 of 2 free", "4-GPU pods never fit (no node has 4)",
+EVERY_GPU_PART = {"1-GPU pods: room for 4", "2-GPU pods: room for 0 (fragmented)", "4-GPU pods never fit (no node has 4)",
                   "8-GPU pods never fit (no node has 8)"}
 
 
@@ -94,7 +94,7 @@ async def test_pending_reason_keeps_its_point_beside_long_names(demo: LocalSourc
             gpu_line = app.screen.query_one(ClusterHeader).render().plain.splitlines()[2]
             parts = gpu_line.split(" · ")
             assert len(gpu_line) <= width and parts[0] == " GPUs 4 free, largest placeable 1", gpu_line
-            assert "2-GPU pods: room for 0 of 2 free" in parts  # lost to fragmentation: kept longest
+            assert "2-GPU pods: room for 0 (fragmented)" in parts  # lost to fragmentation: kept longest
             assert parts[-1] == "…" and "8-GPU pods never fit (no node has 8)" not in parts
             assert all(p in EVERY_GPU_PART for p in parts[1:-1]), parts
 

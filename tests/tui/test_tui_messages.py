@@ -64,7 +64,7 @@ def test_a_pod_bigger_than_every_node_never_fits_in_the_header() -> None:
     summary = replace(EMPTY, gpu=Totals(2, 6, None), gpu_free=3, gpu_largest=1,
                       gpu_fits=((1, 3, 3, True), (2, 0, 1, True), (4, 0, 0, False), (8, 0, 0, False)))
     line = ClusterHeader()._line3(summary).plain
-    assert "2-GPU pods: room for 0 of 1 free" in line
+    assert "2-GPU pods: room for 0 (fragmented)" in line
     assert "4-GPU pods never fit (no node has 4)" in line and "lost" not in line.lower()
 
 
@@ -73,7 +73,7 @@ def test_the_gpu_line_drops_whole_parts_least_important_first() -> None:
                       gpu_fits=((1, 4, 4, True), (2, 0, 2, True), (4, 0, 0, False), (8, 0, 0, False)))
     full = ClusterHeader()._line3(summary).plain
     assert full == (" GPUs 4 free, largest placeable 1 │ 2 allocated idle (<5%) · 1-GPU pods: room for 4 · 2-GPU pods: "
-                    "room for 0 of 2 free · 4-GPU pods never fit (no node has 4) · 8-GPU pods never fit (no node has 8)")
+                    "room for 0 (fragmented) · 4-GPU pods never fit (no node has 4) · 8-GPU pods never fit (no node has 8)")
     assert ClusterHeader()._line3(summary, len(full)).plain == full
     # dropped first: sizes that never fit, the room per size, then fragmentation losses, then idle GPUs
     for width, kept in ((len(full) - 1, 3), (120, 1), (100, 1), (80, 0), (40, 0)):
@@ -82,7 +82,7 @@ def test_the_gpu_line_drops_whole_parts_least_important_first() -> None:
         parts = line.removesuffix(" · …").split(" · ")
         assert parts[0].startswith(" GPUs 4 free, largest placeable 1") and len(parts) - 1 == kept, (width, line)
         assert ("2 allocated idle (<5%)" in parts[0]) == (width >= 80)
-        assert ("2-GPU pods: room for 0 of 2 free" in parts) == (width >= 100)
+        assert ("2-GPU pods: room for 0 (fragmented)" in parts) == (width >= 100)
     assert fit_parts(gpu_parts(summary), 10) == [gpu_parts(summary)[0], MORE]  # the first part always
 
 
