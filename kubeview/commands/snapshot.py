@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         model, packing, _ = collect_packed(args)
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
-        return 1
+        return exc.exit_code
     _read_usage(args, model)
     if model.partial:  # what the figures leave out (a 403 narrowed them), said once, beside any output
         sys.stderr.write(f"kubeview: {model.partial}\n")

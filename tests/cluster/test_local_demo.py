@@ -119,8 +119,9 @@ def test_demo_is_a_local_cluster_option(tmp_path: Path) -> None:
         wants_kube(args(demo=True, cluster="x.yaml"))
 
 
-def test_demo_refusal_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 1
+def test_demo_refusal_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Conflicting options: a usage error, exit 2 (issue 42 item 9; it was 1)."""
+    assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--demo asks for the embedded one" in err
 
