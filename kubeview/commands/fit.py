@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         sys.stderr.write(f"kubeview: fit: {args.manifest}: {exc}\n")
         return 2
+    except SourceError as exc:  # _admission: cluster options that cannot apply (--demo beside --context)
+        sys.stderr.write(f"kubeview: {exc}\n")
+        return exc.exit_code
     from kubeview.commands.snapshot import collect_packed
 
     try:
