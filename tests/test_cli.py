@@ -67,8 +67,9 @@ def _no_kubeconfig(tmp_path) -> dict:
     return env
 
 
-def test_cluster_options_without_a_kubeconfig_are_one_line_and_exit_1(tmp_path) -> None:
-    """`snapshot --json --context nope` used to print the embedded cluster and exit 0."""
+def test_cluster_options_without_a_kubeconfig_are_one_line_and_exit_2(tmp_path) -> None:
+    """`snapshot --json --context nope` used to print the embedded cluster and exit 0. Options that
+    cannot apply are a usage error: exit 2 (issue 42 item 9; they were 1)."""
     cases = {
         ("snapshot", "--json", "--context", "nope"):
             "kubeview: --context nope needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
@@ -85,7 +86,7 @@ def test_cluster_options_without_a_kubeconfig_are_one_line_and_exit_1(tmp_path) 
     for args, message in cases.items():
         out = subprocess.run([sys.executable, "-m", "kubeview", *args], capture_output=True, text=True,
                              timeout=120, env=_no_kubeconfig(tmp_path), cwd=tmp_path)
-        assert (out.returncode, out.stdout, out.stderr) == (1, "", message), args
+        assert (out.returncode, out.stdout, out.stderr) == (2, "", message), args
         assert not list(tmp_path.glob("*.png"))  # no render was started
 
 

@@ -1,4 +1,4 @@
-"""Exit codes and one-line messages of #24 item 14: a closed pipe under `snapshot`, SIGTERM, `--cpu 0`,
+"""Exit codes and one-line messages of #24 item 14 and of issue 42 item 9 (one rule, every command): a closed pipe under `snapshot`, SIGTERM, `--cpu 0`,
 `--prometheus-queries` without `--prometheus` or unreadable, `-o x.jpg`, and the "too many tasks"
 advice of `kubeview --render` (it named the renderer's knobs, which `--render` does not have)."""
 
@@ -63,3 +63,70 @@ def test_bad_values_of_item_14_are_one_line(tmp_path: Path) -> None:
         out = kubeview(tmp_path, *args)
         assert (out.returncode, out.stdout, out.stderr) == (code, "", message), args
     assert not list(tmp_path.glob("*.jpg")) and not list(tmp_path.glob("*.png"))
+
+
+# -- issue 42 item 9: one rule for every command (README "Exit codes") ------------------------------------
+# 2: what was typed is wrong (an option, an argument, a name or a file given on the command line);
+# 1: what was typed is fine and the run failed (the cluster, the environment: $KUBECONFIG, the answer).
+
+UNREACHABLE = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+               "users: [{name: u, user: {token: x}}]\ncontexts: [{name: lab, context: {cluster: c, user: u}}]\n"
+               "current-context: lab\n")
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n"
+CONTEXT_LAB = "--context lab needs a kubeconfig, and there is none"
+DEMO_LAB = "--context lab is for a real cluster, but --demo asks for the embedded one; drop one of them."
+# (args, $KUBECONFIG or None, exit code, how stderr starts after "kubeview"): every command
+EXITS: list[tuple[tuple[str, ...], str | None, int, str]] = [
+    (("--demo", "--context", "lab"), None, 2, f": {DEMO_LAB}"),
+    (("--local", "--cluster", "bad.yaml", "--headless"), None, 2, ": bad.yaml: top level: must be a mapping"),
+    (("--render", "nosuch", "--headless", "--local"), None, 2, ": nosuch: no such scene file or bundled scene"),
+    (("--headless",), "unreachable", 1, ": Cannot reach the API server at https://127.0.0.1:1"),
+    (("snapshot", "--demo", "--context", "lab"), None, 2, f": {DEMO_LAB}"),
+    (("snapshot", "--context", "lab"), None, 2, f": {CONTEXT_LAB}"),
+    (("snapshot", "--local", "--cluster", "bad.yaml"), None, 2, ": bad.yaml: top level: must be a mapping"),
+    (("snapshot", "--kubeconfig", "nosuch"), None, 2, ": No kubeconfig at nosuch: pass an existing file"),
+    (("snapshot", "--kubeconfig", "unreachable", "--context", "nope"), None, 2,
+     ': Context "nope" is not in the kubeconfig unreachable; use one of: lab.'),
+    (("snapshot",), "binary", 1, ": The kubeconfig binary is not UTF-8 text (byte 0); "
+                                 "fix it, or point $KUBECONFIG at a real one."),
+    (("snapshot",), "unreachable", 1, ": Cannot reach the API server at https://127.0.0.1:1"),
+    (("fit", "dir", "--local"), None, 2, ": fit: dir: is a directory; name a YAML or JSON file"),
+    (("fit", "binary", "--local"), None, 2, ": fit: binary: not UTF-8 text (byte 0); a manifest is YAML or JSON"),
+    (("fit", "pod.yaml", "--demo", "--context", "lab"), None, 2, f": {DEMO_LAB}"),
+    (("fit", "pod.yaml"), "unreachable", 1, ": Cannot reach the API server at https://127.0.0.1:1"),
+    (("extender", "--demo", "--context", "lab"), None, 2, f" extender: {DEMO_LAB}"),
+    (("extender", "--policy", "nosuch"), None, 2, " extender: policy must be one of pack, spread, balanced"),
+    (("bench", "nosuch"), None, 2, " bench: error: argument what: invalid choice: 'nosuch'"),
+    (("bench", "cluster"), None, 2, " bench cluster: needs --kubeconfig FILE"),
+    (("bench", "scheduler", "--context", "lab"), None, 2, " bench scheduler: --context needs --kubeconfig FILE"),
+    (("bench", "scheduler", "nosuch.yaml"), None, 2, " bench scheduler: cannot read nosuch.yaml"),
+    (("render-manifests", "nosuch"), None, 2, ": nosuch: no such scene file or bundled scene"),
+    (("tune", "three-spheres", "--headless", "--cpu", "0m:100m"), None, 2,
+     ": --cpu: '0m:100m' is outside 1m..64,000m"),
+    (("tune", "three-spheres", "--headless", "--context", "lab"), None, 2, ": --context lab needs a kubeconfig"),
+    (("preempt", "nosuchnode", "--items", "10"), None, 2, ": no node 'nosuchnode' in the demo cluster"),
+    (("serve", "--", "--render", "nosuch"), None, 2, " serve: after --: nosuch: no such scene file"),
+    (("serve", "--", "--context", "lab"), None, 2, f" serve: after --: {CONTEXT_LAB}"),
+    (("plan", "--demo", "nosuch/pod"), None, 2, ": no pod 'nosuch/pod' in the cluster"),
+    (("plan", "--demo", "--context", "lab", "x/y"), None, 2, f": {DEMO_LAB}"),
+    # plan's one refinement of 1 (its --help): 3 = the cluster could not be read
+    (("plan", "x/y"), "unreachable", 3, ": Cannot reach the API server at https://127.0.0.1:1"),
+]
+
+
+def test_every_command_follows_the_exit_code_rule(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("- not a mapping\n")
+    (tmp_path / "binary").write_bytes(b"\xd0\xcf\x11\xe0\x00\x01")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / "unreachable").write_text(UNREACHABLE)
+    failures = []
+    for args, env_kubeconfig, code, says in EXITS:
+        env = _env(tmp_path)
+        if env_kubeconfig:
+            env["KUBECONFIG"] = env_kubeconfig
+        out = subprocess.run([sys.executable, "-m", "kubeview", *args], capture_output=True, text=True,
+                             timeout=120, env=env, cwd=tmp_path)
+        if (out.returncode, out.stderr.count("\n")) != (code, 1) or not out.stderr.startswith(f"kubeview{says}"):
+            failures.append(f"{' '.join(args)}: exit {out.returncode}, {out.stderr!r}")
+    assert not failures, "\n".join(failures)

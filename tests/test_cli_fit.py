@@ -78,9 +78,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, text: str | None, why:
 
 
 def test_a_cluster_that_cannot_be_read_is_exit_1_in_one_line(tmp_path: Path) -> None:
-    out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--kubeconfig", str(tmp_path / "none"))
-    assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1
-    assert out.stderr.startswith("kubeview: ") and "none" in out.stderr
+    """A server that refuses connections is a run-time failure (1); a `--kubeconfig` that names no
+    file is a usage error (2), as a bad manifest is (issue 42 item 9)."""
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {token: x}}]\ncontexts: [{name: lab, context: {cluster: c, user: u}}]\n"
+                          "current-context: lab\n")
+    for given, code, says in ((kubeconfig, 1, "Cannot reach the API server at https://127.0.0.1:1"),
+                              (tmp_path / "none", 2, f"No kubeconfig at {tmp_path / 'none'}")):
+        out = kubeview(tmp_path, "fit", str(DATA / "gang-3x2.yaml"), "--kubeconfig", str(given))
+        assert out.returncode == code and out.stdout == "" and out.stderr.count("\n") == 1
+        assert out.stderr.startswith(f"kubeview: {says}"), out.stderr
 
 
 def test_a_billion_replicas_answer_in_a_few_lines_and_bounded_json(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """An explicit `$KUBECONFIG` that names nothing usable, and a kubeconfig that is not UTF-8, are one
-line and exit 1 (#24 items 1 and 2). Before: the missing or empty file gave the embedded cluster's
+line (#24 items 1 and 2): exit 1 when the environment named it, 2 when the command line did
+(`--kubeconfig`, `--context`: issue 42 item 9), each naming what to fix. Before: the missing or empty file gave the embedded cluster's
 made-up 5-node document and exit 0; the non-UTF-8 one a UnicodeDecodeError traceback."""
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def test_context_nope_with_kubeconfig_set_names_the_context_not_an_unset_kubecon
         tmp_path: Path, kube_api: KubeAPI) -> None:
     kc = str(kube_api.kubeconfig)
     code, out, err = kubeview(tmp_path, "snapshot", "--context", "nope", kubeconfig=kc)
-    assert (code, out, err) == (1, "", f'kubeview: Context "nope" is not in the kubeconfig {kc}; '
+    assert (code, out, err) == (2, "", f'kubeview: Context "nope" is not in the kubeconfig {kc}; '
                                        "use one of: kubeview-test, kubeview-test-default.\n")
 
 
@@ -55,6 +56,8 @@ def test_a_kubeconfig_that_is_not_utf8_is_one_line(tmp_path: Path, how: str) -> 
     args = {"KUBECONFIG": ("snapshot",), "--kubeconfig": ("snapshot", "--kubeconfig", str(bad)),
             "--context": ("snapshot", "--context", "lab"),
             "--render": ("--render", "three-spheres", "--headless")}[how]
+    # the file came from $KUBECONFIG but for --kubeconfig: it is what the message tells to fix
+    fix = "point --kubeconfig at a real one" if how == "--kubeconfig" else "fix it, or point $KUBECONFIG at a real one"
     assert kubeview(tmp_path, *args, kubeconfig=None if how == "--kubeconfig" else str(bad)) == (
-        1, "", f"kubeview: The kubeconfig {bad} is not UTF-8 text (byte 45); point --kubeconfig at a real one.\n")
+        2 if how == "--kubeconfig" else 1, "", f"kubeview: The kubeconfig {bad} is not UTF-8 text (byte 45); {fix}.\n")
     assert not list(tmp_path.glob("*.png"))

@@ -19,23 +19,25 @@ def wants_kube(args: argparse.Namespace) -> bool:
     Raises SourceError (one sentence) for a cluster option that cannot be honoured: `--context` or
     `-n` with no kubeconfig to apply them to, or beside `--local`/`--demo`; `--cluster` beside
     `--demo`, which runs the bundled cluster. A script with a typo must not get the embedded
-    cluster's simulated data and exit 0."""
+    cluster's simulated data and exit 0. All of these are usage errors (exit 2)."""
     asked = [f"{flag} {value}" for flag, attr in (("--context", "context"), ("-n", "namespace"))
              if (value := getattr(args, attr, None))]
     given = {"--demo": getattr(args, "demo", False), "--local": getattr(args, "local", False)}
     local = next((flag for flag, on in given.items() if on), None)
     if local:  # wins over a kubeconfig (as before), not over an explicit context
         if asked:
-            raise SourceError(f"{asked[0]} is for a real cluster, but {local} asks for the embedded one; drop one of them.")
+            raise SourceError(f"{asked[0]} is for a real cluster, but {local} asks for the embedded one; drop one of them.",
+                              usage=True)
         if local == "--demo" and getattr(args, "cluster", None):
-            raise SourceError(f"--demo runs the bundled cluster, not --cluster {args.cluster}; drop one of them.")
+            raise SourceError(f"--demo runs the bundled cluster, not --cluster {args.cluster}; drop one of them.",
+                              usage=True)
         return False
     if kubeconfig_available(getattr(args, "kubeconfig", None)):
         return True
     if asked:
         raise SourceError(f"{asked[0]} needs a kubeconfig, and there is none ($KUBECONFIG unset, no "
                           "~/.kube/config, not in a pod); pass --kubeconfig FILE, or --local for the "
-                          "embedded cluster.")
+                          "embedded cluster.", usage=True)
     return False
 
 

@@ -14,7 +14,15 @@ class ActionError(Exception):
 
 
 class SourceError(Exception):
-    """The source cannot start (bad kubeconfig, unknown context, unreachable server); one sentence."""
+    """The source cannot start (bad kubeconfig, unknown context, unreachable server); one sentence.
+
+    `usage=True` when what was typed is wrong (conflicting options, a `--kubeconfig` file or
+    `--context` that does not exist): exit 2, as argparse; otherwise the run failed: exit 1 (the
+    rule: docs/architecture.md, "Exit codes")."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.exit_code = 2 if usage else 1
 
 
 class ClusterSource(Protocol):

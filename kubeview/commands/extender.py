@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         source = _open_source(args)
     except SourceError as exc:
         sys.stderr.write(f"kubeview extender: {exc}\n")
-        return 1
+        return exc.exit_code
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     binder = pods_on = pod_of = None
     if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings

@@ -42,13 +42,16 @@ def run(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         sys.stderr.write(f"kubeview: fit: {args.manifest}: {exc}\n")
         return 2
+    except SourceError as exc:  # _admission: cluster options that cannot apply (--demo beside --context)
+        sys.stderr.write(f"kubeview: {exc}\n")
+        return exc.exit_code
     from kubeview.commands.snapshot import collect_packed
 
     try:
         model, config, where = collect_packed(args, policy=getattr(args, "policy", None))
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
-        return 1
+        return exc.exit_code
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     ok = all(f.fits for f in fits)
@@ -72,8 +75,12 @@ def read_manifest(path: str) -> list:
                 data = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ManifestError("no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+    except IsADirectoryError:
+        raise ManifestError("is a directory; name a YAML or JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"not UTF-8 text (byte {exc.start}); a manifest is YAML or JSON") from None
+    except OSError as exc:
+        raise ManifestError(f"cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_BYTES:
         raise ManifestError(f"larger than {MAX_BYTES // 2**20} MiB")
     try:

@@ -60,28 +60,42 @@ def served_to_a_browser() -> bool:
     return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
 
 
-def run(args: argparse.Namespace) -> int:
+def check_inputs(args: argparse.Namespace, *, deep: bool = False) -> SceneChoice | None:
+    """Everything `kubeview [--render SCENE]` checks before it starts anything: the scene and its
+    overrides, `-o` and `--raw`, and the cluster options (conflicts, `--context` or `-n` with no
+    kubeconfig). `deep` also loads the kubeconfig and finds its context (no request is sent) or
+    loads `--cluster FILE`, which `run` leaves to the source it opens next; `kubeview serve` checks
+    its sessions' options with it, once, at start. Raises RenderError or SourceError (`exit_code`)."""
+    from kubeview.cluster.select import wants_kube
     from kubeview.render.inputs import check_output, choose_scene
-    from kubeview.render.local import RenderError
 
     scene = None
-    if args.render:  # every input is checked before anything starts
-        try:
-            scene = choose_scene(args.render, spp=args.spp, width=args.width)
-            args.output = check_output(args.output)
-            args.raw = check_output(args.raw, "--raw", suffix=None) if args.raw else None
-        except RenderError as exc:
-            _err(str(exc))
-            return exc.exit_code
-        from kubeview.cluster.select import wants_kube
+    if args.render:
+        scene = choose_scene(args.render, spp=args.spp, width=args.width)
+        args.output = check_output(args.output)
+        args.raw = check_output(args.raw, "--raw", suffix=None) if args.raw else None
+    kube = wants_kube(args)
+    if scene is not None and not kube:  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
+        args.local = True
+    if deep and kube:
+        from kubeview.cluster.kube.config import connect
 
-        try:
-            kube = wants_kube(args)
-        except SourceError as exc:
-            _err(str(exc))
-            return 1
-        if not kube:  # with a kubeconfig the render runs on that cluster (KubeRenderJob)
-            args.local = True
+        connect(getattr(args, "kubeconfig", None), getattr(args, "context", None)).api_client.close()
+    elif deep and getattr(args, "cluster", None):
+        from kubeview.cluster.local.config import load_cluster
+
+        load_cluster(args.cluster)
+    return scene
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubeview.render.local import RenderError
+
+    try:  # every input is checked before anything starts
+        scene = check_inputs(args)
+    except (RenderError, SourceError) as exc:
+        _err(str(exc))
+        return exc.exit_code
     previous = signal.signal(signal.SIGTERM, raise_terminated)
     source: ClusterSource | None = None
     job = None
@@ -94,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             source = open_source(args, events=not headless)
         except SourceError as exc:
             _err(str(exc))
-            return 1
+            return exc.exit_code
         if scene is not None:
             started = _start_render(source, scene, args)
             if isinstance(started, int):
@@ -233,6 +247,6 @@ def _print_summary(source: ClusterSource) -> int:
         model = sync(source)
     except SourceError as exc:
         _err(str(exc))
-        return 1
+        return exc.exit_code
     print_tables(model, Console())
     return 0

@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         source = open_source(args, events=False)
-    except SourceError as exc:
-        return _fail(str(exc), 3)
+    except SourceError as exc:  # a usage error (conflicting options, no such --context) is 2
+        return _fail(str(exc), 2 if exc.exit_code == 2 else 3)
     try:
         try:
             model = sync(source)

@@ -4,7 +4,7 @@ Opens the demo (the embedded cluster, `--demo`), resumes its Job `jobs/work-item
 items, `--items` for fewer), preempts NODE once `--after` of the indexes have succeeded (its pods
 killed with `DisruptionTarget`, the node removed), waits for the Job to end and prints a line per
 second, then which pods were disrupted and what became of their indexes. Exit 0 when the Job is
-Complete and every index succeeded exactly once; 1 otherwise (or on a bad node name: one line).
+Complete and every index succeeded exactly once; 1 otherwise; 2 for a bad node name (one line).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ def run(args: argparse.Namespace) -> int:
         source = open_demo(job_items=args.items)
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
-        return 1
+        return exc.exit_code
     try:
         if source.get("Node", "", args.node) is None:
             names = ", ".join(source.model().node_names())
             sys.stderr.write(f"kubeview: no node {args.node!r} in the demo cluster; try one of {names}\n")
-            return 1
+            return 2  # a name given on the command line: usage, as `plan`'s unknown pod
         return drive(source, args)
     finally:
         source.close()

@@ -3,7 +3,8 @@
 Everything after `--` is given to each session's `kubeview` (`-- --demo`, `-- --context lab`) and is
 checked here first, so a typo is one line now rather than a failed page later. Safe by default: it
 listens on 127.0.0.1; any other address needs `--token-file` (the page asks for the token before a
-process starts). Exit 2 for bad input, 1 for the environment (the token file, the port).
+process starts). Exit 2 for bad input, 1 for the environment (the token file, the port, a
+$KUBECONFIG that cannot be read).
 """
 
 from __future__ import annotations
@@ -22,9 +23,23 @@ def _err(message: str) -> None:
     sys.stderr.write(f"kubeview serve: {message}\n")
 
 
+class SessionOptionsError(ValueError):
+    """The options after `--` cannot start a session; `exit_code` as the session's kubeview would exit."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 def app_args(args: argparse.Namespace) -> list[str]:
-    """The kubeview options after `--` (ValueError: why they cannot run as a served TUI)."""
-    from kubeview.cli import build_parser
+    """The kubeview options after `--`, checked as `kubeview` itself checks them before it starts
+    anything (cli's parser and query file, commands.main.check_inputs: the scene, -o, the cluster
+    options, the kubeconfig and its context, --cluster FILE), so a session that could only fail is
+    one line now (SessionOptionsError) rather than "Session ended" in every browser."""
+    from kubeview.cli import _check_queries, build_parser
+    from kubeview.cluster.source import SourceError
+    from kubeview.commands.main import check_inputs
+    from kubeview.render.local import RenderError
 
     given = list(args.app_args)
     if given[:1] == ["--"]:
@@ -35,10 +50,17 @@ def app_args(args: argparse.Namespace) -> list[str]:
             parsed = build_parser().parse_args(given)
     except SystemExit as exc:
         why = captured.getvalue().strip().splitlines()
-        raise ValueError(f"the kubeview options after -- are not valid: {why[-1] if why else exc}") from None
+        raise SessionOptionsError(f"the kubeview options after -- are not valid: {why[-1] if why else exc}") from None
     if parsed.command != "tui" or parsed.headless:
-        raise ValueError("after -- come kubeview's TUI options (e.g. -- --demo, -- --context lab), "
-                         "not a command or --headless: a browser shows the TUI")
+        raise SessionOptionsError("after -- come kubeview's TUI options (e.g. -- --demo, -- --context lab), "
+                                  "not a command or --headless: a browser shows the TUI")
+    bad = _check_queries(parsed)
+    if bad:
+        raise SessionOptionsError(f"after --: {bad}")
+    try:
+        check_inputs(parsed, deep=True)
+    except (RenderError, SourceError) as exc:
+        raise SessionOptionsError(f"after --: {exc}", exc.exit_code) from None
     return given
 
 
@@ -56,9 +78,9 @@ def _read_token(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         passed = app_args(args)
-    except ValueError as exc:
+    except SessionOptionsError as exc:
         _err(str(exc))
-        return 2
+        return exc.exit_code
     if not args.token_file and not is_loopback(args.host):
         _err(f"--host {args.host} is reachable from other hosts, and anyone there could drive the TUI "
              "(scale workloads, change GPU packing); pass --token-file FILE so browsers must present it")

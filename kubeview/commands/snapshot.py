@@ -15,6 +15,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.table import Table
@@ -27,6 +28,8 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import KINDS, ConnectionState
 from kubeview.model.ksm import exposition
 from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.model.snapshot_gangs import gangs_doc
+from kubeview.model.snapshot_jobs import jobs_doc
 from kubeview.scheduling.config import PackingConfig
 
 SYNC_TIMEOUT = 30.0  # seconds the initial sync may go without an event (a list page, a kind listed)
@@ -41,23 +44,23 @@ def run(args: argparse.Namespace) -> int:
         model, packing, _ = collect_packed(args)
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
-        return 1
+        return exc.exit_code
     _read_usage(args, model)
     if model.partial:  # what the figures leave out (a 403 narrowed them), said once, beside any output
         sys.stderr.write(f"kubeview: {model.partial}\n")
     try:
+        from kubeview.scheduling.gang_fit import waiting_fits
+
+        fits = waiting_fits(model, packing) if not getattr(args, "metrics", False) else None
         if getattr(args, "json", False):
             # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
-            from kubeview.scheduling.gang_fit import waiting_fits
-
-            fits = waiting_fits(model, packing)
             text = json.dumps(build_snapshot(model, gang_fits=fits), indent=2) if len(model.pods) <= 2000 \
                 else snapshot_json(model, gang_fits=fits)
             sys.stdout.write(text + "\n")
         elif getattr(args, "metrics", False):
             sys.stdout.write(exposition(model))
         else:
-            print_tables(model, _PipeConsole(soft_wrap=False, highlight=False))
+            print_tables(model, _PipeConsole(soft_wrap=False, highlight=False), gang_fits=fits)
         sys.stdout.flush()
     except BrokenPipeError:
         # `snapshot | head -2`: the reader had what it wanted. Exit 0 whatever the output's size, so
@@ -230,9 +233,9 @@ def _resource_section(console: Console, title: str, resources: list[str], cols: 
     _section(console, title, headers, [False] + [True] * (len(headers) - 1), rows)
 
 
-def print_tables(model: ClusterModel, console: Console) -> None:
+def print_tables(model: ClusterModel, console: Console, gang_fits: Mapping | None = None) -> None:
     """Per node the "Allocated resources" block of `kubectl describe node`, then totals, fragmentation,
-    pending pods and workloads."""
+    pending pods, workloads, Jobs and gangs (`gang_fits` as for the JSON document's gangs)."""
     alloc = model.allocation()
     cols = _shown(alloc.resources, alloc.allocatable, alloc.requested)
     counts = model.pod_counts()
@@ -277,3 +280,29 @@ def print_tables(model: ClusterModel, console: Console) -> None:
         rows = [[kind, f"{ns}/{name}", str(w.ready), str(w.desired)]
                 for (kind, ns, name), w in sorted(model.workloads.items())]
         _section(console, "[bold]Workloads[/]", ["Kind", "Name", "Ready", "Desired"], [False] * 4, rows)
+    _jobs_and_gangs(console, model, gang_fits)
+
+
+def _jobs_and_gangs(console: Console, model: ClusterModel, gang_fits: Mapping | None) -> None:
+    """The Jobs and gangs of `--json` as tables, read from the same documents (model/snapshot_jobs.py,
+    model/snapshot_gangs.py): the text output left them out (issue 42 item 11)."""
+    jobs = jobs_doc(model.jobs, model.display_namespace)
+    if jobs:  # narrow headers: 80 columns hold a demo Job's row
+        rows = [[f"{j['namespace']}/{j['name']}", j["state"],
+                 f"{j['succeeded']}/{j['completions'] if j['completions'] is not None else '-'}",
+                 str(j["parallelism"]), str(j["active"]), str(j["failed"]), str(len(j["disrupted"]))] for j in jobs]
+        _section(console, "[bold]Jobs[/]", ["Job", "State", "Done", "Parallel", "Active", "Failed", "Disrupted"],
+                 [False] * 2 + [True] * 5, rows)
+    gangs = gangs_doc(model.gangs, model.display_namespace, gang_fits)
+    if gangs:
+        rows = [[f"{g['namespace']}/{g['name']}", g["kind"], g["state"], f"{g['counts']['placed']}/{g['minCount']}",
+                 str(g["counts"]["pending"]), _fit_now(g["fit"])] for g in gangs]
+        _section(console, "[bold]Gangs[/]", ["Gang", "Kind", "State", "Placed", "Pending", "Fit now"],
+                 [False] * 3 + [True] * 2 + [False], rows)
+
+
+def _fit_now(fit: dict | None) -> str:
+    """A waiting gang's fit in a few words (the whole summary is in --json and `kubeview fit`)."""
+    if fit is None:
+        return "-"
+    return "fits" if fit["fits"] else f"room for {fit['room']}"

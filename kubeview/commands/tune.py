@@ -84,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             if kube and not wants_kube(args):  # never the embedded cluster in place of the one asked for
                 raise SourceError(f"--kubeconfig {args.kubeconfig}: no such kubeconfig" if args.kubeconfig
-                                  else f"--context {args.context} needs a kubeconfig, and there is none")
+                                  else f"--context {args.context} needs a kubeconfig, and there is none", usage=True)
             source = open_source(args)
         except SourceError as exc:
             _err(str(exc))
-            return 1
+            return exc.exit_code
         tuner = build_tuner(args, source, scene, study, settings, workdir)
         if not (args.headless or args.json or not sys.stdout.isatty()):
             from kubeview.tui.app import run_tui

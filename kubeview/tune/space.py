@@ -103,8 +103,9 @@ def _millis(text: str, flag: str) -> int:
 
 
 def parse_range(text: str, flag: str, *, low: int, high: int, log: bool = False,
-                unit: Callable[[str, str], int] = _int) -> IntRange:
-    """`MIN:MAX` or one value, each between `low` and `high`; raises RangeError (one sentence)."""
+                unit: Callable[[str, str], int] = _int, suffix: str = "") -> IntRange:
+    """`MIN:MAX` or one value, each between `low` and `high`; raises RangeError (one sentence).
+    `suffix` is the unit the bounds are written in (cpu: "m", millicores)."""
     parts = text.split(":")
     if len(parts) > 2 or not all(p.strip() for p in parts):
         raise RangeError(f"{flag}: expected MIN:MAX or one value, got {text!r}")
@@ -112,7 +113,7 @@ def parse_range(text: str, flag: str, *, low: int, high: int, log: bool = False,
     if lo > hi:
         raise RangeError(f"{flag}: MIN is above MAX in {text!r}")
     if lo < low or hi > high:
-        raise RangeError(f"{flag}: {text!r} is outside {low}..{high:,}")
+        raise RangeError(f"{flag}: {text!r} is outside {low:,}{suffix}..{high:,}{suffix}")
     return IntRange(lo, hi, log)
 
 
@@ -120,7 +121,8 @@ def parse_space(replicas: str, cpu: str, samples_per_task: str, tile: str, *, sp
     """The four range options; samples per task cannot exceed the job's samples per pixel."""
     return SearchSpace(
         replicas=parse_range(replicas, "--replicas", low=1, high=MAX_REPLICAS),
-        cpu_millis=parse_range(cpu, "--cpu", low=1, high=MAX_CPU_MILLIS, log=True, unit=_millis),
+        cpu_millis=parse_range(cpu, "--cpu", low=1, high=MAX_CPU_MILLIS, log=True, unit=_millis,
+                               suffix="m"),
         samples_per_task=parse_range(samples_per_task, "--samples-per-task", low=1, high=spp, log=True),
         tile=parse_range(tile, "--tile", low=1, high=MAX_TILE, log=True),
     )

@@ -3,13 +3,16 @@
 textual-serve starts one app process per browser websocket and relays the terminal. Added here: a
 token (in the URL once, then an HttpOnly cookie) checked before any page or process; same-origin
 websockets only; a cap on open sessions; sessions without input for `idle_timeout` closed; a
-process that exits ends its session; one log line per session start and end. The rules themselves
-are pure (kubeview/web/gate.py).
+process that exits ends its session, and one that failed says why in the browser's "Session ended"
+dialog (its last line on stderr, sent as a `kubeview_ended` message the page's SESSION_ENDED_JS
+shows); one log line per session start and end. The rules themselves are pure (kubeview/web/gate.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import signal
 import sys
@@ -27,6 +30,41 @@ from kubeview.web.gate import TOKEN_COOKIE, Sessions, host_allowed, same_origin,
 
 log = logging.getLogger("kubeview.serve")
 STOP_TIMEOUT = 30.0  # seconds a session's kubeview gets to stop its cluster after "quit", then killed
+ENDED = "kubeview_ended"  # the websocket message (["kubeview_ended", why]) of a session that failed
+# textual-serve's page shows "Session ended." for any end; this puts a failed session's reason there
+SESSION_ENDED_JS = """<script>
+(() => {  // kubeview serve: textual.js opens the session's websocket; listen on it for why it ended
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (e) => {
+        if (typeof e.data !== "string") return;
+        const [kind, why] = JSON.parse(e.data);
+        if (kind === "ENDED") document.querySelector(".closed-dialog .message").textContent = why;
+      });
+    }
+  };
+})();
+</script>
+""".replace("ENDED", ENDED)
+
+
+class _StderrTail:
+    """The session process's stderr as textual-serve reads it, keeping the last 4 KiB read."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+        self.tail = b""
+
+    async def read(self, n: int = -1) -> bytes:
+        data = await self.stream.read(n)
+        self.tail = (self.tail + data)[-4096:]
+        return data
+
+    def last_line(self) -> str:
+        lines = [line.strip() for line in self.tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1] if lines else ""
 
 
 class _Session(AppService):
@@ -37,6 +75,14 @@ class _Session(AppService):
         super().__init__(*args, **kwargs)
         self.last_input = time.monotonic()
         self.ended_by: str | None = None  # why the session ended, for its log line
+        self.stderr: _StderrTail | None = None
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
+        process = await super()._open_app_process(width, height)
+        if process.stderr is not None:
+            self.stderr = _StderrTail(process.stderr)
+            process.stderr = self.stderr  # type: ignore[assignment] - read() is all textual-serve calls
+        return process
 
     async def send_bytes(self, data: bytes) -> bool:
         self.last_input = time.monotonic()
@@ -48,6 +94,12 @@ class _Session(AppService):
 
     async def run(self) -> None:
         await super().run()
+        code = await self._process.wait() if self._process is not None else None
+        why = self.stderr.last_line() if self.stderr is not None and code else ""
+        if why:  # it failed: say why where the browser says "Session ended."
+            self.ended_by = self.ended_by or f"kubeview exited {code}: {why}"
+            with contextlib.suppress(ConnectionError, RuntimeError):  # the browser may be gone already
+                await self.remote_write_str(json.dumps([ENDED, f"Session ended: {why}"]))
         self.ended_by = self.ended_by or "kubeview exited"
         await self.remote_close()
 
@@ -117,7 +169,9 @@ class KubeviewServer(Server):
             "config": {"static": {"url": f"{base}/static/"}},
             "application": {"name": self.title},
         }
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
+        page = aiohttp_jinja2.render_template("app_index.html", request, context)
+        page.text = page.text.replace("</head>", SESSION_ENDED_JS + "</head>", 1)
+        return page
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One session: admitted under the cap, a kubeview process started, the terminal relayed

@@ -279,9 +279,10 @@ def test_kubeconfig_problems_are_one_sentence(tmp_path) -> None:
         KubeSource(str(missing))
     broken = tmp_path / "broken"
     broken.write_text("clusters: [\n  - name: x\n  bad: : :\n")
-    with pytest.raises(SourceError, match=r"^The kubeconfig .*broken is not valid YAML at line \d+; fix it or "
-                                          r"point --kubeconfig elsewhere\.$"):
+    with pytest.raises(SourceError, match=r"^The kubeconfig .*broken is not valid YAML at line \d+; "
+                                          r"point --kubeconfig at a real one\.$") as named:
         KubeSource(str(broken))
+    assert named.value.exit_code == 2  # a file named on the command line: a usage error (issue 42 item 9)
     deep = tmp_path / "deep"  # issue 16 item 9: this was a RecursionError traceback
     deep.write_text("clusters: " + "[" * 25_000 + "]" * 25_000)
     with pytest.raises(SourceError, match=r"^The kubeconfig .*deep is nested more than 64 levels deep \(line 1\); "):

@@ -119,8 +119,9 @@ def test_demo_is_a_local_cluster_option(tmp_path: Path) -> None:
         wants_kube(args(demo=True, cluster="x.yaml"))
 
 
-def test_demo_refusal_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 1
+def test_demo_refusal_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Conflicting options: a usage error, exit 2 (issue 42 item 9; it was 1)."""
+    assert cli.main(["snapshot", "--demo", "--context", "lab"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--demo asks for the embedded one" in err
 
@@ -193,3 +194,32 @@ def test_snapshot_json_demo_says_why_each_gang_waits(capsys: pytest.CaptureFixtu
                                            "dra-node-1 1, gpu-node-1 1, gpu-node-2 1)")
     assert (etl["state"], etl["fit"]["room"], etl["fit"]["policy"]) == ("waiting", 2, "spread")
     assert etl["fit"]["saturated"] == {"gpu-node-1": {"Insufficient cpu": 1}, "gpu-node-2": {"Insufficient cpu": 1}}
+
+
+def test_text_snapshot_has_the_jobs_and_gangs_of_the_json(demo: tuple[LocalSource, ClusterModel]) -> None:
+    """Issue 42 item 11: `snapshot --json` had the demo's Job and gangs, the text tables left them out.
+    The same facts, read from the same documents, in 80 columns."""
+    from kubeview.cluster.packing import current_packing
+    from kubeview.model.snapshot import build_snapshot
+    from kubeview.scheduling.gang_fit import waiting_fits
+
+    source, model = demo
+    fits = waiting_fits(model, current_packing(source, None)[0])
+    doc = build_snapshot(model, gang_fits=fits)
+    out = io.StringIO()
+    print_tables(model, Console(file=out, width=80, soft_wrap=False, highlight=False, color_system=None),
+                 gang_fits=fits)
+    text = out.getvalue()
+    lines = text.splitlines()
+    rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]] for line in lines if "│" in line}
+    (job,) = doc["jobs"]
+    assert "Jobs" in lines and rows["jobs/work-items"] == [
+        job["state"], f"{job['succeeded']}/{job['completions']}", str(job["parallelism"]), str(job["active"]),
+        str(job["failed"]), str(len(job["disrupted"]))] == ["Suspended", "0/3600", "24", "0", "0", "0"]
+    assert "Gangs" in lines
+    for gang in doc["gangs"]:
+        assert rows[f"{gang['namespace']}/{gang['name']}"] == [
+            gang["kind"], gang["state"], f"{gang['counts']['placed']}/{gang['minCount']}",
+            str(gang["counts"]["pending"]), f"room for {gang['fit']['room']}"]
+    assert rows["vision/etl-stages"][-1] == "room for 2"
+    assert max(len(line) for line in lines) <= 80

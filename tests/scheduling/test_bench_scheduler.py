@@ -124,5 +124,5 @@ def test_bench_against_another_tree_alternates_and_prints_ratios(tmp_path: Path)
     assert [line.split()[0] for line in ratios] == ["Extender/500NodeNames", "Extender/50Nodes"]
     assert all("Perc99" in line and "CPUPerPod" in line for line in ratios)
     bad = subprocess.run([*cmd, "--against", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1
+    assert bad.returncode == 2  # a path on the command line that is not what it should be: usage
     assert bad.stderr.strip().splitlines() == [f"kubeview bench scheduler: --against {tmp_path} is not a kubeview source tree"]

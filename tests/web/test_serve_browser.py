@@ -133,3 +133,26 @@ def test_stopping_the_server_stops_the_open_sessions(browser, tmp_path: Path) ->
         assert served.stop() == 0
     assert "server stopping" in served.log()
     assert not [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_session_that_fails_says_why_in_the_browser(browser, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 42 item 4: the page said only "Session ended. [Restart]". The kubeconfig is checked when
+    the server starts and removed after, so the session's kubeview fails as it starts (exit 2)."""
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {token: x}}]\ncontexts: [{name: lab, context: {cluster: c, user: u}}]\n"
+                          "current-context: lab\n")
+    served = serve(tmp_path, app=("--kubeconfig", str(kubeconfig)))
+    try:
+        kubeconfig.unlink()
+        page = browser.new_page()
+        page.goto(served.url, wait_until="domcontentloaded")
+        page.wait_for_selector("body.-closed", timeout=60_000)
+        why = f"No kubeconfig at {kubeconfig}: pass an existing file with --kubeconfig or set KUBECONFIG."
+        page.wait_for_function("t => document.querySelector('.closed-dialog').innerText.includes(t)", arg=why,
+                               timeout=10_000)
+        assert f"Session ended: kubeview: {why}" in page.inner_text(".closed-dialog")
+        assert f"kubeview exited 2: kubeview: {why}" in served.wait_log(" ended after ")
+        page.close()
+    finally:
+        assert served.stop() == 0

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if not kubeconfig:
         sys.stderr.write("kubeview bench cluster: needs --kubeconfig FILE (it fills that cluster; it never picks "
                          "one by itself)\n")
-        return 1
+        return 2
     as_json = bool(getattr(args, "json", False))
     say = (lambda line: sys.stderr.write(line + "\n")) if as_json else (lambda line: print(line, flush=True))
     try:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             doc = measure_all(args, conn, fill, say)
     except (BenchError, SourceError) as exc:
         sys.stderr.write(f"kubeview bench cluster: {exc}\n")
-        return 1
+        return exc.exit_code if isinstance(exc, SourceError) else 1
     except KeyboardInterrupt:
         sys.stderr.write("kubeview bench cluster: interrupted; what it created is removed\n")
         return 130

@@ -101,7 +101,7 @@ def run(against: str, rounds: int, quick: bool, say) -> int:
     bench = tree / "kubeview" / "bench"
     if not ((bench / "scheduler" / "extender.py").is_file() or (bench / "scheduler_extender.py").is_file()):
         sys.stderr.write(f"kubeview bench scheduler: --against {against} is not a kubeview source tree\n")
-        return 1
+        return 2  # a path given on the command line: a usage error
     say(f"extender A/B: filter + prioritize round trips, {HERE} (this) against {tree}, {rounds} rounds alternating"
         + (" [--quick]" if quick else ""))
     try:

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         previous = _load_previous(getattr(args, "compare", None))
     except (ScenarioError, ValueError) as exc:
         sys.stderr.write(f"kubeview bench scheduler: {exc}\n")
-        return 1
+        return 2  # a scenarios or --compare file given on the command line
     if quick:  # a smoke run: a tenth of every count, and no verdicts (the targets are for full sizes)
         workloads = [_no_threshold(w) for w in scaled(workloads, 0.1)]
     as_json = bool(getattr(args, "json", False))
@@ -58,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
     if any(op.opcode == "deletePods" for w in workloads for op in w.ops):
         sys.stderr.write("kubeview bench scheduler: deletePods (pods leaving) runs only on a real cluster "
                          "(--kubeconfig FILE); the embedded scheduler has no unbinding\n")
-        return 1
+        return 2
     if getattr(args, "context", None):
         sys.stderr.write("kubeview bench scheduler: --context needs --kubeconfig FILE (the bench never picks "
                          "a cluster by itself)\n")
-        return 1
+        return 2
 
     say("embedded scheduler: SchedulingThroughput (pods/s), scheduler_perf DataItems"
         + (" [--quick: counts x0.1, targets not judged]" if quick else ""))

@@ -50,7 +50,7 @@ def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous
         results = bench.run(workloads)
     except (BenchError, SourceError) as exc:
         sys.stderr.write(f"kubeview bench scheduler: {exc}\n")
-        return 1
+        return exc.exit_code if isinstance(exc, SourceError) else 1
     by_workload: dict[str, list[WorkloadResult]] = {}
     for r in results:
         by_workload.setdefault(r.name.rsplit("/", 1)[0], []).append(r)

@@ -40,14 +40,26 @@ class Connection:
     title: str  # "CONTEXT @ https://server"
 
 
+def _fix(explicit: bool) -> str:
+    """What to do about a bad kubeconfig, naming where it came from: `--kubeconfig`, `$KUBECONFIG`
+    or ~/.kube/config."""
+    if explicit:
+        return "point --kubeconfig at a real one"
+    if kubeconfig_env():
+        return "fix it, or point $KUBECONFIG at a real one"
+    return "fix it, or pass --kubeconfig FILE"
+
+
 def _read(paths: list[Path], explicit: bool) -> tuple[list[Path], dict]:
     """Existing files and their merged contexts/current-context (first file wins, as kubectl).
-    `$KUBECONFIG` naming no file, or only empty ones, is an error as `--kubeconfig` is."""
+    `$KUBECONFIG` naming no file, or only empty ones, is an error as `--kubeconfig` is; a bad
+    `--kubeconfig` file is a usage error (exit 2), a bad one found in the environment is not."""
     existing = [p for p in paths if p.exists()]  # /dev/null too: it reads as empty
     if not existing:
         where = ", ".join(str(p) for p in paths)
         if explicit:
-            raise SourceError(f"No kubeconfig at {where}: pass an existing file with --kubeconfig or set KUBECONFIG.")
+            raise SourceError(f"No kubeconfig at {where}: pass an existing file with --kubeconfig or set KUBECONFIG.",
+                              usage=True)
         if kubeconfig_env():
             raise SourceError(f"$KUBECONFIG names {where}, and no such file exists; fix or unset KUBECONFIG, "
                               "or pass --kubeconfig FILE.")
@@ -56,36 +68,37 @@ def _read(paths: list[Path], explicit: bool) -> tuple[list[Path], dict]:
     merged: dict = {"contexts": [], "current-context": None}
     empty = True
     for p in existing:
-        data = _load(p)
+        data = _load(p, explicit)
         empty = empty and not data
         merged["contexts"].extend(data.get("contexts") or [])
         merged["current-context"] = merged["current-context"] or data.get("current-context")
     if empty:
         where = ", ".join(str(p) for p in existing)
         flag = "--kubeconfig" if explicit else "KUBECONFIG"
-        raise SourceError(f"The kubeconfig {where} is empty; point {flag} at a real one.")
+        raise SourceError(f"The kubeconfig {where} is empty; point {flag} at a real one.", usage=explicit)
     return existing, merged
 
 
-def _load(p: Path) -> dict:
+def _load(p: Path, explicit: bool) -> dict:
     """One kubeconfig file as a mapping; every way it can be unreadable is one SourceError."""
+    fix = _fix(explicit)
     try:
         data = bounded_yaml.safe_load(p.read_text(encoding="utf-8"), loader=yaml.SafeLoader) or {}
     except bounded_yaml.TooDeep as exc:
-        raise SourceError(f"The kubeconfig {p} is {exc}; a kubeconfig is a few levels deep, "
-                          "point --kubeconfig at a real one.") from None
+        raise SourceError(f"The kubeconfig {p} is {exc}; a kubeconfig is a few levels deep, {fix}.",
+                          usage=explicit) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SourceError(f"The kubeconfig {p} is not valid YAML{at}; fix it or point --kubeconfig elsewhere.") from None
+        raise SourceError(f"The kubeconfig {p} is not valid YAML{at}; {fix}.", usage=explicit) from None
     except UnicodeDecodeError as exc:
-        raise SourceError(f"The kubeconfig {p} is not UTF-8 text (byte {exc.start}); "
-                          "point --kubeconfig at a real one.") from None
+        raise SourceError(f"The kubeconfig {p} is not UTF-8 text (byte {exc.start}); {fix}.", usage=explicit) from None
     except OSError as exc:
-        raise SourceError(f"Cannot read the kubeconfig {p} ({exc.strerror}); check its permissions.") from None
+        raise SourceError(f"Cannot read the kubeconfig {p} ({exc.strerror}); check its permissions.",
+                          usage=explicit) from None
     if not isinstance(data, dict):
         raise SourceError(f"The kubeconfig {p} is not a kubeconfig (expected a mapping with clusters, "
-                          "users and contexts); point --kubeconfig at a real one.")
+                          f"users and contexts); {fix}.", usage=explicit)
     return data
 
 
@@ -104,7 +117,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
                           f"(contexts: {', '.join(names) or 'none'}).")
     if chosen not in names:
         raise SourceError(f'Context "{chosen}" is not in the kubeconfig {where}; '
-                          f"use one of: {', '.join(names) or '(no contexts defined)'}.")
+                          f"use one of: {', '.join(names) or '(no contexts defined)'}.", usage=bool(context))
     cfg = client.Configuration()
     try:
         config.load_kube_config(config_file=where, context=chosen, client_configuration=cfg, persist_config=False)

@@ -23,7 +23,11 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 class ClusterFileError(SourceError):
-    """The cluster YAML is unusable; the message names the file and the field."""
+    """The cluster YAML (`--cluster FILE`) is unusable; the message names the file and the field.
+    A file named on the command line: a usage error (exit 2), as a bad scene is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, usage=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,35 +28,45 @@ def key_table(title: str, bindings: list[Binding]) -> Table:
     return table
 
 
+def sections(app_bindings: list) -> list[tuple[str, list]]:
+    """The help's sections: a title and its keys, each screen's from its own BINDINGS."""
+    from kubeview.tui.screens.gang_detail import GangDetailScreen
+    from kubeview.tui.screens.indexed import IndexedScreen
+    from kubeview.tui.screens.node_detail import NodeDetailScreen
+    from kubeview.tui.screens.nodes import NodesScreen
+    from kubeview.tui.screens.packing import PackingScreen
+    from kubeview.tui.screens.pods import PodsScreen
+    from kubeview.tui.screens.render import RenderScreen
+    from kubeview.tui.screens.tune import TuneScreen
+    from kubeview.tui.screens.workloads import WorkloadsScreen
+    from kubeview.tui.widgets.virtual_table import VirtualTable
+
+    return [
+        ("Everywhere", [*app_bindings, Binding("ctrl+p", "", "", tooltip="Command palette: every action"),
+                        Binding("slash", "", "", tooltip="Filter the rows (Escape clears)")]),
+        ("Tables", VirtualTable.BINDINGS + IndexedScreen.BINDINGS),
+        ("Nodes", NodesScreen.BINDINGS),
+        ("Node", NodeDetailScreen.BINDINGS),
+        ("Pods", PodsScreen.BINDINGS),
+        ("Workloads", WorkloadsScreen.BINDINGS),
+        ("Gang", GangDetailScreen.BINDINGS),
+        ("Packing", PackingScreen.BINDINGS),
+        ("Render", RenderScreen.BINDINGS),
+        ("Tune", [*TuneScreen.BINDINGS,
+                  Binding("colon", "", "", tooltip=":tune shows the study of `kubeview tune SCENE`: its trials, "
+                                                   "the best so far, wall time plotted, live"),
+                  Binding("q", "", "", tooltip="Quit: the running trial stops and is kept as failed "
+                                               "(interrupted); the same command resumes the study")]),
+    ]
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close", tooltip="Close the help")]
 
     def compose(self) -> ComposeResult:
-        from kubeview.tui.screens.gang_detail import GangDetailScreen
-        from kubeview.tui.screens.indexed import IndexedScreen
-        from kubeview.tui.screens.node_detail import NodeDetailScreen
-        from kubeview.tui.screens.nodes import NodesScreen
-        from kubeview.tui.screens.packing import PackingScreen
-        from kubeview.tui.screens.pods import PodsScreen
-        from kubeview.tui.screens.render import RenderScreen
-        from kubeview.tui.screens.workloads import WorkloadsScreen
-        from kubeview.tui.widgets.virtual_table import VirtualTable
-
-        sections = [
-            ("Everywhere", [*type(self.app).BINDINGS, Binding("ctrl+p", "", "", tooltip="Command palette: every action"),
-                            Binding("slash", "", "", tooltip="Filter the rows (Escape clears)")]),
-            ("Tables", VirtualTable.BINDINGS + IndexedScreen.BINDINGS),
-            ("Nodes", NodesScreen.BINDINGS),
-            ("Node", NodeDetailScreen.BINDINGS),
-            ("Pods", PodsScreen.BINDINGS),
-            ("Workloads", WorkloadsScreen.BINDINGS),
-            ("Gang", GangDetailScreen.BINDINGS),
-            ("Packing", PackingScreen.BINDINGS),
-            ("Render", RenderScreen.BINDINGS),
-        ]
         with VerticalScroll(classes="dialog", id="help"):
             yield Static(Text("kubeview keys", style="bold"))
-            for title, bindings in sections:
+            for title, bindings in sections(type(self.app).BINDINGS):
                 unique = [b for b in bindings if isinstance(b, Binding)]
                 yield Static(key_table(title, unique), classes="help-section")
 

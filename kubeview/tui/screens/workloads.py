@@ -58,7 +58,8 @@ class WorkloadsScreen(IndexedScreen):
         Binding("s", "scale_to", "Scale to…", id="workloads.scale_to",
                 tooltip="Ask for a replica count (a Job: its parallelism) for the selected workload"),
         Binding("z", "suspend", "Suspend/resume", id="workloads.suspend",
-                tooltip="Suspend the selected Job (its running pods stop) or resume it"),
+                tooltip="Suspend the selected Job (asks first: its running pods stop) or resume it "
+                        "(asks first too when that starts more than 10 pods)"),
         Binding("tab", "switch_table", "Gangs", id="workloads.switch_table",
                 tooltip="Move between the workloads table and the gangs table"),
         Binding("enter", "open_gang", "Open gang", id="workloads.open_gang",
