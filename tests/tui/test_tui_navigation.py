@@ -6,6 +6,7 @@ import pytest
 from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
+from kubeview.model.events import Listed
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_key, reason_point
 from kubeview.tui.key_index import natural_sorted
@@ -258,12 +259,15 @@ async def test_q_quits_and_stops_the_source(small_cluster: SyntheticSource) -> N
 
 
 class _BrokenSource:
-    """A source whose watch fails at once, as a real one does on a programming error."""
+    """A source whose watch fails once listed, as a real one does on a programming error (before the
+    first list, a failure ends the TUI with one line: tests/tui/test_tui_unreachable.py)."""
 
     title = "broken"
     is_local = False
 
     def run(self, emit, stop) -> None:  # noqa: ANN001
+        emit(Listed("Node", [], "1"))
+        emit(Listed("Pod", [], "1"))
         raise RuntimeError("the watch stream ended unexpectedly")
 
     def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:
