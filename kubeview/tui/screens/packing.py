@@ -43,7 +43,7 @@ class PackingScreen(ClusterScreen):
         Binding("a", "apply", "Apply", id="packing.apply", tooltip="Make the edited policy live"),
         Binding("u", "reset", "Undo edits", id="packing.reset", tooltip="Go back to the live policy"),
         Binding("p", "next_policy", "Policy", id="packing.policy", tooltip="Cycle pack / spread / balanced"),
-        Binding("n", "next_gpus", "n GPUs", id="packing.gpus",
+        Binding("n", "next_gpus", "GPUs", id="packing.gpus",  # the footer reads "n GPUs" (#42: "n n GPUs")
                 tooltip="Cycle the hypothetical pod's GPU count: 1, 2, 4, 8"),
         Binding("m", "gang", "Gang…", id="packing.gang",
                 tooltip="What if a gang came: type PODS x GPUS (4x8, 4 pods × 8 GPUs); fits all together or not"),
