@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from textual import events, on, work
@@ -36,7 +37,7 @@ from kubeview.tui.screens.render import RenderScreen
 from kubeview.tui.screens.tune import TuneScreen
 from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.state import ClusterState
-from kubeview.tui.summary import EMPTY, Summary, summarize
+from kubeview.tui.summary import STARTING, Summary, summarize
 
 SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune")
 OPTIONAL = {"render": "render_job", "tune": "tuner"}  # screens built only when there is one to show
@@ -70,7 +71,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     # `var`: the app itself draws nothing, so a change must not repaint the whole screen
     # (a `reactive` here would, four times a second); the widgets watching these repaint themselves.
     version: var[int] = var(0, init=False)
-    summary: var[Summary] = var(EMPTY, init=False)
+    summary: var[Summary] = var(STARTING, init=False)
     banner: var[tuple[str, str]] = var(("", ""), init=False)
     sticky_banner: tuple[str, str] = ("", "")  # about the whole app (a failed watch): stays across screens
     packing_label: var[str] = var("", init=False)
@@ -85,6 +86,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.render_job = render_job
         self.tuner = tuner  # a kubeview.tune.study.Tuner: `kubeview tune` opens on the Tune screen
         self.state = ClusterState(getattr(source, "title", ""))
+        self.set_reactive(KubeviewApp.summary, replace(STARTING, title=self.state.model.title))  # nothing listed yet
         if start == "nodes":
             start = "tune" if tuner is not None else "render" if render_job is not None else start
         self.start_screen = start
@@ -105,6 +107,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self._mode_screens: dict[str, Any] = {}  # the screen of each mode built at start
         self._cleanup: threading.Thread | None = None
         self.cleanup_said = ""  # what stopping the render job said (a real-cluster job: what it deleted)
+        self.start_failure = ""  # why the source failed before its first list (the app then exits 1)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's terminal driver, but one that gives the terminal back at once on quit."""
@@ -240,7 +243,8 @@ class KubeviewApp(ActionsMixin, App[int]):
             t0 = time.perf_counter()
             self.state.caught_up()
             model = self.state.model
-            summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)))
+            summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)),
+                                tuple(getattr(self.source, "kinds", ())))
             if summary.usage_error and summary.usage_error != self.summary.usage_error:
                 self.banner = self.sticky_banner = (f"utilization: {summary.usage_error}", "error")  # once
             self.summary = summary
@@ -269,8 +273,18 @@ class KubeviewApp(ActionsMixin, App[int]):
             return
         error = event.worker.error
         what = event.worker.name or event.worker.group
+        if what == "watch" and not self._ever_listed():
+            # the very first connection failed (unreachable, 401, RBAC): as kubectl, one line and exit 1
+            # (run_tui prints it), not a screen of figures it never had; later failures keep the TUI open
+            self.start_failure = str(error) if error is not None else "the cluster source stopped before listing"
+            self.exit(1)
+            return
         self.banner = self.sticky_banner = (f"{what} failed: {error}" if error is not None else f"{what} failed",
                                             "error")
+
+    def _ever_listed(self) -> bool:
+        with self.state.lock:
+            return self.state.model.is_synced(("Node", "Pod"))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's palette entries minus the two kubeview has its own of (#24: each command showed
@@ -354,6 +368,9 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
         said = app.finish_cleanup()  # begun by `q` while the screen went away
         if said:  # a real-cluster job says what it deleted or kept
             print(said)
+    if app.start_failure:
+        sys.stderr.write(f"kubeview: {app.start_failure}\n")
+        return 1
     return int(code or 0)
 
 

@@ -131,6 +131,11 @@ def taints(view_taints: list[dict]) -> str:
     return ", ".join(parts) if parts else "<none>"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 consumer", "3 consumers" ("1 GPU", "2 GPUs"): the noun agrees with the count."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def clock(t: float) -> str:
     """Local wall-clock time of an epoch timestamp, `13:05:12`."""
     return time.strftime("%H:%M:%S", time.localtime(t))

@@ -3,15 +3,18 @@
 A frozen value, so the header widget is a pure view of it (and tests can build one by hand).
 Call `summarize` under the state's lock. `gpu_parts` and `fit_parts` say what the GPU line shows
 at a width: whole parts, the least important dropped first (it was cut mid-word: "never fit (n…").
+A figure counts objects of some kinds (`FIGURE_KINDS`); until those are listed it is not known and the
+header shows "…" for it, never a 0 it does not have (#42: an unreachable server read "GPU 0/0").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import ConnectionState
 from kubeview.model.gpu_idle import find_idle
 from kubeview.tui.format import GPU
@@ -40,14 +43,28 @@ class Summary:
     usage_error: str | None = None
     idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
     listing: tuple[tuple[str, int], ...] = ()  # (kind, read so far) of lists in progress (pages)
+    unlisted: frozenset[str] = frozenset()  # kinds of FIGURE_KINDS the source lists, not listed yet
+
+    def known(self, *kinds: str) -> bool:
+        """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
+        return not (self.unlisted.intersection(kinds) if kinds else self.unlisted)
 
 
+FIGURE_KINDS = ("Node", "Pod", *DRA_KINDS)  # what the header's figures count (DRA: GPUs)
 EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, None), Totals(0, 0, None),
                 Totals(0, 0, None), 0, 0, ())
+STARTING = replace(EMPTY, unlisted=frozenset(("Node", "Pod")))  # before the first refresh: nothing known
 
 
-def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Summary:
-    """The header's figures; `largest_fit` (per node, GPUs) when the caller already has it."""
+def unlisted(model: ClusterModel, kinds: tuple[str, ...] | list[str] = ()) -> frozenset[str]:
+    """Of FIGURE_KINDS, those not listed yet: Node and Pod always, the others when in `kinds` (what
+    the source lists: a cluster without DRA never lists a ResourceSlice)."""
+    return frozenset(k for k in FIGURE_KINDS if (k in ("Node", "Pod") or k in kinds) and k not in model.synced)
+
+
+def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds: tuple[str, ...] = ()) -> Summary:
+    """The header's figures; `largest_fit` (per node, GPUs) when the caller already has it; `kinds`:
+    what the source lists (see `unlisted`)."""
     totals = model.totals()
     usage = model.usage
     used_cpu = used_mem = used_gpu = None
@@ -79,6 +96,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None) -> Sum
         usage_error=usage.error,
         idle_gpus=idle_gpus(model),
         listing=tuple(sorted(model.listing.items())),
+        unlisted=unlisted(model, kinds),
     )
 
 
@@ -105,6 +123,8 @@ def gpu_parts(s: Summary) -> list[Part]:
     """The GPU line after "GPUs ", most important first in rank: free and largest placeable, idle
     GPUs, sizes that lost room to fragmentation ("room for 0 (fragmented)": the free GPUs would hold
     more as whole blocks), the room per size, sizes that never fit."""
+    if not s.known():
+        return [Part("", "…", "dim", 0)]
     if not s.gpu.allocatable:
         return [Part("", "none in this cluster", "dim", 0)]
     parts = [Part("", f"{s.gpu_free} free, largest placeable {s.gpu_largest}",

@@ -146,7 +146,7 @@ async def test_gpu_column_counts_dra_claims_once(demo: LocalSource) -> None:
         assert shown(("batch", next(p.name for p in model.pods.values() if p.namespace == "batch"))) == "-"
         lines = lines_of(table)
         assert " 1 mig " in lines[("inference", "embed")]
-        await pilot.press("o", "o", "o", "o", "o")  # sort by node, phase, cpu, memory, then gpu
+        await pilot.press("o", "o", "o", "o", "o", "o")  # by name, node, phase, cpu, memory, then gpu
         await wait_for(pilot, lambda: table.sort_column == "gpu", 5, "the gpu sort")
         await settle(pilot)
         top = [table.rows.key(i) for i in range(7)]  # the 2-GPU pods (train-c, the allreduce gang), then the 1s

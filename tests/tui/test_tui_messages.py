@@ -39,7 +39,7 @@ async def test_the_sort_arrow_points_the_way_rows_go(small_cluster: SyntheticSou
         await pilot.press("F")
         await pilot.pause()
         assert "FIT ▲" in header(table)
-        await pilot.press("2", "o", "o", "o")  # pods by cpu, largest first
+        await pilot.press("2", "o", "o", "o", "o")  # pods by cpu, largest first
         await pilot.pause()
         assert "CPU ▼" in header(app.screen.query_one(VirtualTable))
 

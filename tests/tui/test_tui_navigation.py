@@ -6,6 +6,7 @@ import pytest
 from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.synthetic import SyntheticSource
+from kubeview.model.events import Listed
 from kubeview.tui.app import make_app
 from kubeview.tui.format import reason_key, reason_point
 from kubeview.tui.key_index import natural_sorted
@@ -151,7 +152,7 @@ async def test_sorting_nodes_by_gpu_fit_and_pods_by_cpu(small_cluster: Synthetic
         await pilot.pause()
         assert [int(largest[fits[n]]) for n in rows(app)] == sorted(shown)
 
-        await pilot.press("2", "o", "o", "o")  # (namespace/)name -> node -> phase -> cpu
+        await pilot.press("2", "o", "o", "o", "o")  # namespace -> name -> node -> phase -> cpu
         await pilot.pause()
         assert app.screen.sort_column == "cpu"
         cpus = [app.state.model.pods[k].requests.get("cpu", 0) for k in rows(app)]
@@ -176,7 +177,7 @@ async def test_a_sort_in_the_background_says_so_in_the_header_then_shows_its_row
         table.note = "sorting by node 80 rows…"
         assert "sorting by node 80 rows…" in table.render_line(0).text  # drawn in the header line
         table.note = ""
-        await pilot.press("o")  # name -> node: a sort in a worker
+        await pilot.press("o", "o")  # namespace -> name -> node: sorts in a worker
         assert table.sort_column == "node"  # the header answers at once
         await wait_for(pilot, lambda: not app.screen.busy, 10, "the sort to finish")
         await pilot.pause()
@@ -258,12 +259,15 @@ async def test_q_quits_and_stops_the_source(small_cluster: SyntheticSource) -> N
 
 
 class _BrokenSource:
-    """A source whose watch fails at once, as a real one does on a programming error."""
+    """A source whose watch fails once listed, as a real one does on a programming error (before the
+    first list, a failure ends the TUI with one line: tests/tui/test_tui_unreachable.py)."""
 
     title = "broken"
     is_local = False
 
     def run(self, emit, stop) -> None:  # noqa: ANN001
+        emit(Listed("Node", [], "1"))
+        emit(Listed("Pod", [], "1"))
         raise RuntimeError("the watch stream ended unexpectedly")
 
     def scale(self, kind: str, namespace: str, name: str, replicas: int) -> str:

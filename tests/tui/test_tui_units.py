@@ -160,7 +160,7 @@ def test_a_new_sort_while_one_is_built_wins() -> None:
             app = make_app(SyntheticSource(nodes=12, pods=80, seed=1))
             async with app.run_test(size=(120, 40)) as pilot:
                 await settle(pilot)
-                await pilot.press("2", "o", "o", "o")  # node, phase, then cpu: each supersedes the last
+                await pilot.press("2", "o", "o", "o", "o")  # name, node, phase, then cpu: each supersedes the last
                 screen = app.screen
                 await wait_for(pilot, lambda: not screen.busy, 10, "the worker")
                 await pilot.pause()

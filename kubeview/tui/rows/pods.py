@@ -16,7 +16,7 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
-from kubeview.tui.key_index import ItemValue
+from kubeview.tui.key_index import ItemValue, natural
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [  # names whole; the reason gets the rest, never less than its point (`reason_cell`)
@@ -50,11 +50,13 @@ def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
 
 
 def sort_value(column: str, pods: dict[Key, PodView], held: Held | None = None) -> Callable[[Key], object] | None:
-    """The `KeyIndex` value function for `column` (None: by namespace/name)."""
+    """The `KeyIndex` value function for `column` (None: by namespace/name, the key order; NAME sorts by
+    the pod's name across namespaces, as its header says: #42, "NAME ▲" listed kube-system after default)."""
     held = held or {}
-    if column in ("name", "namespace", ""):
+    if column in ("namespace", ""):
         return None
     getters: dict[str, Callable[[PodView], object]] = {
+        "name": lambda p: natural(p.name),
         "node": lambda p: p.node or "",
         "phase": lambda p: ("~" if p.deleting else "") + p.phase,
         "cpu": lambda p: -p.requests.get("cpu", 0),

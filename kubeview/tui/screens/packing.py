@@ -43,7 +43,7 @@ class PackingScreen(ClusterScreen):
         Binding("a", "apply", "Apply", id="packing.apply", tooltip="Make the edited policy live"),
         Binding("u", "reset", "Undo edits", id="packing.reset", tooltip="Go back to the live policy"),
         Binding("p", "next_policy", "Policy", id="packing.policy", tooltip="Cycle pack / spread / balanced"),
-        Binding("n", "next_gpus", "n GPUs", id="packing.gpus",
+        Binding("n", "next_gpus", "GPUs", id="packing.gpus",  # the footer reads "n GPUs" (#42: "n n GPUs")
                 tooltip="Cycle the hypothetical pod's GPU count: 1, 2, 4, 8"),
         Binding("m", "gang", "Gang…", id="packing.gang",
                 tooltip="What if a gang came: type PODS x GPUS (4x8, 4 pods × 8 GPUs); fits all together or not"),
@@ -53,7 +53,7 @@ class PackingScreen(ClusterScreen):
                 tooltip="Lower the selected node's score by 1"),
         Binding("x", "avoid", "Avoid", id="packing.avoid", tooltip="Toggle avoiding the selected node"),
         Binding("P", "plan", "Plan", id="packing.plan",
-                tooltip="The fewest disruptions that make the picked pod or request fit (apply asks first)"),
+                tooltip="The fewest disruptions that make the what-if's pod, gang or request fit (apply asks first)"),
         # Tab cycles the boxes on screen (policy, weights, pod picker, what-if table), never the prompt
         Binding("tab", "app.focus_next", "Next box", id="packing.next_box",
                 tooltip="Move to the next box: policy, weights, pod picker, what-if table"),
@@ -272,9 +272,19 @@ class PackingScreen(ClusterScreen):
         self._set_edited(self.kv.packing_live or PackingConfig())
 
     def action_plan(self) -> None:
+        """Plan for what the what-if shows: the picked pod, the cluster's gang, or the typed gang (#42)."""
         from kubeview.tui.screens.plan import PlanScreen
 
-        self.app.push_screen(PlanScreen(pod_key=self.pod_key, gpus=self.gpus))
+        if self.gang and self.gang_key is not None:
+            screen = PlanScreen(gang_key=self.gang_key)
+        elif self.gang:
+            spec = self.gang_spec
+            asks = gang_whatif.hypothetical_gang(gang_whatif.GangSpec(1, spec.gpus))[0].requests
+            screen = PlanScreen(gpus=spec.gpus, pods=spec.pods, requests=dict(asks))
+        else:
+            screen = PlanScreen(pod_key=self.pod_key, gpus=self.gpus,
+                                requests=dict(whatif.hypothetical_pod(self.gpus).requests))
+        self.app.push_screen(screen)
 
     def action_apply(self) -> None:
         config = self._current()

@@ -34,9 +34,13 @@ class PlanScreen(ModalScreen[None]):
     ]
 
     def __init__(self, pod_key: tuple[str, str] | None = None, gpus: int = 2, pods: int = 1,
-                 allow_bare: bool = False) -> None:
+                 allow_bare: bool = False, *, gang_key: tuple[str, str, str] | None = None,
+                 requests: dict[str, int] | None = None) -> None:
+        """For a pod (`pod_key`: its gang when it has one), a gang of the cluster (`gang_key`), or else
+        `pods` hypothetical pods asking `gpus` GPUs (and `requests`: what Packing's what-if asks)."""
         super().__init__()
         self.pod_key, self.gpus, self.pods, self.allow_bare = pod_key, gpus, pods, allow_bare
+        self.gang_key, self.requests = gang_key, requests
         self.plan: Plan | None = None
         self.applying = False
         self.showing_log = False
@@ -82,8 +86,11 @@ class PlanScreen(ModalScreen[None]):
         from kubeview.scheduling.plan_types import hypothetical
         from kubeview.scheduling.planner import target_of_gang
 
+        if self.gang_key is not None:
+            gang = model.gangs.get(*self.gang_key)
+            return target_of_gang(model, gang) if gang is not None else f"gang {'/'.join(self.gang_key[1:])} is gone"
         if self.pod_key is None:
-            return hypothetical(self.gpus, self.pods)
+            return hypothetical(self.gpus, self.pods, requests=self.requests)
         pod = model.pods.get(self.pod_key)
         if pod is None:
             return f"pod {'/'.join(self.pod_key)} is gone"

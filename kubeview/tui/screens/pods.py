@@ -25,6 +25,7 @@ class PodsScreen(IndexedScreen):
     KINDS = ("Pod",)
     COLUMNS = rows.COLUMNS
     EMPTY = "no pods (yet)"
+    DEFAULT_SORT = "namespace"  # the key order (namespace, then name): the header's arrow says so
     BINDINGS = [Binding("enter", "open", "Open pod", id="pods.open",
                         tooltip="Show the pod: requests, node, conditions, the scheduler's whole message")]
 

@@ -138,13 +138,23 @@ class RenderScreen(ClusterScreen):
             result.add_class("-done")
 
     def action_scale(self, delta: int) -> None:
-        if self.job is None:
-            self.kv.banner = ("no render is running", "error")
+        why = self._not_scalable()
+        if why:  # said where the eye is, not a key that does nothing (#42)
+            self.app.notify(why, severity="warning")
             return
         current = self.replicas if self.replicas is not None else 0
         self.replicas = max(0, current + delta)
         self.kv.banner = (f"scaling render consumers to {self.replicas}…", "")
         self._scale(self.replicas)
+
+    def _not_scalable(self) -> str:
+        """Why `+`/`-` cannot scale the render now; "" when they can."""
+        if self.job is None:
+            return "No render is running, so there are no consumers to scale; the line below says how to start one."
+        status = getattr(self.progress, "status", self.progress)
+        if status is not None and getattr(status, "finished", False):
+            return "The render is finished: there are no consumers left to scale."
+        return ""
 
     @work(thread=True, group="actions", exit_on_error=False, name="scaling the render")
     def _scale(self, replicas: int) -> None:

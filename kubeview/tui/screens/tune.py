@@ -160,23 +160,8 @@ class TuneScreen(ClusterScreen):
 
     def _plot(self) -> None:
         done = [r for r in self.records if r.state == "COMPLETE" and r.value is not None]
-        stopped = [r for r in self.records if r.state in ("PRUNED", "FAIL") and r.wall_seconds is not None]
         per = self.query_one("#tune-per-trial", PlotextPlot)
-        plt = per.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.title("wall time per trial (s)")
-        if done:
-            best_x, best_y, best = [], [], float("inf")
-            for r in sorted(done, key=lambda r: r.number):
-                best = min(best, r.value)
-                best_x.append(r.number)
-                best_y.append(best)
-            plt.plot(best_x, best_y, marker="braille", color="cyan", label="best so far")
-            plt.scatter([r.number for r in done], [r.value for r in done], marker="●", color="green", label="complete")
-        if stopped:
-            plt.scatter([r.number for r in stopped], [r.wall_seconds for r in stopped], marker="x", color="red",
-                        label="pruned/failed")
+        draw_per_trial(per.plt, self.records)
         per.refresh()
         for key, label in PARAM_PLOTS:
             w = self.query_one(f"#tune-vs-{key}", PlotextPlot)
@@ -186,7 +171,40 @@ class TuneScreen(ClusterScreen):
             pts = [(r.params[key], r.value) for r in done if key in r.params]
             if pts:
                 w.plt.scatter([x for x, _ in pts], [y for _, y in pts], marker="●", color="green")
+                w.plt.xticks(integer_ticks([x for x, _ in pts]))  # parameters are whole numbers
             w.refresh()
+
+
+def draw_per_trial(plt: Any, records: list[rec.TrialRecord]) -> None:  # noqa: ANN401 - plotext's module or a widget's
+    """Wall time per trial with the best so far, into `plt` (plotext's API); trial numbers on whole ticks."""
+    done = [r for r in records if r.state == "COMPLETE" and r.value is not None]
+    stopped = [r for r in records if r.state in ("PRUNED", "FAIL") and r.wall_seconds is not None]
+    plt.clear_data()
+    plt.clear_figure()
+    plt.title("wall time per trial (s)")
+    if done:
+        best_x, best_y, best = [], [], float("inf")
+        for r in sorted(done, key=lambda r: r.number):
+            best = min(best, r.value)
+            best_x.append(r.number)
+            best_y.append(best)
+        plt.plot(best_x, best_y, marker="braille", color="cyan", label="best so far")
+        plt.scatter([r.number for r in done], [r.value for r in done], marker="●", color="green", label="complete")
+    if stopped:
+        plt.scatter([r.number for r in stopped], [r.wall_seconds for r in stopped], marker="x", color="red",
+                    label="pruned/failed")
+    if done or stopped:  # (#42: one trial's axis read 0.50 … 1.50)
+        plt.xticks(integer_ticks([r.number for r in done + stopped]))
+
+
+def integer_ticks(values: list[int], most: int = 6) -> list[int]:
+    """Whole-number ticks over `values`: each one when few, else a round step (1, 2, 5 × 10^k), at most `most`."""
+    lo, hi = min(values), max(values)
+    i = 0
+    while (hi - lo) // (step := (1, 2, 5)[i % 3] * 10 ** (i // 3)) + 1 > most:
+        i += 1
+    first = -(-lo // step) * step
+    return list(range(first, hi + 1, step)) or [lo]
 
 
 def _cells(r: rec.TrialRecord) -> list:

@@ -1,7 +1,7 @@
 """The three header lines on every screen: source and link, cluster totals, GPU fragmentation.
 
 A view of the app's `summary` and `packing_label` reactives (it watches them); it never reads the
-model itself.
+model itself. A figure whose kinds are not listed yet reads "…" (`Summary.known`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kubeview.tui import format as fmt
-from kubeview.tui.summary import EMPTY, Summary, Totals, fit_parts, gpu_parts
+from kubeview.tui.summary import STARTING, Summary, Totals, fit_parts, gpu_parts
 
 _LINK = {
     "live": ("● live", "bold green"),
@@ -26,7 +26,7 @@ _LINK = {
 class ClusterHeader(Widget):
     """Source, connection, totals, pending pods, fragmentation, live packing policy."""
 
-    summary: reactive[Summary] = reactive(EMPTY, layout=False)
+    summary: reactive[Summary] = reactive(STARTING, layout=False)
     packing: reactive[str] = reactive("")
     screen_title: reactive[str] = reactive("")
 
@@ -68,8 +68,8 @@ class ClusterHeader(Widget):
             _space(out)
             out.append("listing " + ", ".join(f"{kind} {n:,}…" for kind, n in s.listing), style="dim")
         _gap(out, "│", "dim")
-        out.append(f"{s.nodes:,} nodes {s.pods:,} pods ")
-        out.append(f"{s.pending:,} pending", style="bold yellow" if s.pending else "")
+        out.append(f"{_count(s.nodes, s.known('Node'))} nodes {_count(s.pods, s.known('Pod'))} pods ")
+        out.append(f"{_count(s.pending, s.known('Pod'))} pending", style="bold yellow" if s.pending else "")
         if self.packing:
             _gap(out, "│", "dim")
             out.append("packing ", style="dim")
@@ -78,18 +78,22 @@ class ClusterHeader(Widget):
 
     def _line2(self, s: Summary) -> Text:
         out = Text(" ")
-        self._total(out, "cpu", s.cpu, fmt.cpu)
+        listed = s.known("Node", "Pod")
+        self._total(out, "cpu", s.cpu, fmt.cpu, listed)
         _gap(out, "│", "dim")
-        self._total(out, "mem", s.memory, fmt.mem)
+        self._total(out, "mem", s.memory, fmt.mem, listed)
         _gap(out, "│", "dim")
-        self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}")
+        self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}", s.known())
         if s.usage_error:
             _space(out)
             out.append("usage: unavailable", style="bold red")  # the banner says why
         return out
 
-    def _total(self, out: Text, name: str, t: Totals, unit) -> None:  # noqa: ANN001
+    def _total(self, out: Text, name: str, t: Totals, unit, known: bool = True) -> None:  # noqa: ANN001
         out.append(f"{name} ", style="bold")
+        if not known:  # not a bar of 0/0
+            out.append("…", style="dim")
+            return
         out.append_text(fmt.bar(t.requested, t.allocatable, 8, t.used))
         _space(out)
         out.append(f"{unit(t.requested)}/{unit(t.allocatable)} {fmt.pct(t.requested, t.allocatable)}")
@@ -109,6 +113,10 @@ class ClusterHeader(Widget):
                 _gap(out, part.sep, part.style)
             out.append(part.text, style=part.style)
         return out
+
+
+def _count(n: int, known: bool) -> str:
+    return f"{n:,}" if known else "…"
 
 
 def _space(out: Text) -> None:

@@ -51,13 +51,13 @@ class RenderProgressView(Vertical):
         restarts = getattr(progress, "restarts", 0)
         reason = getattr(progress, "pending_reason", None)
         if status.finished:
-            title.append(f"done, {len(status.consumers)} consumers took part", style="green")
+            title.append(f"done, {fmt.counted(len(status.consumers), 'consumer')} took part", style="green")
         else:
-            title.append(f"{running} consumers running")
+            title.append(f"{fmt.counted(running, 'consumer')} running")
             if pending:
                 title.append(f", {pending} pending", style="bold yellow")
         if restarts:
-            title.append(f" · {restarts} restarts", style="yellow")
+            title.append(f" · {fmt.counted(restarts, 'restart')}", style="yellow")
         deaths = getattr(progress, "producer_deaths", 0)
         if deaths:
             title.append(f" · producer died {deaths}x", style="bold yellow")
