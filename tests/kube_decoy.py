@@ -12,6 +12,7 @@ given. `tests/test_hermetic.py` runs it the same way on a probe.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import socket
@@ -95,10 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     print(f"decoy: listening on 127.0.0.1:{decoy.port}, recording into {args.folder / 'connections'}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         done.wait(args.seconds)
-    except KeyboardInterrupt:
-        pass
     decoy.stop()
     return 0
 
