@@ -147,3 +147,18 @@ async def test_names_take_the_room_at_160_columns(demo: LocalSource) -> None:
         assert len(consumers) == 3
         for line in consumers:  # the whole reason, not `3 Insufficient cpu, +1 more` beside spare cells
             assert under(table, line, "reason") == "3 Insufficient cpu, 4 node(s) had untolerated taint(s)", line
+
+
+@run_async
+async def test_the_plan_dialog_fits_80_columns(demo: LocalSource) -> None:
+    """The Plan dialog is 110 wide at 120 columns and the screen's width at 80 (its border was off it)."""
+    from kubeview.tui.screens.plan import PlanScreen
+
+    async with demo_at(demo, SMALL) as (app, pilot):
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen), what="the Plan dialog")
+        await pilot.pause()
+        dialog = app.screen.query_one("#plan")
+        assert dialog.region.x >= 0 and dialog.region.right <= SMALL[0], dialog.region
