@@ -213,9 +213,14 @@ def reason_point(reason: str) -> str:
     for GPUs has one) and, when more follow, room for the mark that says so (`, …`). Also of a reason
     already cut to its parts (`2 Insufficient nvidia.com/gpu, +2 more`), as a table cell shows it."""
     if _CUT.search(reason):
-        return reason.split(", ", 1)[0] + ", …"
+        return reason.split(", ", 1)[0][:POINT_MOST] + ", …"
     parts = reason_parts(reason, gpu_first=True)
-    return parts[0] + (", …" if len(parts) > 1 else "")
+    return parts[0][:POINT_MOST] + (", …" if len(parts) > 1 else "")
+
+
+# At most this much of a reason's first part is its point: a message that is one long sentence (a gang's
+# "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining") cut names to 13 cells at 160 columns
+POINT_MOST = len("2 Insufficient nvidia.com/gpu")
 
 
 def cut_middle(text: str, width: int) -> str:
@@ -229,3 +234,29 @@ def cut_middle(text: str, width: int) -> str:
     head = width - 1 - tail
     return text[:head] + "…" + (text[-tail:] if tail else "")
 
+
+
+# A node's reasons in few cells, each still naming its resource (`short of GPU`, not `Insufficient …`)
+_SHORT_REASONS = {"node(s) were unschedulable": "cordoned", "node(s) had untolerated taint(s)": "untolerated taint",
+                  "node(s) didn't match Pod's node affinity/selector": "affinity/selector",
+                  "cannot allocate all claims": "claims don't fit"}
+_SHORT_RESOURCES = {GPU: "GPU", "memory": "mem", "ephemeral-storage": "disk"}
+
+
+def short_reason(reason: str) -> str:
+    """One of a node's filter reasons in few cells: `Insufficient nvidia.com/gpu` -> `short of GPU`."""
+    if reason.startswith("Insufficient "):
+        resource = reason.removeprefix("Insufficient ")
+        return "short of " + _SHORT_RESOURCES.get(resource, resource.rsplit("/", 1)[-1])
+    return _SHORT_REASONS.get(reason, reason)
+
+
+def reasons_in(reasons: list[str], width: int | None) -> str:
+    """A node's reasons joined, in their short words where the whole ones do not fit in `width`."""
+    whole = ", ".join(reasons)
+    if width is None or len(whole) <= width:
+        return whole
+    short = [short_reason(r) for r in reasons]
+    lacking = [r.removeprefix("short of ") for r in short if r.startswith("short of ")]
+    rest = [r for r in short if not r.startswith("short of ")]
+    return ", ".join((["short of " + ", ".join(lacking)] if lacking else []) + rest)  # `short of cpu, mem`

@@ -30,6 +30,10 @@ class Column:
     # flexible, and as wide as the widest `point(cell)` seen (a reason's leading part), which it keeps
     # while names are cut: the one column cut last
     point: Callable[[str], str] | None = None
+    # with `point`: what the cell shows whole (`want[key + "+"]`), for which fixed columns give their
+    # padding and a context column (a namespace) its room, never a name (`3 Insufficient cpu, +1 more`)
+    full: Callable[[str], str] | None = None
+    short: str = ""  # the header when the column is narrower than `label` (`RUN`, not `RU…`)
 
     @property
     def floor(self) -> int:
@@ -43,8 +47,10 @@ def fit_widths(columns: Sequence[Column], width: int, want: Mapping[str, int] | 
     wide, the fixed columns give up cells first (the widest above its `least` each time), then the
     other flexible ones from the last (taints) to the first, then the `whole` ones (names): those
     with a `least` down to it, then the widest first down to `READABLE`; the `point` ones (a reason's key
-    part) then, and the names below `READABLE` last of all. Room to spare goes to the
-    flexible columns without a `want` (evenly), or else to the last one.
+    part) then, and the names below `READABLE` last of all. A `point` column short of its `full`
+    want (`want[key + "+"]`) then takes room to spare, and the padding of fixed columns and the room of
+    context columns (`whole` with a `least`) above their floors, widest first. Room still to spare goes
+    to the flexible columns without a `want` (evenly), or else to the last one.
     """
     want = want or {}
     widths = [c.width or max(c.floor, want.get(c.key, 0)) for c in columns]
@@ -73,6 +79,19 @@ def fit_widths(columns: Sequence[Column], width: int, want: Mapping[str, int] | 
     widest_first([i for i in flex if columns[i].whole], lambda i: widths[i], READABLE)
     last_first([i for i in flex if columns[i].point is not None])  # at 80 columns names were `ku…1`
     widest_first([i for i in flex if columns[i].whole], lambda i: widths[i])
+    for i, c in enumerate(columns):
+        more = want.get(c.key + "+", 0) - widths[i] if c.point is not None else 0
+        if more > 0 and over < 0:  # room to spare first
+            widths[i] += min(more, -over)
+            over, more = over + min(more, -over), more - min(more, -over)
+        donors = [j for j, d in enumerate(columns) if j != i and (d.width or (d.whole and d.least))]
+        while more > 0:
+            slack = [(widths[j] - columns[j].floor, j) for j in donors if widths[j] > columns[j].floor]
+            if not slack:
+                break
+            widths[max(slack)[1]] -= 1
+            widths[i] += 1
+            more -= 1
     if over < 0 and flex:
         open_ended = [i for i in flex if columns[i].key not in want] or flex[-1:]
         spare = -over

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 
@@ -19,6 +19,7 @@ from kubeview.model.allocation import Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.gang_fit import GangFit, describe, fit_gang, uniform_members
+from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
 from kubeview.tui.rows import whatif
 from kubeview.tui.rows.column import Column
@@ -26,14 +27,12 @@ from kubeview.tui.rows.column import Column
 MAX_PODS = 512
 MAX_GPUS = 64
 _SPEC = re.compile(r"^\s*(\d+)\s*(?:pods?)?\s*[x×*]\s*(\d+)\s*(?:gpus?)?\s*$", re.IGNORECASE)
-COLUMNS = [
-    Column("node", "NODE", 16),
-    Column("free", "FREE cpu/mem/GPU", 18),
-    Column("live", "LIVE PODS", 9, "right"),
-    Column("edited", "EDITED PODS", 11, "right", least=7),
-    Column("delta", "Δ", 3, "right"),
-    Column("adjust", "BIAS", 6),
-    Column("why", "WHY NOT (edited)", 0),
+COLUMNS = [  # as narrow as the pod what-if's (rows/whatif.py) at 80 columns
+    *whatif.COLUMNS[:2],
+    Column("live", "LIVE PODS", 9, "right", least=4, short="LIVE"),
+    Column("edited", "EDITED PODS", 11, "right", least=6, short="EDITED"),
+    *whatif.COLUMNS[4:6],
+    replace(whatif.WHY_POINT, label="WHY NOT (edited)", short="WHY NOT"),
 ]
 
 
@@ -134,17 +133,22 @@ def _count(n: int, fit: GangFit, node: str) -> Text:
     return Text("✗" if refused else "-", style="red" if refused else "dim")
 
 
-def why_not(fit: GangFit, node: str) -> str:
+def why_not(fit: GangFit, node: str, width: int | None = None) -> str:
+    """Why the fit put no more members on `node`; in short words (`short of GPU`) where the whole ones
+    are wider than `width`."""
     if node in fit.saturated:
         took = members_on(fit)[node]
-        said = ", ".join(f"{n} × {r}" for r, n in sorted(fit.saturated[node].items(), key=lambda kv: (-kv[1], kv[0])))
-        return f"took {took}, then {said}"
-    return ", ".join(fit.excluded.get(node, ()))
+        ranked = sorted(fit.saturated[node].items(), key=lambda kv: (-kv[1], kv[0]))
+        said = f"took {took}, then " + ", ".join(f"{n} × {r}" for r, n in ranked)
+        if width is None or len(said) <= width:
+            return said
+        return f"took {took}, then " + ", ".join(f"{n} × {fmt.short_reason(r)}" for r, n in ranked)
+    return fmt.reasons_in(list(fit.excluded.get(node, ())), width)
 
 
-def cells(w: GangWhatIf, node: str) -> list[Text | str]:
+def cells(w: GangWhatIf, node: str, width_of: dict[str, int] | None = None) -> list[Text | str]:
     a, b = w.live_on[node], w.edited_on[node]
     delta = Text(f"{b - a:+d}", style="green" if b > a else "red") if a != b else Text("")
     base = whatif.cells_base(w.alloc, w.row[node], node, w.config)
     return [base[0], base[1], _count(a, w.live, node), _count(b, w.edited, node), delta, base[2],
-            Text(why_not(w.edited, node), style="dim")]
+            Text(why_not(w.edited, node, (width_of or {}).get("why")), style="dim")]

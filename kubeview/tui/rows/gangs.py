@@ -16,14 +16,14 @@ from kubeview.model.gangs import Gang
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [
-    Column("scheduler", "SCHEDULER", 10, least=4),
-    Column("namespace", "NAMESPACE", 0, whole=True, least=9),
+    Column("scheduler", "SCHEDULER", 10, least=5, short="SCHED"),
+    Column("namespace", "NAMESPACE", 0, whole=True, least=6, short="NS"),  # `vision` whole, REASON the room
     Column("name", "NAME", 0, whole=True),
-    Column("min", "MIN/SIZE", 8, "right", least=5),
-    Column("placed", "PLACED", 6, "right", least=3),
-    Column("running", "RUNNING", 7, "right", least=3),
-    Column("pending", "PENDING", 7, "right", least=3),
-    Column("finished", "FINISHED", 8, "right", least=3),
+    Column("min", "MIN/SIZE", 8, "right", least=5, short="MIN/N"),  # narrow: short headers, not `PL… RU…`
+    Column("placed", "PLACED", 6, "right", least=3, short="PLC"),
+    Column("running", "RUNNING", 7, "right", least=3, short="RUN"),
+    Column("pending", "PENDING", 7, "right", least=4, short="PEND"),
+    Column("finished", "FINISHED", 8, "right", least=4, short="DONE"),
     Column("state", "STATE", 0, whole=True, least=7),
     Column("reason", "REASON", 0, point=lambda text: text[:REASON_POINT]),  # cut last: the names give first
 ]

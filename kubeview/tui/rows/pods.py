@@ -28,7 +28,7 @@ COLUMNS = [  # names whole; the reason gets the rest, never less than its point 
     Column("memory", "MEM", 7, "right", least=6, descending=True),
     Column("gpu", "GPU", 5, "right", descending=True),  # "1 mig": a MIG slice
     Column("restarts", "RST", 4, "right", least=3, descending=True),
-    Column("reason", "REASON", 0, point=fmt.reason_point),
+    Column("reason", "REASON", 0, point=fmt.reason_point, full=fmt.reason_key),
 ]
 PHASE_STYLE = {"Running": "green", "Pending": "bold yellow", "Succeeded": "dim", "Failed": "bold red"}
 
@@ -98,6 +98,17 @@ def reason_cell(reason: str, width: int | None = None, gpu_first: bool = False) 
     return parts[0] + (", …" if len(parts) > 1 else "")
 
 
+def name_cell(pod: PodView) -> Text | str:
+    """A static pod's name ends with its node's (`kube-apiserver-cpu-node-1`), which NODE shows: that
+    end is dim, and a cut name loses it first (`kube-apis…`; cut in the middle the three control-plane
+    pods all read `kube-…de-1`). Other names are cut in the middle (their ends differ)."""
+    if pod.node and pod.name.endswith("-" + pod.node) and len(pod.name) > len(pod.node) + 1:
+        text = Text(pod.name)
+        text.stylize("dim", len(pod.name) - len(pod.node) - 1)
+        return text
+    return pod.name
+
+
 def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
           held: Held | None = None) -> list[Text | str]:
     if pod is None:
@@ -107,7 +118,7 @@ def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
     gpu, mig = gpus(pod, held or {})
     return [
         pod.namespace,
-        pod.name,
+        name_cell(pod),
         Text(pod.node or "<none>", style="" if pod.node else "dim"),
         Text(phase, style=PHASE_STYLE.get(phase, "yellow")),
         fmt.cpu(r["cpu"]) if "cpu" in r else "-",

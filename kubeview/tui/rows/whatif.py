@@ -19,14 +19,17 @@ from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
 from kubeview.tui.rows.column import Column
 
+# WHY NOT wants its first reason's short words (`short of GPU`): at 80 columns the fixed columns give
+# their padding for it, as it read `Insufficient …` beside 12 blank cells
+WHY_POINT = Column("why", "WHY NOT", 0, point=lambda text: fmt.short_reason(text.split(", ")[0]))
 COLUMNS = [
-    Column("node", "NODE", 16),
-    Column("free", "FREE cpu/mem/GPU", 18),
-    Column("live", "LIVE", 7, "right"),
-    Column("edited", "EDITED", 7, "right"),
+    Column("node", "NODE", 16, least=14),  # dra-mig-node-1 whole
+    Column("free", "FREE cpu/mem/GPU", 18, least=12, short="FREE"),
+    Column("live", "LIVE", 7, "right", least=4),
+    Column("edited", "EDITED", 7, "right", least=6),
     Column("delta", "Δ", 3, "right"),
-    Column("adjust", "BIAS", 6),
-    Column("why", "WHY NOT", 0),
+    Column("adjust", "BIAS", 6, least=5),
+    WHY_POINT,
 ]
 
 
@@ -102,7 +105,7 @@ def cells_base(a: Allocation, i: int, node: str, config: PackingConfig) -> tuple
     return node, free_text, adjust
 
 
-def cells(w: WhatIf, node: str) -> list[Text | str]:
+def cells(w: WhatIf, node: str, width_of: dict[str, int] | None = None) -> list[Text | str]:
     i = w.row[node]
     name, free_text, adjust = cells_base(w.alloc, i, node, w.config)
     live_s = int(w.live.scores[i]) if w.live.feasible[i] else None
@@ -110,6 +113,6 @@ def cells(w: WhatIf, node: str) -> list[Text | str]:
     delta = Text("")
     if live_s is not None and new_s is not None and new_s != live_s:
         delta = Text(f"{new_s - live_s:+d}", style="green" if new_s > live_s else "red")
-    why = "" if w.edited.feasible[i] else ", ".join(w.edited.reasons_of(i))
+    why = "" if w.edited.feasible[i] else fmt.reasons_in(w.edited.reasons_of(i), (width_of or {}).get("why"))
     return [name, free_text, _score(w.live, i, i == w.live_best), _score(w.edited, i, i == w.edited_best),
             delta, adjust, Text(why, style="dim")]

@@ -175,7 +175,7 @@ class PackingScreen(ClusterScreen):
         self.query_one("#whatif-summary", Static).update(  # a fixed-height box: no layout
             whatif_title(pod) + "\n" + w.summary.markup, layout=False)
         position = {n: i for i, n in enumerate(w.order)}
-        table.rows = Rows(w.order, lambda node: whatif.cells(w, node), position.get)
+        table.rows = Rows(w.order, lambda node: whatif.cells(w, node, table.width_of), position.get)
 
     def _compute_gang(self, live: PackingConfig, edited: PackingConfig) -> None:
         """Both policies' `gang_fit` for the chosen gang; the table: members per node under each."""
@@ -199,7 +199,7 @@ class PackingScreen(ClusterScreen):
         table = self.main_widget()
         table.set_columns(gang_whatif.COLUMNS)
         position = {n: i for i, n in enumerate(w.order)}
-        table.rows = Rows(w.order, lambda node: gang_whatif.cells(w, node), position.get)
+        table.rows = Rows(w.order, lambda node: gang_whatif.cells(w, node, table.width_of), position.get)
 
     # -- edits -------------------------------------------------------------------------------------
     def _set_edited(self, config: PackingConfig) -> None:

@@ -23,6 +23,12 @@ _LINK = {
 }
 
 
+# Line 2 from the widest to the narrowest: (cpu and memory bar cells, their usage shown, GPU bar cells,
+# GPU usage shown); the first that fits is drawn.
+LINE2_STEPS = ((8, True, 8, True), (8, False, 8, True), (4, False, 8, True), (0, False, 8, True),
+               (0, False, 4, False), (0, False, 0, False))
+
+
 class ClusterHeader(Widget):
     """Source, connection, totals, pending pods, fragmentation, live packing policy."""
 
@@ -46,7 +52,7 @@ class ClusterHeader(Widget):
 
     def render(self) -> RenderableType:
         s = self.summary
-        lines = [self._line1(s), self._line2(s), self._line3(s, max(self.size.width, 1))]
+        lines = [self._line1(s), self._line2(s, max(self.size.width, 1)), self._line3(s, max(self.size.width, 1))]
         for line in lines:
             line.truncate(max(self.size.width, 1), overflow="ellipsis")
         return Text("\n", no_wrap=True).join(lines)
@@ -76,28 +82,38 @@ class ClusterHeader(Widget):
             out.append(self.packing, style="bold cyan")
         return out
 
-    def _line2(self, s: Summary) -> Text:
-        out = Text(" ")
+    def _line2(self, s: Summary, width: int | None = None) -> Text:
+        """Totals of cpu, memory and GPUs; at `width`, the GPU total kept longest (a GPU tool): first
+        the cpu and memory usage go, then their bars shrink and go (it dropped `GPU …` first). A total
+        whose kinds are not listed yet reads "…", never a bar of 0/0."""
+        out = Text()
         listed = s.known("Node", "Pod")
-        self._total(out, "cpu", s.cpu, fmt.cpu, listed)
-        _gap(out, "│", "dim")
-        self._total(out, "mem", s.memory, fmt.mem, listed)
-        _gap(out, "│", "dim")
-        self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}", s.known())
-        if s.usage_error:
-            _space(out)
-            out.append("usage: unavailable", style="bold red")  # the banner says why
+        for cpu_mem_bar, cpu_mem_used, gpu_bar, gpu_used in LINE2_STEPS:
+            out = Text(" ")
+            self._total(out, "cpu", s.cpu, fmt.cpu, cpu_mem_bar, cpu_mem_used, listed)
+            _gap(out, "│", "dim")
+            self._total(out, "mem", s.memory, fmt.mem, cpu_mem_bar, cpu_mem_used, listed)
+            _gap(out, "│", "dim")
+            self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}", gpu_bar, gpu_used,
+                        s.known())
+            if s.usage_error:
+                _space(out)
+                out.append("usage: unavailable", style="bold red")  # the banner says why
+            if width is None or out.cell_len <= width:
+                break
         return out
 
-    def _total(self, out: Text, name: str, t: Totals, unit, known: bool = True) -> None:  # noqa: ANN001
+    def _total(self, out: Text, name: str, t: Totals, unit, bar: int = 8, used: bool = True,  # noqa: ANN001
+               known: bool = True) -> None:
         out.append(f"{name} ", style="bold")
         if not known:  # not a bar of 0/0
             out.append("…", style="dim")
             return
-        out.append_text(fmt.bar(t.requested, t.allocatable, 8, t.used))
-        _space(out)
+        if bar:
+            out.append_text(fmt.bar(t.requested, t.allocatable, bar, t.used))
+            _space(out)
         out.append(f"{unit(t.requested)}/{unit(t.allocatable)} {fmt.pct(t.requested, t.allocatable)}")
-        if t.used is not None:
+        if used and t.used is not None:
             _space(out)
             out.append(f"used {unit(t.used)}", style="cyan")
 

@@ -8,6 +8,7 @@ size once per new image or resize, not per frame; the lines are then plain segme
 from __future__ import annotations
 
 import io
+import textwrap
 
 from PIL import Image
 from rich.color import Color
@@ -77,10 +78,11 @@ class HalfBlockImage(Widget):
 
     def render_line(self, y: int) -> Strip:
         size = self.size
-        if self._image is None:
-            if y == size.height // 2:
-                text = self.placeholder.center(size.width)[: size.width]
-                return Strip([Segment(text, Style(dim=True))])
+        if self._image is None:  # the placeholder wrapped at spaces (80 columns cut it to `as samples `)
+            lines = textwrap.wrap(self.placeholder, max(size.width, 1)) or [""]
+            row = y - (size.height - len(lines)) // 2
+            if 0 <= row < len(lines):
+                return Strip([Segment(lines[row].center(size.width)[: size.width], Style(dim=True))])
             return Strip.blank(size.width)
         if self._for != size:
             self._lines = half_block_lines(self._image, size.width, size.height)

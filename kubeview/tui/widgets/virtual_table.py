@@ -183,6 +183,7 @@ class VirtualTable(ScrollView, can_focus=True):
         (`Rows.stamp`). Above `MEASURE_ALL` rows only the page is measured, growing only: formatting
         150,000 rows per refresh would freeze the screen."""
         measured = [(i, c.key, c.point) for i, c in enumerate(self.columns) if c.whole or c.point is not None]
+        measured += [(i, c.key + "+", c.full) for i, c in enumerate(self.columns) if c.full is not None]
         rows = self.rows
         if not measured or not len(rows):
             return
@@ -196,6 +197,7 @@ class VirtualTable(ScrollView, can_focus=True):
             keys, want = rows.keys, {}
         cache, fresh = self._measured, {}
         stamp = rows.stamp
+        shown, self.width_of = self.width_of, {}  # cells whole, not cut to the widths they have now
         for key in keys:
             mark = stamp(key) if stamp is not None else self._generation
             hit = cache.get(key)
@@ -213,6 +215,7 @@ class VirtualTable(ScrollView, can_focus=True):
             for (_, column, _), size in zip(measured, hit[1], strict=True):
                 if size > want.get(column, 0):
                     want[column] = size
+        self.width_of = shown
         self._measured = fresh if len(rows) <= MEASURE_ALL else {}
         for _, column, _ in measured:
             want.setdefault(column, 0)
@@ -421,8 +424,8 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _header(self, width: int, style: Style, sorted_style: Style) -> Strip:
         labels: list[Cell] = []
-        for c in self.columns:
-            label = c.label
+        for c, w in zip(self.columns, self._column_widths(width), strict=True):
+            label = c.short if c.short and w < len(c.label) else c.label
             if c.key == self.sort_column:  # the arrow says the order shown: ▼ largest first
                 label += " ▼" if c.descending != self.sort_reverse else " ▲"
             labels.append(label)
