@@ -18,7 +18,6 @@ import yaml
 
 from kubeview.cluster.source import SourceError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.snapshot_gangs import fit_doc
 from kubeview.scheduling.gang_fit import group_claim_nodes
 from kubeview.scheduling.workload_fit import (
     ManifestError,
@@ -29,6 +28,7 @@ from kubeview.scheduling.workload_fit import (
     resolve_groups,
     units_from,
 )
+from kubeview.snapshot.gangs import fit_doc
 from renderer import bounded_yaml
 
 MAX_BYTES = 16 * 2**20  # a manifest is text a person wrote; more is a mistake

@@ -2,7 +2,7 @@
 
 Opens the source (`select.open_source`: the kubeconfig's cluster, else the local one), waits for
 the first list of every kind (bounded), reads utilization once if `--prometheus` is given, prints,
-and exits. `--json` prints the document of kubeview.model.snapshot (field reference:
+and exits. `--json` prints the document of kubeview.snapshot.document (field reference:
 docs/snapshot.md), `--schema` its JSON Schema, `--metrics` kube-state-metrics-named series.
 Source failures are one line on stderr and exit code 1.
 """
@@ -26,11 +26,11 @@ from kubeview.commands import table_text
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import KINDS, ConnectionState
-from kubeview.model.ksm import exposition
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
-from kubeview.model.snapshot_gangs import gangs_doc
-from kubeview.model.snapshot_jobs import jobs_doc
 from kubeview.scheduling.config import PackingConfig
+from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.snapshot.gangs import gangs_doc
+from kubeview.snapshot.jobs import jobs_doc
+from kubeview.snapshot.ksm import exposition
 
 SYNC_TIMEOUT = 30.0  # seconds the initial sync may go without an event (a list page, a kind listed)
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
         fits = waiting_fits(model, packing) if not getattr(args, "metrics", False) else None
         if getattr(args, "json", False):
-            # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
+            # small clusters print indented for people; big ones compact, built fast (snapshot.document.snapshot_json)
             text = json.dumps(build_snapshot(model, gang_fits=fits), indent=2) if len(model.pods) <= 2000 \
                 else snapshot_json(model, gang_fits=fits)
             sys.stdout.write(text + "\n")
@@ -284,8 +284,8 @@ def print_tables(model: ClusterModel, console: Console, gang_fits: Mapping | Non
 
 
 def _jobs_and_gangs(console: Console, model: ClusterModel, gang_fits: Mapping | None) -> None:
-    """The Jobs and gangs of `--json` as tables, read from the same documents (model/snapshot_jobs.py,
-    model/snapshot_gangs.py): the text output left them out (issue 42 item 11)."""
+    """The Jobs and gangs of `--json` as tables, read from the same documents (snapshot/jobs.py,
+    snapshot/gangs.py): the text output left them out (issue 42 item 11)."""
     jobs = jobs_doc(model.jobs, model.display_namespace)
     if jobs:  # narrow headers: 80 columns hold a demo Job's row
         rows = [[f"{j['namespace']}/{j['name']}", j["state"],
