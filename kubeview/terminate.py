@@ -8,7 +8,9 @@ extender, a server) install their own handler for the time they run.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,3 +40,13 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again (the reader of a
+    pipe went away: `cli.main` and `snapshot` stop quietly, as Unix tools do)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -18,7 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (package, modules it must never pull in, directly or through anything it imports)
 RULES = [
-    ("kubeview.model", ["textual", "kubernetes", "kubeview.cluster", "kubeview.scheduling", "kubeview.tui"]),
+    ("kubeview.model", ["textual", "kubernetes", "kubeview.cluster", "kubeview.scheduling", "kubeview.tui",
+                        "kubeview.snapshot"]),
+    # the snapshot document sits on the model and below everything that prints or shows it
+    ("kubeview.snapshot", ["textual", "kubernetes", "kubeview.cluster", "kubeview.scheduling", "kubeview.tui",
+                           "kubeview.web", "kubeview.render", "kubeview.commands"]),
     ("kubeview.scheduling", ["textual", "kubeview.cluster", "kubeview.tui", "kubeview.render"]),
     ("kubeview.cluster.local", ["textual", "kubernetes", "kubeview.cluster.kube", "kubeview.tui"]),
     ("kubeview.cluster.kube", ["textual", "kubeview.cluster.local", "kubeview.tui"]),
@@ -65,6 +69,14 @@ def test_checker_catches_textual_planted_in_model(tmp_path: Path) -> None:
     (tmp_path / "kubeview" / "model" / "planted.py").write_text("import textual  # noqa: F401\n")
     _, bad = violations(tmp_path, "kubeview.model", ["textual", "kubernetes"])
     assert bad == ["textual"]
+
+
+def test_checker_catches_the_snapshot_planted_in_model(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "kubeview" / "model" / "planted.py").write_text(
+        "from kubeview.snapshot.document import build_snapshot  # noqa: F401\n")
+    _, bad = violations(tmp_path, "kubeview.model", ["kubeview.snapshot"])
+    assert bad == ["kubeview.snapshot"]
 
 
 def _commands_imports(root: Path) -> list[str]:
@@ -188,7 +200,7 @@ def test_no_file_over_500_lines() -> None:
 
 
 def test_subpackages_say_what_they_hold_and_may_import() -> None:
-    for pkg in ("cluster/kube", "cluster/local", "cluster/prometheus", "bench/scheduler"):
+    for pkg in ("cluster/kube", "cluster/local", "cluster/prometheus", "bench/scheduler", "snapshot"):
         doc = (ROOT / "kubeview" / pkg / "__init__.py").read_text()
         assert doc.startswith('"""') and "May import" in doc, pkg
 

@@ -97,3 +97,41 @@ def test_a_render_whose_reader_goes_away_stops_quietly(tmp_path) -> None:
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.stdout.startswith("render: ")
     assert out.stderr == "141\n", out.stderr  # quiet, with the status of a tool the closed pipe ended
+
+
+def test_each_command_module_owns_its_parser_and_cli_lists_them() -> None:
+    """#34 item 4: a command is one module in kubeview/commands/ (NAME, add_parser, run) plus one entry
+    in cli.SUBCOMMANDS; every module there with a `run` is listed, and `args.command` leads to it."""
+    import argparse
+    import importlib
+    from pathlib import Path
+
+    from kubeview import cli
+
+    folder = Path(cli.__file__).parent / "commands"
+    with_run = {f"kubeview.commands.{p.stem}" for p in folder.glob("*.py")
+                if hasattr(importlib.import_module(f"kubeview.commands.{p.stem}"), "run")}
+    assert with_run == set(cli.COMMANDS.values())
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [c.NAME for c in cli.SUBCOMMANDS]
+    for command in cli.SUBCOMMANDS:
+        assert sub.choices[command.NAME].get_default("command") == command.NAME
+        assert cli.COMMANDS[command.NAME] == command.__name__
+
+
+def test_building_the_parser_imports_no_command_work() -> None:
+    """cli.py imports every command module to build its parser, so those modules keep their work's imports
+    in `run`: `kubeview --help` and a usage error never load the TUI, rich, the extender's server, the
+    cluster sources or the snapshot document."""
+    import json
+    import subprocess
+    import sys
+
+    probe = ("import json, sys\nfrom kubeview.cli import build_parser\nbuild_parser()\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    loaded = json.loads(out.stdout)
+    heavy = ["textual", "rich", "kubernetes", "optuna", "prometheus_client", "asyncio", "kubeview.tui",
+             "kubeview.snapshot", "kubeview.model.cluster", "kubeview.cluster.local", "kubeview.cluster.kube",
+             "kubeview.scheduling.extender", "kubeview.scheduling.server", "kubeview.render.manifests"]
+    assert [m for m in heavy if m in loaded] == []

@@ -25,7 +25,7 @@ from kubeview.bench.model_cluster import CLAIMS, DRA_NODES, EVENTS, GPU_NODES, N
 from kubeview.bench.model_dra import DraCluster, device_class
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.snapshot import snapshot_json
+from kubeview.snapshot.document import snapshot_json
 
 
 def cpu_note(f: Figure) -> str:

@@ -6,6 +6,48 @@ import argparse
 import importlib
 import importlib.util
 
+from kubeview import cli_types as t
+
+NAME = "bench"  # `kubeview bench`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    bench = sub.add_parser(NAME, help="benchmarks that print figures (not tests)",
+                           description="Benchmarks: each prints its figures and the targets they are judged by.")
+    bench.add_argument("what", choices=["model", "scheduler", "tui", "render", "plan", "cluster"],
+                       help="what to measure")
+    bench.add_argument("scenarios", nargs="?", help="scheduler: scenarios YAML (default: the bundled one)")
+    bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
+    bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+    bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    bench.add_argument("--dra", action="store_true",
+                       help="model: 1,000 GPU nodes publish 8 DRA GPUs each (ResourceSlices), 8,000 ResourceClaims")
+    bench.add_argument("--against", metavar="TREE", help="scheduler: the extender's round trips from this tree and "
+                       "another kubeview source tree (e.g. main's checkout), alternating in one run, as ratios")
+    bench.add_argument("--rounds", metavar="N", type=t.int_range(1, 20), help="with --against: rounds (default: 3)")
+    real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
+    real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
+                      help="run the scenarios against this cluster's API server and kube-scheduler")
+    real.add_argument("--context", default=argparse.SUPPRESS, help="kubeconfig context (default: the current one)")
+    real.add_argument("--schedulers", metavar="A,B", type=t.distinct_names,
+                      help="scheduler names to run each workload with, the first is the baseline "
+                           "(default: default-scheduler,kubeview-scheduler)")
+    real.add_argument("--timeout", metavar="SECONDS", type=t.seconds,
+                      help="give up on pods not placed this long after their op started (default: 600)")
+    real.add_argument("--parallel", metavar="N", type=t.int_range(1, 64),
+                      help="create calls in flight (default: 8; 1 creates pods in the scenario's order)")
+    real.add_argument("--yes", action="store_true", help="run even if the cluster has nodes kubeview did not create")
+    filled = bench.add_argument_group("cluster: kubeview and its peers on a real API server it fills (--kubeconfig)")
+    filled.add_argument("--nodes", metavar="N", type=t.int_range(1, 100_000), help="kwok nodes to create (default: 5000)")
+    filled.add_argument("--pods", metavar="M", type=t.int_range(1, 1_000_000),
+                        help="pods to create, bound by nodeName (default: 150000)")
+    filled.add_argument("--duration", metavar="SECONDS", type=t.seconds,
+                        help="each TUI's run: peak RSS is read this long after start (default: 60)")
+    filled.add_argument("--churn-rate", metavar="N", type=t.int_range(0, 100_000),
+                        help="pod label patches per second while the TUIs run (default: 1000)")
+    filled.add_argument("--keep", action="store_true", help="leave the nodes and pods created (prints how to remove them)")
+    return bench
+
 
 def run(args: argparse.Namespace) -> int:
     name = f"kubeview.bench.{args.what}"

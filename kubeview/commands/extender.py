@@ -18,13 +18,11 @@ import sys
 import threading
 from pathlib import Path
 
+from kubeview import cli_types as t
 from kubeview.cluster.source import SourceError
+from kubeview.commands.options import connection_options
 from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.extender import Extender
-from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
-from kubeview.scheduling.listen_guard import refusal
-from kubeview.scheduling.server import ExtenderServer
 from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
 log = logging.getLogger("kubeview.extender")
@@ -75,7 +73,58 @@ def _open_source(args: argparse.Namespace):
     return LocalSource(getattr(args, "cluster", None))
 
 
+NAME = "extender"  # `kubeview extender`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    ext = sub.add_parser(NAME, parents=[connection_options(True, ("cluster",))],
+                         help="serve the kube-scheduler extender (GPU packing)",
+                         description="Serve kube-scheduler's extender API (prioritize and bind, so it knows where "
+                                     "every GPU pod went; filter too) with kubeview's scoring.")
+    ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
+    ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
+    ext.add_argument("--insecure-allow-unauthenticated", action="store_true",
+                     help="listen on a non-loopback address with neither --token-file nor --client-ca "
+                          "(anyone who reaches it can change GPU placement)")
+    ext.add_argument("--policy", default="pack", help="initial policy: pack, spread or balanced (default: pack)")
+    ext.add_argument("--scheduler-ignores", metavar="RES[,RES]", type=t.distinct_names, default=[],
+                     help="resources the scheduler configuration lists with ignoredByScheduler: true, the only ones "
+                          "the filter verb refuses nodes on (default: none; see docs/scheduler.md)")
+    _limit_options(ext)
+    return ext
+
+
+def _limit_options(ext: argparse.ArgumentParser) -> None:
+    """TLS files and connection limits (defaults: ServerLimits)."""
+    d = ServerLimits()
+    tls = ext.add_argument_group("TLS (kube-scheduler's enableHTTPS and tlsConfig)")
+    tls.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate (needs --tls-key)")
+    tls.add_argument("--tls-key", metavar="FILE", help="the certificate's PEM private key")
+    tls.add_argument("--client-ca", metavar="FILE",
+                     help="require a client certificate signed by this PEM CA (tlsConfig certData/keyData)")
+    lim = ext.add_argument_group("limits against hostile clients")
+    lim.add_argument("--max-connections", type=t.int_range(1, 1_000_000), default=d.max_connections,
+                     help=f"open connections at most; at the cap the longest-idle one is closed (default {d.max_connections})")
+    lim.add_argument("--header-timeout", type=t.seconds, default=d.header_timeout,
+                     help=f"seconds for a request head or TLS handshake to arrive (default {d.header_timeout:g})")
+    lim.add_argument("--body-timeout", type=t.seconds, default=d.body_timeout,
+                     help=f"seconds for a request body to arrive after its head (default {d.body_timeout:g})")
+    lim.add_argument("--idle-timeout", type=t.seconds, default=d.idle_timeout,
+                     help=f"seconds a keep-alive connection may wait for its next request (default {d.idle_timeout:g})")
+    lim.add_argument("--max-body-mib", type=t.int_range(1, 4096), default=d.max_body // 2**20,
+                     help=f"MiB in one request body (default {d.max_body // 2**20})")
+    lim.add_argument("--max-bodies-in-flight-mib", type=t.int_range(1, 65536), default=d.max_bodies_in_flight // 2**20,
+                     help=f"MiB of request bodies held at once (default {d.max_bodies_in_flight // 2**20})")
+    lim.add_argument("--node-cache-mib", type=t.int_range(1, 65536), default=64,
+                     help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
+
+
 def run(args: argparse.Namespace) -> int:
+    from kubeview.scheduling.extender import Extender
+    from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
+    from kubeview.scheduling.listen_guard import refusal
+    from kubeview.scheduling.server import ExtenderServer
+
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

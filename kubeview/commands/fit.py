@@ -13,29 +13,42 @@ import argparse
 import json
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import yaml
 
 from kubeview.cluster.source import SourceError
-from kubeview.model.cluster import ClusterModel
-from kubeview.model.snapshot_gangs import fit_doc
-from kubeview.scheduling.gang_fit import group_claim_nodes
-from kubeview.scheduling.workload_fit import (
-    ManifestError,
-    Skipped,
-    Unit,
-    UnitFit,
-    fit_units,
-    resolve_groups,
-    units_from,
-)
+from kubeview.commands.options import connection_options
 from renderer import bounded_yaml
+
+if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.scheduling.workload_fit import Skipped, Unit, UnitFit
 
 MAX_BYTES = 16 * 2**20  # a manifest is text a person wrote; more is a mistake
 SHOWN_PLACED = 20  # "pod -> node" lines per unit; the summary counts the rest per node
 
 
+NAME = "fit"  # `kubeview fit`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    fit = sub.add_parser(NAME, parents=[connection_options(True, ("cluster",))],
+                         help="would a Pod, Deployment, Job or gang manifest fit now, and where",
+                         description="Would the pods of MANIFEST fit on the cluster now, where (one placement), and "
+                                     "why not, without applying it. A gang (pods of a PodGroup, a Job with "
+                                     "spec.scheduling) is placed all or nothing, as kube-scheduler does. Exit 0: "
+                                     "it fits; 1: it does not (or the cluster could not be read); 2: bad input.")
+    fit.add_argument("manifest", metavar="MANIFEST", help="YAML or JSON file, one or more documents ('-' for stdin)")
+    fit.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    fit.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                     help="score nodes with this policy (default: the embedded scheduler's, else spread)")
+    return fit
+
+
 def run(args: argparse.Namespace) -> int:
+    from kubeview.scheduling.workload_fit import ManifestError, fit_units, resolve_groups, units_from
+
     try:  # the manifest first: a bad one is exit 2 before any cluster is read
         docs = read_manifest(args.manifest)
         units, skipped = units_from(docs, getattr(args, "namespace", None) or "default", _admission(args))
@@ -67,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 def read_manifest(path: str) -> list:
     """The documents of a manifest file (or stdin); ManifestError in one sentence."""
+    from kubeview.scheduling.workload_fit import ManifestError
+
     try:
         if path == "-":
             data = sys.stdin.read(MAX_BYTES + 1)
@@ -121,11 +136,15 @@ def _known_group(model: ClusterModel, key: tuple[str, str, str]) -> tuple[int, l
 def _claim_nodes(model: ClusterModel, unit: Unit) -> tuple[str, ...] | None:
     """The nodes of the shared claims of a gang whose group the cluster already has (a group new in the
     manifest has no allocated claims yet)."""
+    from kubeview.scheduling.gang_fit import group_claim_nodes
+
     gang = model.gangs.get(*unit.group) if unit.group is not None else None
     return group_claim_nodes(model, gang) if gang is not None else None
 
 
 def _unit_doc(f: UnitFit, policy: str) -> dict:
+    from kubeview.snapshot.gangs import fit_doc
+
     doc = fit_doc(f.fit, policy)
     doc.update(fits=f.fits, room=f.fit.room if f.room is None else f.room, notes=[*doc["notes"], *f.notes])
     return {"what": f.unit.what, "podsFrom": list(f.unit.made_by), "gang": f.unit.gang,

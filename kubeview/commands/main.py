@@ -17,7 +17,9 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kubeview import cli_types as t
 from kubeview.cluster.source import ClusterSource, SourceError
+from kubeview.commands.options import scene_names, scene_overrides
 from kubeview.terminate import raise_terminated
 
 if TYPE_CHECKING:
@@ -86,6 +88,24 @@ def check_inputs(args: argparse.Namespace, *, deep: bool = False) -> SceneChoice
 
         load_cluster(args.cluster)
     return scene
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`kubeview` with no command: its render options (the cluster options are the parser's own)."""
+    r = parser.add_argument_group("render")
+    r.add_argument("--render", metavar="SCENE",
+                   help=f"run the bundled ray tracer on SCENE: a YAML path or a bundled name ({scene_names()})")
+    r.add_argument("-o", "--output", default="render.png", help="where the rendered PNG goes (default: render.png)")
+    r.add_argument("--raw", metavar="NPY", help="also write the linear float image (H, W, 3) as .npy")
+    scene_overrides(r)
+    r.add_argument("--replicas", type=t.int_range(1, 10_000), help="render consumers (default: usable cores)")
+    r.add_argument("--cpu", default="1000m", type=t.cpu_amount, help="cpu request of each consumer (default: 1000m)")
+    r.add_argument("--start-timeout", type=t.seconds, default=300.0, metavar="SECONDS",
+                   help="real cluster: give up if the render's pods are not running after this long (default: 300)")
+    r.add_argument("--headless", action="store_true", help="print progress lines instead of the TUI")
+    r.add_argument("--keep", action="store_true", help="real cluster: keep the render's objects afterwards")
+    r.add_argument("--image", help="real cluster: the renderer image (built from the Dockerfile; default: kubeview:latest)")
+    r.add_argument("--gpu", type=int, choices=[0, 1], help="real cluster: 1 = consumers request nvidia.com/gpu: 1")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@ pending pod (its whole gang, if it belongs to one) or a hypothetical request fit
 request through the Eviction API; `--log` shows the audit log of applied plans.
 
 The plan is computed by kubeview.scheduling.planner on a synced model under the policy the cluster
-schedules with (cluster/packing.py); applying it is cluster/plan_apply.py. Exit codes: cli.PLAN_EXIT_CODES.
+schedules with (cluster/packing.py); applying it is cluster/plan_apply.py. Exit codes: EXIT_CODES below.
 """
 
 from __future__ import annotations
@@ -12,7 +12,46 @@ import argparse
 import json
 import sys
 
+from kubeview import cli_types as t
 from kubeview.cluster.source import ActionError, SourceError
+from kubeview.commands.options import connection_options
+
+NAME = "plan"  # `kubeview plan`
+
+
+EXIT_CODES = """exit codes:
+  0  a plan (or nothing to disrupt: it fits now); with --apply: applied and the target bound
+  1  no plan; or the plan needs more disruptions than a PodDisruptionBudget allows; or --apply did not
+     end with the target bound (an eviction refused, or the timeout)
+  2  bad input (unknown or bound pod, conflicting options)
+  3  the cluster could not be read"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    plan = sub.add_parser(NAME, parents=[connection_options(True, ("cluster",))],
+                          help="the fewest disruptions that make a pending pod, gang or request fit",
+                          description="Plan the fewest pod disruptions after which a pending pod (its gang, if it "
+                                      "belongs to one) or a hypothetical request fits, under the cluster's policy; "
+                                      "each moved pod with where it goes again. --apply evicts through the "
+                                      "Eviction API and follows until the target is bound.",
+                          epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    plan.add_argument("pod", nargs="?", metavar="POD", help="a pending pod: NAME (with -n) or NAMESPACE/NAME")
+    plan.add_argument("--gpus", type=t.int_range(1, 1024), metavar="N", help="a hypothetical request of N GPUs per pod")
+    plan.add_argument("--pods", type=t.int_range(1, 10_000), metavar="K",
+                      help="with --gpus: K such pods, all or nothing (a gang); default 1")
+    plan.add_argument("--priority", type=int, default=0, help="with --gpus: the request's priority (default: 0)")
+    plan.add_argument("--policy", choices=["pack", "spread", "balanced"],
+                      help="plan under this policy (default: the one the cluster schedules with)")
+    plan.add_argument("--bare", action="store_true", help="also consider bare pods (no controller recreates them)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--apply", action="store_true", help="apply the plan: evict, then follow until the target is bound")
+    plan.add_argument("--yes", action="store_true", help="confirm --apply")
+    plan.add_argument("--timeout", type=t.seconds, default=120.0, metavar="SECONDS",
+                      help="with --apply: how long to wait for the target to be bound (default: 120)")
+    plan.add_argument("--log", action="store_true", help="show the audit log of applied plans and exit")
+    plan.add_argument("--log-file", metavar="FILE",
+                      help="the audit log (default: $KUBEVIEW_PLAN_LOG, else ~/.local/state/kubeview/plans.sqlite)")
+    return plan
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,13 +14,32 @@ import json
 import sys
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from kubeview.cluster.local.source import LocalSource
+from kubeview import cli_types as t
 from kubeview.cluster.source import SourceError
-from kubeview.model.job_progress import disrupted_pods
-from kubeview.model.jobs import INDEX_KEY, format_indexes
+
+if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
+    from kubeview.cluster.local.source import LocalSource
 
 NAMESPACE, JOB = "jobs", "work-items"
+
+
+NAME = "preempt"  # `kubeview preempt`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    pre = sub.add_parser(NAME, help="demo: preempt a node under the demo's Indexed Job, headless",
+                         description="On the embedded demo cluster: run the Job jobs/work-items, preempt NODE "
+                                     "mid-way, and show that every index succeeds exactly once.")
+    pre.add_argument("node", help="the node to preempt, e.g. gpu-node-2")
+    pre.add_argument("--after", type=t.fraction, default=0.25, metavar="FRACTION",
+                     help="preempt once this share of the indexes succeeded (default: 0.25)")
+    pre.add_argument("--items", type=t.int_range(1, 100_000), default=3600, help="work items (default: 3600)")
+    pre.add_argument("--timeout", type=t.seconds, default=600.0, metavar="SECONDS",
+                     help="give up after this long (default: 600)")
+    pre.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    return pre
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,6 +93,9 @@ def drive(source: LocalSource, args: argparse.Namespace) -> int:
 
 def report(source: LocalSource, done: str, total: int, as_json: bool) -> int:
     """The end: indexes succeeded once each (from the pods), the disrupted pods and their indexes."""
+    from kubeview.model.job_progress import disrupted_pods
+    from kubeview.model.jobs import INDEX_KEY, format_indexes
+
     pods = source.pods(NAMESPACE)
     wins = Counter(int(p["metadata"]["annotations"][INDEX_KEY]) for p in pods
                    if p["status"].get("phase") == "Succeeded" and INDEX_KEY in (p["metadata"].get("annotations") or {}))

@@ -10,12 +10,12 @@ $KUBECONFIG that cannot be read).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 from contextlib import redirect_stderr
 from io import StringIO
 
+from kubeview import cli_types as t
 from kubeview.scheduling.listen_guard import is_loopback
 
 
@@ -33,12 +33,12 @@ class SessionOptionsError(ValueError):
 
 def app_args(args: argparse.Namespace) -> list[str]:
     """The kubeview options after `--`, checked as `kubeview` itself checks them before it starts
-    anything (cli's parser and query file, commands.main.check_inputs: the scene, -o, the cluster
+    anything (cli's parser, given as `args.kubeview_parser`, and the query file, commands.main.check_inputs: the scene, -o, the cluster
     options, the kubeconfig and its context, --cluster FILE), so a session that could only fail is
     one line now (SessionOptionsError) rather than "Session ended" in every browser."""
-    from kubeview.cli import _check_queries, build_parser
     from kubeview.cluster.source import SourceError
     from kubeview.commands.main import check_inputs
+    from kubeview.commands.query_check import check_queries
     from kubeview.render.local import RenderError
 
     given = list(args.app_args)
@@ -47,14 +47,14 @@ def app_args(args: argparse.Namespace) -> list[str]:
     captured = StringIO()
     try:
         with redirect_stderr(captured):
-            parsed = build_parser().parse_args(given)
+            parsed = args.kubeview_parser().parse_args(given)
     except SystemExit as exc:
         why = captured.getvalue().strip().splitlines()
         raise SessionOptionsError(f"the kubeview options after -- are not valid: {why[-1] if why else exc}") from None
     if parsed.command != "tui" or parsed.headless:
         raise SessionOptionsError("after -- come kubeview's TUI options (e.g. -- --demo, -- --context lab), "
                                   "not a command or --headless: a browser shows the TUI")
-    bad = _check_queries(parsed)
+    bad = check_queries(parsed)
     if bad:
         raise SessionOptionsError(f"after --: {bad}")
     try:
@@ -75,7 +75,33 @@ def _read_token(path: str) -> str:
     return token
 
 
+NAME = "serve"  # `kubeview serve`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    srv = sub.add_parser(
+        NAME, help="serve the TUI to web browsers, one kubeview per session",
+        description="Serve the TUI to web browsers (textual-serve): each browser session runs its own\n"
+                    "kubeview with the options after --. Listens on 127.0.0.1 unless --host says otherwise;\n"
+                    "any other address needs --token-file (browsers open /?token=TOKEN).",
+        epilog="examples:\n  kubeview serve -- --demo\n  kubeview serve --port 8080 -- --context lab\n"
+               "  kubeview serve --host 0.0.0.0 --token-file token.txt -- --context lab")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    srv.add_argument("--port", type=t.int_range(1, 65535), default=8000, help="port (default: 8000)")
+    srv.add_argument("--token-file", metavar="FILE",
+                     help="browsers must present this file's token (needed off loopback)")
+    srv.add_argument("--max-sessions", type=t.int_range(1, 1000), default=4, metavar="N",
+                     help="browser sessions open at once, each a kubeview process (default: 4)")
+    srv.add_argument("--idle-timeout", type=t.seconds, default=1800.0, metavar="SECONDS",
+                     help="close a session with no input for this long (default: 1800)")
+    srv.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- KUBEVIEW-OPTIONS",
+                     help="options for each session's kubeview, e.g. -- --demo")
+    return srv
+
+
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     try:
         passed = app_args(args)
     except SessionOptionsError as exc:

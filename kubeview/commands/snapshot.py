@@ -2,7 +2,7 @@
 
 Opens the source (`select.open_source`: the kubeconfig's cluster, else the local one), waits for
 the first list of every kind (bounded), reads utilization once if `--prometheus` is given, prints,
-and exits. `--json` prints the document of kubeview.model.snapshot (field reference:
+and exits. `--json` prints the document of kubeview.snapshot.document (field reference:
 docs/snapshot.md), `--schema` its JSON Schema, `--metrics` kube-state-metrics-named series.
 Source failures are one line on stderr and exit code 1.
 """
@@ -16,27 +16,42 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from kubeview.cluster.source import ClusterSource, SourceError
 from kubeview.commands import table_text
+from kubeview.commands.options import connection_options
 from kubeview.model.allocation import GPU
-from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import KINDS, ConnectionState
-from kubeview.model.ksm import exposition
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
-from kubeview.model.snapshot_gangs import gangs_doc
-from kubeview.model.snapshot_jobs import jobs_doc
 from kubeview.scheduling.config import PackingConfig
+
+if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
+    from rich.console import Console
+
+    from kubeview.model.cluster import ClusterModel
 
 SYNC_TIMEOUT = 30.0  # seconds the initial sync may go without an event (a list page, a kind listed)
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
+NAME = "snapshot"  # `kubeview snapshot`
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    snap = sub.add_parser(NAME, parents=[connection_options(True, ("cluster", "prometheus"))],
+                          help="print the cluster's allocation once, headless",
+                          description="Print the cluster's allocation once, for scripts and CI.")
+    fmt = snap.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON document (see --schema)")
+    fmt.add_argument("--schema", action="store_true", help="print the JSON Schema of --json and exit")
+    fmt.add_argument("--metrics", action="store_true",
+                     help="kube-state-metrics-named series in Prometheus text format")
+    return snap
+
+
 def run(args: argparse.Namespace) -> int:
+    from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+    from kubeview.snapshot.ksm import exposition
+
     if getattr(args, "schema", False):
         print(json.dumps(SNAPSHOT_SCHEMA, indent=2))
         return 0
@@ -53,29 +68,34 @@ def run(args: argparse.Namespace) -> int:
 
         fits = waiting_fits(model, packing) if not getattr(args, "metrics", False) else None
         if getattr(args, "json", False):
-            # small clusters print indented for people; big ones compact, built fast (model.snapshot.snapshot_json)
+            # small clusters print indented for people; big ones compact, built fast (snapshot.document.snapshot_json)
             text = json.dumps(build_snapshot(model, gang_fits=fits), indent=2) if len(model.pods) <= 2000 \
                 else snapshot_json(model, gang_fits=fits)
             sys.stdout.write(text + "\n")
         elif getattr(args, "metrics", False):
             sys.stdout.write(exposition(model))
         else:
-            print_tables(model, _PipeConsole(soft_wrap=False, highlight=False), gang_fits=fits)
+            print_tables(model, _pipe_console(), gang_fits=fits)
         sys.stdout.flush()
     except BrokenPipeError:
         # `snapshot | head -2`: the reader had what it wanted. Exit 0 whatever the output's size, so
         # the status never depends on whether the pipe's buffer held it all (tables, --json alike)
-        from kubeview.cli import discard_stdout
+        from kubeview.terminate import discard_stdout
 
         discard_stdout()
     return 0
 
 
-class _PipeConsole(Console):
-    """rich's Console exits 1 on a closed pipe (`on_broken_pipe`); let `run` decide instead."""
+def _pipe_console() -> Console:
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError
+    class _PipeConsole(Console):
+        """rich's Console exits 1 on a closed pipe (`on_broken_pipe`); let `run` decide instead."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _PipeConsole(soft_wrap=False, highlight=False)
 
 
 def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
@@ -99,6 +119,9 @@ def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT,
 
 def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     """Run `source` in a thread until its initial sync is complete; SourceError if it fails or stalls."""
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.model.events import KINDS, ConnectionState
+
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
     failure: list[BaseException] = []
@@ -204,6 +227,9 @@ def _section(console: Console, title: str, headers: list[str], right: list[bool]
     width. Without styles (a pipe, a file) the text is written as rich would print it, by table_text:
     rich's own layout of one small table per node cost 3.2 s at 2,000 nodes (#28). `fold`: the
     column whose long cells rich folds when the table is wider than the console."""
+    from rich.table import Table
+    from rich.text import Text
+
     fast = table_text.lines(headers, right, rows, console.width) if console.color_system is None else None
     if fast is not None:
         console.file.write(f"\n{Text.from_markup(title).plain}\n" + "\n".join(fast) + "\n")
@@ -284,8 +310,11 @@ def print_tables(model: ClusterModel, console: Console, gang_fits: Mapping | Non
 
 
 def _jobs_and_gangs(console: Console, model: ClusterModel, gang_fits: Mapping | None) -> None:
-    """The Jobs and gangs of `--json` as tables, read from the same documents (model/snapshot_jobs.py,
-    model/snapshot_gangs.py): the text output left them out (issue 42 item 11)."""
+    """The Jobs and gangs of `--json` as tables, read from the same documents (snapshot/jobs.py,
+    snapshot/gangs.py): the text output left them out (issue 42 item 11)."""
+    from kubeview.snapshot.gangs import gangs_doc
+    from kubeview.snapshot.jobs import jobs_doc
+
     jobs = jobs_doc(model.jobs, model.display_namespace)
     if jobs:  # narrow headers: 80 columns hold a demo Job's row
         rows = [[f"{j['namespace']}/{j['name']}", j["state"],

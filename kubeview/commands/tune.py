@@ -19,8 +19,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from kubeview import cli_types as t
 from kubeview.cluster.source import ClusterSource, SourceError
 from kubeview.commands.main import _err, usable_cores
+from kubeview.commands.options import connection_options, scene_names, scene_overrides
 from kubeview.terminate import raise_terminated
 
 DEFAULT_TRIALS = 20
@@ -51,6 +53,66 @@ def _inputs(args: argparse.Namespace, kube: bool) -> tuple[Any, Any, Any]:
                         args.samples_per_task or f"1:{job.spp}", args.tile or "8:64", spp=job.spp)
     first = baseline(space, replicas=4 if kube else cores, samples_per_task=job.chunk, tile=job.tile)
     return scene, space, (first, job)
+
+
+NAME = "tune"  # `kubeview tune`
+
+
+EPILOG = """\
+Each trial applies the render job with its parameters (the producer and a ReplicaSet of consumers,
+as `kubeview --render` does), takes the producer's own elapsed time as the objective, checks that
+the image is bit-identical to a one-process reference render (made once per task size and cached
+in the state directory), deletes the job and waits for its pods to go. A failed, timed-out or
+interrupted trial is kept in the study as failed, with its reason. A range is MIN:MAX or one value.
+
+examples:
+  kubeview tune three-spheres --trials 12 --headless
+  kubeview tune spheres --replicas 1:8 --cpu 250m:1000m --samples-per-task 4:100 --tile 16:64
+  kubeview tune spheres --storage postgresql://tuner@db/kubeview --study-name lab --kubeconfig ~/.kube/lab
+  kubeview tune spheres --json > study.json      # the study: trials, params, states, values, best
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    tune = sub.add_parser(
+        NAME, parents=[connection_options(True, ("cluster",))],
+        help="find the fastest replicas / cpu / task size for a render (Optuna)",
+        description="Search consumer replicas, their cpu request, samples per task and tile size for the\n"
+                    "fastest render of SCENE with an Optuna study, on the embedded local cluster (a real\n"
+                    "cluster only with --kubeconfig or --context). The study is stored (SQLite by default)\n"
+                    "and resumable: run the same command again to finish it. Without --headless the TUI\n"
+                    "opens on its Tune screen: the trials, the best so far, wall time plotted live.",
+        epilog=EPILOG)
+    tune.add_argument("scene", help=f"scene YAML path or bundled name ({scene_names()})")
+    s = tune.add_argument_group("study")
+    s.add_argument("--trials", type=t.int_range(1, 100_000), default=20,
+                   help="trials the study should have in all; a resumed study runs the missing ones (default: 20)")
+    s.add_argument("--timeout", type=t.seconds, metavar="SECONDS",
+                   help="start no new trial after this long (default: none)")
+    s.add_argument("--trial-timeout", type=t.seconds, default=600.0, metavar="SECONDS",
+                   help="a trial still running after this long fails as timed out (default: 600)")
+    s.add_argument("--start-timeout", type=t.seconds, default=300.0, metavar="SECONDS",
+                   help="a trial whose producer has not answered after this long fails (default: 300)")
+    s.add_argument("--storage", metavar="URL",
+                   help="any database URL Optuna takes, e.g. postgresql://u@host/db to share a study between "
+                        "machines (default: sqlite:///$XDG_STATE_HOME/kubeview/tune.db)")
+    s.add_argument("--study-name", metavar="NAME", help="default: SCENE-WxH-sppN-local|kube")
+    s.add_argument("--seed", type=t.int_range(0, 2**31 - 1), default=0, help="sampler seed (default: 0)")
+    s.add_argument("--prune-margin", type=t.ratio_at_least_one, default=1.5, metavar="X",
+                   help="prune a trial X times slower than the best was at the same progress (default: 1.5)")
+    p = tune.add_argument_group("search ranges (MIN:MAX, or one value to fix it)")
+    p.add_argument("--replicas", metavar="RANGE", help="consumer replicas (default: 1:2x cores local, 1:64 real)")
+    p.add_argument("--cpu", metavar="RANGE", help="cpu request per consumer (default: 100m:1000m)")
+    p.add_argument("--samples-per-task", metavar="RANGE", help="samples per pixel per task (default: 1:SPP)")
+    p.add_argument("--tile", metavar="RANGE", help="task tile size in pixels (default: 8:64)")
+    j = tune.add_argument_group("the render job")
+    scene_overrides(j)
+    j.add_argument("--image", help="real cluster: the renderer image (default: kubeview:latest)")
+    j.add_argument("--gpu", type=int, choices=[0, 1], help="real cluster: 1 = consumers request nvidia.com/gpu: 1")
+    o = tune.add_argument_group("output")
+    o.add_argument("--headless", action="store_true", help="a line per trial and the best at the end, no TUI")
+    o.add_argument("--json", action="store_true", help="print the study as JSON at the end (progress to stderr)")
+    return tune
 
 
 def run(args: argparse.Namespace) -> int:

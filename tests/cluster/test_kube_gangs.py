@@ -16,8 +16,8 @@ from kubeapi.source_run import collect_events
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, Scope
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA
+from kubeview.snapshot.document import SNAPSHOT_SCHEMA
+from kubeview.snapshot.schema import validate
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 BASE_WATCHES = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",

@@ -16,8 +16,8 @@ from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
 from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot
+from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
+from kubeview.snapshot.schema import validate
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 KINDS = ("Pod", "Job")

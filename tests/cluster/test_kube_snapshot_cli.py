@@ -11,8 +11,8 @@ import pytest
 from kubeapi import KubeAPI
 from test_kube_source import other_namespace_pods
 
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA
+from kubeview.snapshot.document import SCHEMA_VERSION, SNAPSHOT_SCHEMA
+from kubeview.snapshot.schema import validate
 
 
 def kubeview(api: KubeAPI, *args: str) -> subprocess.CompletedProcess[str]:

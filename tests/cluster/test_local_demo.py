@@ -200,8 +200,8 @@ def test_text_snapshot_has_the_jobs_and_gangs_of_the_json(demo: tuple[LocalSourc
     """Issue 42 item 11: `snapshot --json` had the demo's Job and gangs, the text tables left them out.
     The same facts, read from the same documents, in 80 columns."""
     from kubeview.cluster.packing import current_packing
-    from kubeview.model.snapshot import build_snapshot
     from kubeview.scheduling.gang_fit import waiting_fits
+    from kubeview.snapshot.document import build_snapshot
 
     source, model = demo
     fits = waiting_fits(model, current_packing(source, None)[0])

@@ -13,8 +13,8 @@ from kubeview.model.dra import mapped_resources, pod_claim_names
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gangs import group_keys
 from kubeview.model.jobs import JobPodView
-from kubeview.model.snapshot import snapshot_json
 from kubeview.model.views import PodView
+from kubeview.snapshot.document import snapshot_json
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "k8s"
 

@@ -113,8 +113,8 @@ def test_counters_used_up_are_a_difference_with_its_cause() -> None:
 
 
 def test_snapshot_carries_taints_shares_admin_alternatives_and_pool_status() -> None:
-    from kubeview.model.schema_check import validate
-    from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot
+    from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
+    from kubeview.snapshot.schema import validate
 
     m = model("pool-status")
     m.apply(Listed("ResourcePoolStatusRequest", [json.loads((REC / "pool-status" / "resourcepoolstatusrequest.json")

@@ -13,10 +13,10 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import DeviceClassView, parse_cel
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gpu_idle import find_idle
-from kubeview.model.ksm import exposition
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.model.usage import UsageUpdate
+from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.snapshot.ksm import exposition
+from kubeview.snapshot.schema import validate
 
 recorded = recorded_dra_model
 

@@ -6,7 +6,7 @@ from kubeapi import fixtures
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.ksm import exposition, sanitize, unit
+from kubeview.snapshot.ksm import exposition, sanitize, unit
 
 
 def test_sanitising_and_units_follow_ksm() -> None:

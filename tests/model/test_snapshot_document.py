@@ -10,9 +10,9 @@ from kubeapi import fixtures
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.model.usage import NodeUsage, PodUsage, UsageUpdate
+from kubeview.snapshot.document import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.snapshot.schema import validate
 
 
 def model() -> ClusterModel:

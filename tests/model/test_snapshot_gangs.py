@@ -7,9 +7,9 @@ import json
 
 from test_gangs_137 import model
 
-from kubeview.model.schema_check import validate
-from kubeview.model.snapshot import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.scheduling.gang_fit import waiting_fits
+from kubeview.snapshot.document import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+from kubeview.snapshot.schema import validate
 
 
 def test_gangs_with_their_fit_validate_and_say_why() -> None:

@@ -18,8 +18,8 @@ from kubeview.cluster.prometheus.source import PrometheusUsage, start_poller
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
 from kubeview.model.gpu_idle import find_idle
-from kubeview.model.snapshot import build_snapshot
 from kubeview.model.usage import UsageUpdate
+from kubeview.snapshot.document import build_snapshot
 from tests.prometheus.conftest import get_json, wait_for
 from tests.prometheus.exporter import (
     EXPECTED_NODE_CPU,

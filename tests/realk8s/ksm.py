@@ -2,7 +2,7 @@
 
 Series are compared as sets of (metric, labels, value) with the value as a float: KSM prints `0.1`
 and `1.5e+09` where kubeview prints `0.1` and `1500000000`. The `uid` label is dropped on both sides
-(kubeview's model keeps no uids; kubeview/model/ksm.py says so).
+(kubeview's model keeps no uids; kubeview/snapshot/ksm.py says so).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The GPU ledger's DRA part in `snapshot --json` ("dra": devices and claims) and in `--metrics`
 (per-device series). docs/snapshot.md documents the fields; the schema fragments live here beside
-the code that fills them, and model/snapshot.py plugs both in."""
+the code that fills them, and snapshot/document.py plugs both in."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `jobs` part of the snapshot document and its JSON Schema (pure; snapshot.py puts it in place).
+"""The `jobs` part of the snapshot document and its JSON Schema (pure; document.py puts it in place).
 
 Per Job: the spec that decides its progress (completions, parallelism, mode, suspend, backoff
 limits), the status counts, the completed and failed indexes in the API's interval form, the index

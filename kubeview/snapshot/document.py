@@ -15,14 +15,14 @@ from datetime import UTC, datetime
 
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra_snapshot import DRA_SCHEMA, dra_doc
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
-from kubeview.model.snapshot_gangs import GANG_SCHEMA, gangs_doc
-from kubeview.model.snapshot_jobs import JOB_SCHEMA, jobs_doc
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
+from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
+from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
+from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
 
@@ -269,7 +269,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
     }
 
 
-# -- JSON Schema (draft 2020-12; the subset kubeview.model.schema_check understands) ------------------
+# -- JSON Schema (draft 2020-12; the subset kubeview.snapshot.schema understands) ------------------
 _INT = {"type": "integer"}
 _COUNT = {"type": "integer", "minimum": 0}
 _STR = {"type": "string"}

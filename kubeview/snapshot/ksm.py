@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra_snapshot import DEVICE_HELP, DEVICE_METRIC, device_series
+from kubeview.snapshot.dra import DEVICE_HELP, DEVICE_METRIC, device_series
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 _NATIVE_PREFIX = "kubernetes.io/"

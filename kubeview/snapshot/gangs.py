@@ -1,4 +1,4 @@
-"""The `gangs` part of the snapshot document and its JSON Schema (pure; snapshot.py puts it in place).
+"""The `gangs` part of the snapshot document and its JSON Schema (pure; document.py puts it in place).
 
 Per gang (model/gangs.py): which scheduler's object it is, minCount, its members with where they are or
 why they wait, the counts computed from them, the group's condition, and — for a gang with members
