@@ -26,6 +26,9 @@ RULES = [
     ("renderer", ["textual", "kubeview"]),
     # `kubeview serve` relays terminals: each session's TUI and cluster live in its own process
     ("kubeview.web", ["textual", "kubernetes", "kubeview.cluster", "kubeview.tui"]),
+    # table logic and widgets are views: shared formatting lives in tui/format.py, never in a screen
+    ("kubeview.tui.rows", ["kubeview.tui.screens", "kubeview.tui.app"]),
+    ("kubeview.tui.widgets", ["kubeview.tui.screens", "kubeview.tui.app"]),
 ]
 
 _PROBE = """
@@ -199,3 +202,11 @@ def test_checker_catches_a_planted_cross_source_import(tmp_path: Path) -> None:
         "import kubeview.cluster.kube.errors  # noqa: F401\n")
     _, bad = violations(tmp_path, "kubeview.cluster.local", ["kubeview.cluster.kube"])
     assert bad == ["kubeview.cluster.kube"]
+
+
+def test_checker_catches_a_row_module_importing_a_screen(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "kubeview" / "tui" / "rows" / "planted.py").write_text(
+        "from kubeview.tui.screens.pod_detail import describe  # noqa: F401\n")
+    _, bad = violations(tmp_path, "kubeview.tui.rows", ["kubeview.tui.screens"])
+    assert bad == ["kubeview.tui.screens"]
