@@ -30,6 +30,9 @@ RULES = [
     ("renderer", ["textual", "kubeview"]),
     # `kubeview serve` relays terminals: each session's TUI and cluster live in its own process
     ("kubeview.web", ["textual", "kubernetes", "kubeview.cluster", "kubeview.tui"]),
+    # table logic and widgets are views: shared formatting lives in tui/format.py, never in a screen
+    ("kubeview.tui.rows", ["kubeview.tui.screens", "kubeview.tui.app"]),
+    ("kubeview.tui.widgets", ["kubeview.tui.screens", "kubeview.tui.app"]),
 ]
 
 _PROBE = """
@@ -205,9 +208,13 @@ def test_subpackages_say_what_they_hold_and_may_import() -> None:
         assert doc.startswith('"""') and "May import" in doc, pkg
 
 
-def test_checker_catches_a_planted_cross_source_import(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("folder", "package", "planted", "forbidden"), [
+    ("cluster/local", "kubeview.cluster.local", "import kubeview.cluster.kube.errors", "kubeview.cluster.kube"),
+    ("tui/rows", "kubeview.tui.rows", "from kubeview.tui.screens.pod_detail import describe", "kubeview.tui.screens"),
+], ids=["cross-source", "row-imports-a-screen"])
+def test_checker_catches_a_planted_import(tmp_path: Path, folder: str, package: str, planted: str,
+                                          forbidden: str) -> None:
     shutil.copytree(ROOT / "kubeview", tmp_path / "kubeview", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "kubeview" / "cluster" / "local" / "planted.py").write_text(
-        "import kubeview.cluster.kube.errors  # noqa: F401\n")
-    _, bad = violations(tmp_path, "kubeview.cluster.local", ["kubeview.cluster.kube"])
-    assert bad == ["kubeview.cluster.kube"]
+    (tmp_path / "kubeview" / folder / "planted.py").write_text(f"{planted}  # noqa: F401\n")
+    _, bad = violations(tmp_path, package, [forbidden])
+    assert bad == [forbidden]

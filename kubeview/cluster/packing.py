@@ -8,16 +8,16 @@ memory only), unless the caller names a policy (`kubeview fit --policy`) — and
 
 from __future__ import annotations
 
+from kubeview.cluster.source import ClusterSource, KnowsPacking
 from kubeview.scheduling.config import PackingConfig
 
 KUBE_DEFAULT = "kube-scheduler's default scoring (least allocated), approximated as spread"
 
 
-def current_packing(source: object, policy: str | None = None) -> tuple[PackingConfig, str]:
+def current_packing(source: ClusterSource, policy: str | None = None) -> tuple[PackingConfig, str]:
     """(the config, where it comes from) for `source`; `policy` overrides the policy."""
-    live = getattr(source, "packing", None)
-    if isinstance(live, PackingConfig):
-        config, where = live, "the embedded scheduler's"
+    if isinstance(source, KnowsPacking):
+        config, where = source.packing, "the embedded scheduler's"
     else:
         config, where = PackingConfig(policy="spread"), KUBE_DEFAULT
     if policy is not None and policy != config.policy:

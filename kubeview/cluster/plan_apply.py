@@ -14,29 +14,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from kubeview.cluster.evictions import EvictionRefused
 from kubeview.cluster.plan_log import PlanLog
-from kubeview.cluster.source import ActionError
+from kubeview.cluster.source import ActionError, ClusterSource, Evicts, TalksToKube
 from kubeview.scheduling.plan_types import Plan
 
 
-class Evicting(Protocol):
-    def evict(self, namespace: str, name: str) -> str: ...
-    def nominate(self, namespace: str, name: str, node: str) -> str: ...
-    def get(self, kind: str, namespace: str, name: str) -> dict | None: ...
-
-
-def evictor_for(source: object):  # noqa: ANN201 - an Evicting with budgets(), or None
+def evictor_for(source: ClusterSource) -> Evicts | None:
     """What evicts on `source`'s cluster: a KubeEvictor on its client, the embedded cluster itself, or
     None for a source without an Eviction API (the synthetic one)."""
-    api = getattr(source, "api_client", None)
-    if api is not None:
+    if isinstance(source, TalksToKube):
         from kubeview.cluster.kube.evict import KubeEvictor
 
-        return KubeEvictor(api, getattr(source, "server", ""))
-    return source if hasattr(source, "evict") and hasattr(source, "budgets") else None
+        return KubeEvictor(source.api_client, source.server)
+    return source if isinstance(source, Evicts) else None
 
 
 @dataclass(slots=True)
@@ -50,7 +42,7 @@ class Outcome:
         return self.outcome in ("bound", "done")
 
 
-def apply_plan(cluster: Evicting, plan: Plan, timeout: float = 120.0, *, log: PlanLog | None = None,
+def apply_plan(cluster: Evicts, plan: Plan, timeout: float = 120.0, *, log: PlanLog | None = None,
                title: str = "", say: Callable[[str], None] = lambda _line: None, poll: float = 0.2) -> Outcome:
     """Apply `plan` (found, within its budgets) and follow it; the audit log gets a row either way."""
     entry = log.started(title, plan.target, plan.to_dict()) if log is not None else None
@@ -60,7 +52,7 @@ def apply_plan(cluster: Evicting, plan: Plan, timeout: float = 120.0, *, log: Pl
     return out
 
 
-def _apply(cluster: Evicting, plan: Plan, timeout: float, say: Callable[[str], None], poll: float) -> Outcome:
+def _apply(cluster: Evicts, plan: Plan, timeout: float, say: Callable[[str], None], poll: float) -> Outcome:
     out = Outcome("failed", "")
 
     def line(text: str) -> None:

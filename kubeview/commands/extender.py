@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from kubeview import cli_types as t
-from kubeview.cluster.source import SourceError
+from kubeview.cluster.source import SourceError, TalksToKube
 from kubeview.commands.options import connection_options
 from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     feed = ModelFeed(max_staleness=DEFAULT_MAX_STALENESS)
     binder = pods_on = pod_of = None
-    if hasattr(source, "api_client"):  # a real cluster: serve the bind verb by posting Bindings
+    if isinstance(source, TalksToKube):  # a real cluster: serve the bind verb by posting Bindings
         from kubeview.cluster.kube.bind import KubeBinder
         from kubeview.cluster.kube.pods_on import KubePodOf, KubePodsOnNode
 

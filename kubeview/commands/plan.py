@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             return _fail("not applied: " + "; ".join(plan.over_budget), 1)
         if not plan.moves:
             return 0
-        return _apply(cluster, plan, args, getattr(source, "title", ""))
+        return _apply(cluster, plan, args, source.title)
     finally:
         source.close()
 

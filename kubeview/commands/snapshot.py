@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from kubeview.cluster.source import ClusterSource, SourceError
+from kubeview.cluster.source import ClusterSource, ListsKinds, SourceError
 from kubeview.commands import table_text
 from kubeview.commands.options import connection_options
 from kubeview.model.allocation import GPU
@@ -134,10 +134,10 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
 
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
-    model = ClusterModel(title=getattr(source, "title", ""))
+    model = ClusterModel(title=source.title)
     deadline = time.monotonic() + timeout  # from the last event: a big list's pages keep it going
     try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
-        while not model.is_synced(kinds := tuple(getattr(source, "kinds", KINDS))):
+        while not model.is_synced(kinds := tuple(source.kinds if isinstance(source, ListsKinds) else KINDS)):
             if failure:
                 raise _as_source_error(failure[0])
             left = deadline - time.monotonic()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubeview.model.dra import mapped_resources, pod_claim_names
+from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.model.quantity import resource_dict
 from kubeview.model.requests import pod_amounts
 
@@ -91,11 +92,7 @@ class PodView:
             for cond in status.get("conditions") or ():
                 if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
                     reason = cond.get("message") or cond.get("reason") or "Unschedulable"
-        restarts = 0
-        statuses = status.get("containerStatuses")
-        if statuses:
-            for cs in statuses:
-                restarts += cs.get("restartCount") or 0
+        restarts = pod_restarts(obj)
         requests, limits, containers, container_limits = pod_amounts(spec)
         claim_names: tuple[str, ...] = ()
         mapped: frozenset[str] = frozenset()

@@ -28,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, parse_status
 from kubeview.model.kube_events import EventLog
+from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
 from kubeview.render.pod_wait import pod_waiting, with_event
@@ -71,10 +72,6 @@ def _ready(pod: dict) -> bool:
 def _running(pod: dict) -> bool:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
-
-
-def _restarts(pod: dict) -> int:
-    return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
 def pod_problem(pod: dict) -> str | None:
@@ -280,7 +277,7 @@ class KubeRenderJob:
             self._read_events()
         waiting = tuple(f"{p['metadata']['name']}: {with_event(why, self._warning(p), wall)}" for p, why in waiting_pods)
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
-                              restarts=sum(_restarts(p) for p in consumers),
+                              restarts=sum(pod_restarts(p) for p in consumers),
                               pending_reason=problems[0] if problems else (waiting[0] if waiting else None),
                               producer_phase=_phase(producer) if producer is not None else "Missing",
                               waiting=tuple(self._workload_problems) + waiting)

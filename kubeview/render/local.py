@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.source import ActionError
+from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.model.quantity import QuantityError, to_units
 from kubeview.render.producer_deaths import DeathWatch
 from kubeview.render.status import RenderStatus, StatusError, parse_status
@@ -153,10 +154,6 @@ def _running(pod: dict) -> bool:
     return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
 
 
-def _restarts(pod: dict) -> int:
-    return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
-
-
 def _last_terminated(pod: dict) -> dict | None:
     for cs in (pod.get("status") or {}).get("containerStatuses") or []:
         return (cs.get("lastState") or {}).get("terminated") or (cs.get("state") or {}).get("terminated")
@@ -274,7 +271,7 @@ class LocalRenderJob:
         status = status or self._last_status
         notices: list[str] = []
         if producer:
-            notices = self.deaths.observe(_restarts(producer[0]), _last_terminated(producer[0]), fresh)
+            notices = self.deaths.observe(pod_restarts(producer[0]), _last_terminated(producer[0]), fresh)
             self._check_producer(producer[0])
         if status is not None and status.finished and not self._consumers_released:
             # Done: consumers exit 0 on their own; scale to 0 so the ReplicaSet does not replace them.
@@ -283,7 +280,7 @@ class LocalRenderJob:
         running = sum(1 for p in consumers if _running(p))
         reasons = [r for r in map(_unschedulable, consumers) if r]
         return RenderProgress(status=status, running=running, pending=len(consumers) - running,
-                              restarts=sum(_restarts(p) for p in consumers),
+                              restarts=sum(pod_restarts(p) for p in consumers),
                               pending_reason=reasons[0] if reasons else None, producer_phase=phase,
                               notices=tuple(notices), producer_deaths=self.deaths.deaths)
 

@@ -1,33 +1,51 @@
 """What the user can do to the cluster, each in a worker thread: scale a workload, apply packing.
 
 Each action ends with an `ActionDone` message (the one-line result, or the API's refusal) and never
-blocks the UI. Packing goes to the embedded scheduler (local sources have `set_packing`) or to the
-extender's `/config` (`--extender URL`); the header's `packing_label` says which one is live.
+blocks the UI. Packing goes to the embedded scheduler (a source that `RunsPacking`) or to the
+extender's `/config` (`--extender URL`); the header's `packing_label` says which one is live. What a
+source can do is read from its declared capabilities (cluster/source.py), never probed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import work
 
 from kubeview.cluster.extender_client import ExtenderClient
-from kubeview.cluster.source import ActionError
+from kubeview.cluster.source import ActionError, EditsJobs, Preempts, RunsPacking, Scales
 from kubeview.scheduling.config import PackingConfig
 from kubeview.tui.messages import ActionDone
 
 if TYPE_CHECKING:
+    from textual.message import Message
+
     from kubeview.tui.host import AppHost
+
+
+def report_action(post: Callable[[Message], object], act: Callable[[], str | None], done: str = "",
+                  failed: str | None = None) -> None:
+    """Run `act` (in a worker thread) and post its outcome as one `ActionDone` line: its result (or
+    `done` when it said nothing), the refusal of an ActionError, else `failed: the error` (a bug or an
+    unexpected error: one line, not a traceback), or the error's own words when `failed` is None."""
+    try:
+        text = act()
+    except ActionError as exc:
+        post(ActionDone(str(exc), ok=False))
+    except Exception as exc:
+        post(ActionDone(str(exc) if failed is None else f"{failed}: {exc}", ok=False))
+    else:
+        post(ActionDone(text or done))
 
 
 class ActionsMixin:
     """Scaling and packing for `KubeviewApp` (kept out of app.py so that stays small)."""
 
     def init_packing(self: AppHost) -> None:
-        live = getattr(self.source, "packing", None)
-        if isinstance(live, PackingConfig) and hasattr(self.source, "set_packing"):
+        if isinstance(self.source, RunsPacking):
             self.packing_where = "embedded scheduler"
-            self.set_packing_live(live)
+            self.set_packing_live(self.source.packing)
         elif self.extender_url:
             self.packing_where = f"extender {self.extender_url}"
             self.packing_label = f"? · {self.packing_where}"
@@ -54,55 +72,43 @@ class ActionsMixin:
     @work(thread=True, group="actions", exit_on_error=False, name="scaling")
     def scale(self: AppHost, kind: str, namespace: str, name: str, replicas: int) -> None:
         """`source.scale` in a thread; the result or refusal comes back as one line."""
-        try:
-            text = self.source.scale(kind, namespace, name, replicas)
-        except ActionError as exc:
-            self.post_message(ActionDone(str(exc), ok=False))
-        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
-            self.post_message(ActionDone(f"scaling {kind} {namespace}/{name} failed: {exc}", ok=False))
-        else:
-            self.post_message(ActionDone(text or f"{kind} {namespace}/{name} scaled to {replicas}."))
+        source = self.source
+        if not isinstance(source, Scales):
+            self.post_message(ActionDone("this cluster source cannot scale workloads.", ok=False))
+            return
+        report_action(self.post_message, lambda: source.scale(kind, namespace, name, replicas),
+                      f"{kind} {namespace}/{name} scaled to {replicas}.", f"scaling {kind} {namespace}/{name} failed")
 
     @work(thread=True, group="actions", exit_on_error=False, name="changing a Job")
     def job_action(self: AppHost, namespace: str, name: str, *, parallelism: int | None = None,
                    suspend: bool | None = None) -> None:
         """`source.set_parallelism` or `source.suspend_job` in a thread; one line back."""
-        source: Any = self.source
-        try:
-            if parallelism is not None:
-                text = source.set_parallelism(namespace, name, parallelism)
-            else:
-                text = source.suspend_job(namespace, name, bool(suspend))
-        except ActionError as exc:
-            self.post_message(ActionDone(str(exc), ok=False))
-        except AttributeError:
+        source = self.source
+        if not isinstance(source, EditsJobs):
             self.post_message(ActionDone("this cluster source cannot change Jobs.", ok=False))
-        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
-            self.post_message(ActionDone(f"changing Job {namespace}/{name} failed: {exc}", ok=False))
-        else:
-            self.post_message(ActionDone(text))
+            return
+        report_action(self.post_message,
+                      lambda: source.set_parallelism(namespace, name, parallelism) if parallelism is not None
+                      else source.suspend_job(namespace, name, bool(suspend)),
+                      failed=f"changing Job {namespace}/{name} failed")
 
     @work(thread=True, group="actions", exit_on_error=False, name="preempting a node")
     def preempt(self: AppHost, node: str) -> None:
         """The embedded cluster's `preempt_node` in a thread; one line back."""
-        source: Any = self.source
-        try:
-            text = source.preempt_node(node)
-        except ActionError as exc:
-            self.post_message(ActionDone(str(exc), ok=False))
-        except Exception as exc:  # a bug or an unexpected error: one line, not a traceback
-            self.post_message(ActionDone(f"preempting node {node} failed: {exc}", ok=False))
-        else:
-            self.post_message(ActionDone(text))
+        source = self.source
+        if not isinstance(source, Preempts):
+            self.post_message(ActionDone("this cluster source cannot preempt nodes.", ok=False))
+            return
+        report_action(self.post_message, lambda: source.preempt_node(node), failed=f"preempting node {node} failed")
 
     @work(thread=True, group="actions", exit_on_error=False, name="applying packing")
     def apply_packing(self: AppHost, config: PackingConfig) -> None:
         """Make `config` live: on the embedded scheduler, else on the extender."""
-        source: Any = self.source
+        source = self.source
         try:
-            if self.packing_where == "embedded scheduler":
+            if isinstance(source, RunsPacking):
                 text = source.set_packing(config)
-                live = source.packing if isinstance(getattr(source, "packing", None), PackingConfig) else config
+                live = source.packing
             elif self.extender_url:
                 live = self._extender().put_config(config)
                 text = f"packing policy {live.policy} is live on the extender {self.extender_url}."

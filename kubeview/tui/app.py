@@ -24,7 +24,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from kubeview.cluster.source import ClusterSource
+from kubeview.cluster.source import ClusterSource, ListsKinds, RunsPacking
 from kubeview.scheduling.config import PackingConfig
 from kubeview.tui.actions import ActionsMixin
 from kubeview.tui.commands import KubeviewCommands
@@ -85,7 +85,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         self.source = source
         self.render_job = render_job
         self.tuner = tuner  # a kubeview.tune.study.Tuner: `kubeview tune` opens on the Tune screen
-        self.state = ClusterState(getattr(source, "title", ""))
+        self.state = ClusterState(source.title)
         self.set_reactive(KubeviewApp.summary, replace(STARTING, title=self.state.model.title))  # nothing listed yet
         if start == "nodes":
             start = "tune" if tuner is not None else "render" if render_job is not None else start
@@ -125,7 +125,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self.state.notify = lambda: self.post_message(ClusterChanged())
         self.init_packing()
-        if self.extender_url and self.packing_where != "embedded scheduler":
+        if self.extender_url and not isinstance(self.source, RunsPacking):
             self.fetch_packing()
         self.watch_source()
         if self.usage is not None:
@@ -244,7 +244,7 @@ class KubeviewApp(ActionsMixin, App[int]):
             self.state.caught_up()
             model = self.state.model
             summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)),
-                                tuple(getattr(self.source, "kinds", ())))
+                                self.source.kinds if isinstance(self.source, ListsKinds) else ())
             if summary.usage_error and summary.usage_error != self.summary.usage_error:
                 self.banner = self.sticky_banner = (f"utilization: {summary.usage_error}", "error")  # once
             self.summary = summary

@@ -1,4 +1,4 @@
-"""How amounts look on screen: cpu cores, binary bytes, percentages, two-tone bars, taints.
+"""How amounts look on screen: cpu cores, binary bytes, percentages, two-tone bars, taints, wrapped text.
 
 Pure functions returning `str` or `rich.text.Text`, shared by every table and the header, so a
 figure reads the same everywhere (and the snapshot tests pin it down).
@@ -7,8 +7,10 @@ figure reads the same everywhere (and the snapshot tests pin it down).
 from __future__ import annotations
 
 import re
+import textwrap
 import time
 
+from rich.markup import escape
 from rich.text import Text
 
 GPU = "nvidia.com/gpu"
@@ -260,3 +262,32 @@ def reasons_in(reasons: list[str], width: int | None) -> str:
     lacking = [r.removeprefix("short of ") for r in short if r.startswith("short of ")]
     rest = [r for r in short if not r.startswith("short of ")]
     return ", ".join((["short of " + ", ".join(lacking)] if lacking else []) + rest)  # `short of cpu, mem`
+
+
+def hanging(lead: str, text: str, width: int | None) -> list[str]:
+    """`lead` + `text` wrapped to `width` cells, the lines after the first indented by `len(lead)` (a
+    wrapped message stays in its column, not back at column 0; under a small indent when the column
+    is too narrow to read). One line without a width."""
+    if width is None or len(lead) + len(text) <= width:
+        return [lead + text]
+    if width - len(lead) < 20:  # the column is too narrow: the message goes under it
+        return [lead.rstrip(), *textwrap.wrap(text, max(width, 8), initial_indent="    ", subsequent_indent="    ",
+                                              break_on_hyphens=False)]
+    return textwrap.wrap(text, width, initial_indent=lead, subsequent_indent=" " * len(lead),
+                         break_on_hyphens=False) or [lead]
+
+
+def wrap_long_lines(markup: str, width: int) -> str:
+    """Any other line longer than `width` (a DRA claim line) wrapped under its own indent + 2, as plain
+    text: the Static would wrap it to column 0."""
+    out = []
+    for line in markup.split("\n"):
+        plain = Text.from_markup(line).plain
+        if len(plain) <= width:
+            out.append(line)
+            continue
+        body = plain.lstrip()
+        lead = plain[: len(plain) - len(body)]
+        out += [escape(part) for part in textwrap.wrap(body, width, initial_indent=lead,
+                                                       subsequent_indent=lead + "  ", break_on_hyphens=False)]
+    return "\n".join(out)

@@ -16,6 +16,8 @@ class PagedSource:
     """Lists every kind at once except pods, whose pages come `gap` s apart (`pages` of them), then
     the Pod list, unless `stall`: then nothing more. A source as the snapshot sees one (run/kinds)."""
 
+    title = "paged"
+    is_local = False
     kinds = KINDS
 
     def __init__(self, pages: int, gap: float, stall: bool = False) -> None:
@@ -32,6 +34,9 @@ class PagedSource:
         if not self.stall:
             emit(Listed("Pod", [], "2"))
         stop.wait()
+
+    def close(self) -> None:
+        pass
 
 
 def test_a_list_whose_pages_keep_coming_is_waited_for_past_the_timeout() -> None:

@@ -14,7 +14,7 @@ from kubeview.tui.screens.pod_detail import PodDetailScreen
 
 
 def test_hanging_indent() -> None:
-    from kubeview.tui.screens.pod_detail import hanging
+    from kubeview.tui.format import hanging
 
     lead = "Warning  FailedScheduling  3m  default-scheduler  "
     text = "0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, 3 Insufficient cpu."

@@ -16,6 +16,7 @@ import random
 from typing import Protocol
 
 from kubeview.cluster.local import objects as obj
+from kubeview.model.pod_status import restarts as pod_restarts
 
 RANK_PHASE = {"Pending": 0, "Unknown": 1, "Running": 2}
 RS_CONTROLLER = "replicaset-controller"
@@ -57,16 +58,12 @@ def is_ready(pod: dict) -> bool:
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
-def _restarts(pod: dict) -> int:
-    return sum(int(c.get("restartCount", 0)) for c in (pod.get("status") or {}).get("containerStatuses") or [])
-
-
 def deletion_order(api: Api, pods: list[dict]) -> list[dict]:
     """Which pods a scale-down removes first (kube's ActivePodsWithRanks, simplified)."""
     def rank(p: dict) -> tuple:
         phase = (p.get("status") or {}).get("phase", "Pending")
         return (bool((p.get("spec") or {}).get("nodeName")), RANK_PHASE.get(phase, 1), is_ready(p),
-                -_restarts(p), -api.created_seq("Pod", _meta(p).get("namespace", ""), _meta(p)["name"]))
+                -pod_restarts(p), -api.created_seq("Pod", _meta(p).get("namespace", ""), _meta(p)["name"]))
     return sorted(pods, key=rank)
 
 

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import psutil
 from prometheus_client import CollectorRegistry, start_http_server
@@ -48,6 +48,7 @@ class PodTarget:
 Targets = tuple[Sequence[NodeTarget], Sequence[PodTarget]]
 
 
+@runtime_checkable
 class LocalSourceLike(Protocol):
     """What is read of `LocalSource` (all public): the cluster file's nodes, pods and their pids."""
 
@@ -192,5 +193,7 @@ class LocalMetricsServer:
 def start_local_metrics(source: LocalSourceLike | Callable[[], Targets], host: str = "127.0.0.1",
                         port: int = 0) -> LocalMetricsServer:
     """Serve `/metrics` for a `LocalSource` (or a callable returning targets); port 0 picks a free one."""
-    targets = source if callable(source) and not hasattr(source, "pids") else (lambda: targets_of(source))
-    return LocalMetricsServer(LocalMetricsCollector(targets), host, port)  # type: ignore[arg-type]
+    if isinstance(source, LocalSourceLike):
+        local = source
+        return LocalMetricsServer(LocalMetricsCollector(lambda: targets_of(local)), host, port)
+    return LocalMetricsServer(LocalMetricsCollector(source), host, port)

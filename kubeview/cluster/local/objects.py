@@ -16,6 +16,7 @@ import time
 import uuid
 
 from kubeview.cluster.local.config import NodeSpec, SystemWorkload
+from kubeview.model.pod_status import restarts as pod_restarts
 
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "ReplicaSet": "apps/v1", "Deployment": "apps/v1", "Event": "v1",
                 "Job": "batch/v1", "DeviceClass": "resource.k8s.io/v1", "ResourceSlice": "resource.k8s.io/v1",
@@ -348,7 +349,7 @@ def system_deployment(w: SystemWorkload) -> dict:
 def disrupted(pod: dict, reason: str, message: str, exit_code: int = 137) -> dict:
     """A pod killed with its node: Failed, `DisruptionTarget=True` (as the kubelet's node-shutdown
     manager writes it: reason `TerminationByKubelet`), its container terminated."""
-    out = container_state(pod, terminated_state(exit_code, started_at(pod)), False, _restarts(pod), phase="Failed")
+    out = container_state(pod, terminated_state(exit_code, started_at(pod)), False, pod_restarts(pod), phase="Failed")
     status, now = out["status"], timestamp()
     _set_condition(status, "DisruptionTarget", "True", now, reason, message)
     status["reason"], status["message"] = "Terminated", message
@@ -362,7 +363,3 @@ def started_at(pod: dict) -> str:
         if running:
             return running.get("startedAt", "")
     return timestamp()
-
-
-def _restarts(pod: dict) -> int:
-    return sum(int(cs.get("restartCount", 0)) for cs in (pod.get("status") or {}).get("containerStatuses") or [])

@@ -17,8 +17,8 @@ from rich.markup import escape
 
 from kubeview.model.gangs import Gang
 from kubeview.scheduling.gang_fit import GangFit
+from kubeview.tui.format import hanging
 from kubeview.tui.rows.gangs import STATE_STYLE, members_line
-from kubeview.tui.screens.pod_detail import hanging
 
 SHOWN_NODES = 4  # node names listed per exclusion reason, then "+n more"
 MEMBER_STYLE = {"running": "green", "placed": "cyan", "pending": "yellow", "finished": "dim"}

@@ -14,9 +14,9 @@ from textual.widgets import Static
 
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.gang_fit import fit_of
+from kubeview.tui.format import wrap_long_lines
 from kubeview.tui.rows.gang_panel import describe
 from kubeview.tui.screens.base import ClusterScreen, installed
-from kubeview.tui.screens.pod_detail import wrap_long_lines
 from kubeview.tui.state import ClusterState
 
 NAME = "gang-detail"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 
+from kubeview.cluster.source import Preempts
 from kubeview.model.cluster import ClusterModel
 from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
@@ -79,7 +80,7 @@ class NodeDetailScreen(ClusterScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "preempt":  # only the embedded cluster can lose a node on request
-            return hasattr(self.kv.source, "preempt_node")
+            return isinstance(self.kv.source, Preempts)
         return super().check_action(action, parameters)
 
     def action_preempt(self) -> None:

@@ -156,7 +156,7 @@ class PlanScreen(ModalScreen[None]):
             self.app.call_from_thread(self._line, f"audit log not writable ({exc}): not applied")
             self.applying = False
             return
-        out = apply_plan(self.cluster, plan, APPLY_TIMEOUT, log=log, title=getattr(self.app.source, "title", ""),
+        out = apply_plan(self.cluster, plan, APPLY_TIMEOUT, log=log, title=self.app.source.title,  # type: ignore[attr-defined]
                          say=lambda line: self.app.call_from_thread(self._line, line))
         self.applying = False
         self.app.call_from_thread(self._done, out.outcome, out.detail)

@@ -9,20 +9,19 @@ node screen.
 
 from __future__ import annotations
 
-import textwrap
 import time
-from typing import Any
 
 from rich.markup import escape
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from kubeview.cluster.source import ClusterSource, GetsObjects
 from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
+from kubeview.tui.format import hanging, wrap_long_lines
 from kubeview.tui.rows.devices import pod_claim_lines
 from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
@@ -86,43 +85,13 @@ class PodDetailScreen(ClusterScreen):
         self.app.push_screen(PlanScreen(pod_key=self.key))
 
 
-def _raw_pod(source: Any, key: tuple[str, str]) -> dict | None:
-    get = getattr(source, "get", None)
-    if get is None:
+def _raw_pod(source: ClusterSource, key: tuple[str, str]) -> dict | None:
+    if not isinstance(source, GetsObjects):
         return None
     try:
-        return get("Pod", *key)
+        return source.get("Pod", *key)
     except Exception:  # a source that cannot answer: what the model knows will do
         return None
-
-
-def hanging(lead: str, text: str, width: int | None) -> list[str]:
-    """`lead` + `text` wrapped to `width` cells, the lines after the first indented by `len(lead)` (a
-    wrapped message stays in its column, not back at column 0; under a small indent when the column
-    is too narrow to read). One line without a width."""
-    if width is None or len(lead) + len(text) <= width:
-        return [lead + text]
-    if width - len(lead) < 20:  # the column is too narrow: the message goes under it
-        return [lead.rstrip(), *textwrap.wrap(text, max(width, 8), initial_indent="    ", subsequent_indent="    ",
-                                              break_on_hyphens=False)]
-    return textwrap.wrap(text, width, initial_indent=lead, subsequent_indent=" " * len(lead),
-                         break_on_hyphens=False) or [lead]
-
-
-def wrap_long_lines(markup: str, width: int) -> str:
-    """Any other line longer than `width` (a DRA claim line) wrapped under its own indent + 2, as plain
-    text: the Static would wrap it to column 0."""
-    out = []
-    for line in markup.split("\n"):
-        plain = Text.from_markup(line).plain
-        if len(plain) <= width:
-            out.append(line)
-            continue
-        body = plain.lstrip()
-        lead = plain[: len(plain) - len(body)]
-        out += [escape(part) for part in textwrap.wrap(body, width, initial_indent=lead,
-                                                       subsequent_indent=lead + "  ", break_on_hyphens=False)]
-    return "\n".join(out)
 
 
 def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: list[str] = (),

@@ -19,9 +19,10 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from kubeview.cluster.source import ActionError
+from kubeview.cluster.source import MaybeDemo
 from kubeview.tui import format as fmt
-from kubeview.tui.messages import ActionDone, RenderUpdated
+from kubeview.tui.actions import report_action
+from kubeview.tui.messages import RenderUpdated
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.widgets.half_block_image import HalfBlockImage
@@ -77,7 +78,8 @@ class RenderScreen(ClusterScreen):
             self.query_one(RenderProgressView).display = False
             from kubeview.render.cpu_hint import render_command
 
-            command = render_command(self.kv.state.model.allocation(), demo=getattr(self.kv.source, "demo", False))
+            source = self.kv.source
+            command = render_command(self.kv.state.model.allocation(), demo=isinstance(source, MaybeDemo) and source.demo)
             self.query_one("#render-result", Static).update(f"No render is running. Start one with:  {command}")
             self.query_one("#render-result").add_class("-idle")
         else:
@@ -158,12 +160,8 @@ class RenderScreen(ClusterScreen):
 
     @work(thread=True, group="actions", exit_on_error=False, name="scaling the render")
     def _scale(self, replicas: int) -> None:
-        try:
-            text = self.job.scale(replicas)
-        except (ActionError, Exception) as exc:  # RenderError too: one sentence
-            self.app.post_message(ActionDone(str(exc), ok=False))  # the app shows the banner
-            return
-        self.app.post_message(ActionDone(text or f"render consumers scaled to {replicas}."))
+        # a RenderError is one sentence too; the app shows the banner
+        report_action(self.app.post_message, lambda: self.job.scale(replicas), f"render consumers scaled to {replicas}.")
 
 
 def _consumer_cells(c: Any, finished: bool = False) -> list:
