@@ -14,12 +14,16 @@ Quantities are strings, or JSON numbers as `resource.Quantity`'s UnmarshalJSON a
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import msgspec
 from msgspec import Raw, Struct
 
 Quantity = str | int | float
 ResourceList = dict[str, Quantity] | None
 Labels = dict[str, str] | None
+T = TypeVar("T")
+Body = bytes | bytearray  # a request body as the HTTP server hands it over (a bytearray: Content-Length)
 
 
 class _S(Struct, omit_defaults=True, gc=False):
@@ -189,7 +193,7 @@ BINDING = msgspec.json.Decoder(BindingArgs)
 CONFIG = msgspec.json.Decoder(ConfigPatch)
 
 
-def decode(decoder: msgspec.json.Decoder, body: bytes | Raw, what: str) -> object:
+def decode(decoder: msgspec.json.Decoder[T], body: Body | Raw, what: str) -> T:
     """`decoder.decode(body)`, every failure one sentence naming the JSON path: ValueError."""
     try:
         return decoder.decode(body)
