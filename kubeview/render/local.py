@@ -212,7 +212,8 @@ class LocalRenderJob:
             raise RenderError(str(exc)) from None
         pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
         if pods and all(_unschedulable(p) for p in pods):
-            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0]).rstrip('.')}"
+            why = _unschedulable(pods[0]) or ""
+            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {why.rstrip('.')}"
                               f"{self._cpu_advice(pods[0])}")
 
     def _cpu_advice(self, pod: dict) -> str:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import urllib3
 from kubernetes import client
@@ -53,6 +54,7 @@ from kubeview.cluster.kube.config import Connection
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
 
+T = TypeVar("T")
 DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
 POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
@@ -303,7 +305,7 @@ class KubeBench:
                 self.say(f"the pods watch stopped: {exc}")
             self._watch_stop.set()
 
-    def _all(self, fn: Callable[[dict], None], items: list, what: str) -> None:
+    def _all(self, fn: Callable[[T], object], items: list[T], what: str) -> None:
         """fn over items on the worker threads; stops at the first error (raised here)."""
         if self._stop.is_set():
             return
@@ -315,7 +317,7 @@ class KubeBench:
                     pool.shutdown(wait=True, cancel_futures=True)
                     raise
 
-    def _unless_stopped(self, fn: Callable[[dict], None], item: dict) -> None:
+    def _unless_stopped(self, fn: Callable[[T], object], item: T) -> None:
         if not self._stop.is_set():
             fn(item)
 
