@@ -10,6 +10,8 @@ shape, in `kubeview/model/views.py`).
 
 Maps and lists may be `null` (Go's encoder writes a nil map or slice that way without `omitempty`).
 Quantities are strings, or JSON numbers as `resource.Quantity`'s UnmarshalJSON also takes them.
+The watch's Pods are decoded by another schema that does not validate (cluster/kube/pod_wire.py):
+docs/architecture.md says why there are two.
 """
 
 from __future__ import annotations
