@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import psutil
 
@@ -89,7 +91,8 @@ class _ProducerThread:
 
     @property
     def port(self) -> int:
-        return self.producer.listen_address[1]  # type: ignore[union-attr]
+        assert self.producer is not None and self.producer.listen_address is not None  # __enter__ waited for it
+        return self.producer.listen_address[1]
 
     def progress(self) -> tuple[int, bool]:
         p = self.producer
@@ -181,10 +184,10 @@ class _FakeConsumer(asyncio.Protocol):
         self.buf = bytearray()
         self.zeros: dict[tuple[int, int], bytes] = {}
         self.request = proto.encode(proto.Request())
-        self.transport: asyncio.Transport | None = None
+        self.transport: asyncio.Transport  # set by connection_made, before any other callback
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # a TCP connection's transport
         self.transport.write(proto.encode(proto.Hello(b"", self.name)))
 
     def data_received(self, data: bytes) -> None:
@@ -222,7 +225,7 @@ async def _fake_consumers(host: str, port: int, n: int) -> None:
     loop = asyncio.get_running_loop()
     closed = [loop.create_future() for _ in range(n)]
     for i, fut in enumerate(closed):
-        await loop.create_connection(lambda i=i, fut=fut: _FakeConsumer(f"fake{i}", fut), host, port)
+        await loop.create_connection(functools.partial(_FakeConsumer, f"fake{i}", fut), host, port)
     await asyncio.gather(*closed)
 
 

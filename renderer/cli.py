@@ -141,7 +141,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.threads:
         import numba
 
-        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba sets its config names at import
     render_chunk(sc, 0, 0, 1, 1, 0, 1, parallel=True)  # compile or load the cache before timing
     t0 = time.perf_counter()
     if args.no_progress:

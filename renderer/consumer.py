@@ -77,7 +77,7 @@ class Consumer:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self.request_stop)
         if self.threads > 1:
-            numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+            numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba sets its config names at import
         self._warm_up()
         attempt = fails = 0
         last_ok = time.monotonic()

@@ -11,7 +11,7 @@ into one line per interval (asyncio itself waits a second before accepting again
 The reserve is not a hard one: asyncio's accept loop takes connections until ``accept`` fails, and
 those over the cap are refused and closed on the loop's next turn, so a burst of connections holds
 every fd for a moment.  Writing the result therefore retries while fds are short
-(:data:`SHORT_OF_FDS`, see ``Producer._write_result``) instead of losing the image (issue 23).
+(:data:`SHORT_OF_FDS`, see ``ResultFiles.write``) instead of losing the image (issue 23).
 """
 
 from __future__ import annotations

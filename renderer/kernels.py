@@ -23,6 +23,7 @@ import itertools
 import math
 import types
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -30,7 +31,7 @@ from numba import njit, prange
 from renderer.fixed import CLAMP, MAX_SAMPLE, SCALE, to_image
 from renderer.scene import Scene
 
-_OPTS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
+_OPTS: dict[str, Any] = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
 
 @njit(**_OPTS)
@@ -270,8 +271,9 @@ def _render_tile(out: np.ndarray, x0: int, y0: int, w: int, h: int, s0: int, s1:
                       spheres, smat, mats, bounds, info, bg, stack)
 
 
-def _clone(f: types.FunctionType, suffix: str) -> types.FunctionType:
+def _clone(f: Callable[..., object], suffix: str) -> types.FunctionType:
     """A copy of ``f`` under another name, so numba's on-disk cache keeps the variants apart."""
+    assert isinstance(f, types.FunctionType)  # a plain `def`
     g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
     g.__qualname__ = f.__qualname__ + suffix
     g.__module__ = f.__module__
@@ -292,7 +294,8 @@ def cache_is_cold(parallel: bool = False) -> bool | None:
     """True when numba's on-disk cache holds no compiled tile kernel for this source and Python, so
     the first task waits for the compiler (tens of seconds); None when the cache cannot be asked."""
     try:
-        return not tile_function(parallel)._cache._cache_file._load_index()  # numba checks the source stamp
+        dispatcher: Any = tile_function(parallel)  # a numba Dispatcher; its cache is not in numba's types
+        return not dispatcher._cache._cache_file._load_index()  # numba checks the source stamp
     except Exception:  # noqa: BLE001 - numba internals: no answer rather than a wrong one
         return None
 

@@ -50,8 +50,9 @@ def cuda_available() -> bool:
         return False
 
 
-def _rebind(f: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
+def _rebind(f: Callable[..., object], namespace: dict[str, Any]) -> types.FunctionType:
     """``f``'s code with ``namespace`` as its globals (so callees resolve to device versions)."""
+    assert isinstance(f, types.FunctionType)  # a plain `def`
     g = types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__, f.__closure__)
     g.__qualname__ = f.__qualname__
     g.__doc__ = f.__doc__

@@ -52,6 +52,13 @@ class Link(asyncio.Protocol):
     def name(self) -> str:
         return self.info.id if self.info is not None else "before HELLO"
 
+    @property
+    def consumer(self) -> ConsumerInfo:
+        """The accepted consumer's entry: only for a link whose HELLO was accepted."""
+        if self.info is None:
+            raise RuntimeError(f"{self.owner}: no consumer before HELLO")
+        return self.info
+
     # -- sending ----------------------------------------------------------------------------
     def send(self, msg: proto.Message) -> None:
         self.send_frame(proto.encode(msg))

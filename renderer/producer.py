@@ -18,18 +18,19 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from renderer import checkpoint as ckpt
 from renderer import fd_budget
 from renderer import protocol as proto
-from renderer.consumer_stats import ConsumerInfo, RateMeter
+from renderer.admission import Roster, idle_links
+from renderer.consumer_stats import RateMeter
 from renderer.fixed import MAX_SAMPLE
-from renderer.image import OutputError, prepare_to_write, write_or_keep
+from renderer.image import OutputError, prepare_to_write
 from renderer.link import Link
+from renderer.producer_settings import ProducerSettings
+from renderer.result_files import ResultFiles
 from renderer.scene import Scene
 from renderer.status import StatusServer
 from renderer.tasks import TaskBook, lease_seconds
@@ -37,33 +38,6 @@ from renderer.verify import Verifier
 
 log = logging.getLogger("renderer.producer")
 EXIT_OUTPUT = 3  # the image could not be written where asked and was kept elsewhere: rendering again won't help
-FD_RETRY_SECONDS = 60.0
-"""How long writing the result is retried while the process is out of fds (see fd_budget.py)."""
-
-
-@dataclass(frozen=True)
-class ProducerSettings:
-    lease_seconds: float = 300.0
-    """The longest lease: a task not returned within this time goes back to the queue. Once tasks
-    were timed, leases last ``lease_multiple`` x the p95 task time, at least ``lease_floor``."""
-    lease_floor: float = 10.0
-    lease_multiple: float = 4.0
-    idle_timeout: float = 60.0
-    """A consumer holding no lease and no parked request, silent this long, is dropped; at the
-    connection cap one idle for ``idle_evict`` seconds makes room for a newcomer."""
-    idle_evict: float = 2.0
-    hello_timeout: float = 10.0
-    """A new connection must say HELLO within this time."""
-    frame_timeout: float = 60.0
-    """Once a frame header arrived, its payload must follow within this time."""
-    max_connections: int | None = None
-    """Consumer connections held at once; None: derived from the fd limit (see fd_budget.py)."""
-    max_outstanding: int = 2
-    """Leases plus parked requests per consumer (one task in hand, one prefetched)."""
-    max_gone: int = 256
-    """Disconnected consumers kept in the status list."""
-    linger_seconds: float = 2.0
-    """After the image is written, wait this long for consumers to hear DONE."""
 
 
 class Producer:
@@ -80,7 +54,6 @@ class Producer:
         self.output_name = str(output) if output is not None else (str(raw) if raw is not None else None)
         self.token = token
         self.verifier = Verifier(verify) if verify > 0 else None
-        self.refused_names: set[str] = set()  # consumers caught returning wrong results
         self.serve_after_done = serve_after_done
         self.settings = settings or ProducerSettings()
         self.clock = clock
@@ -89,7 +62,8 @@ class Producer:
         self.finished_at: float | None = None
         self.final_image: np.ndarray | None = None
         self.meter = RateMeter()
-        self.consumers: dict[str, ConsumerInfo] = {}
+        self.roster = Roster(self.settings.max_gone)
+        self.consumers = self.roster.consumers  # the same dict: what the status endpoint lists
         self.conns: dict[str, Link] = {}  # consumers that said HELLO, by owner
         self._links: set[Link] = set()  # every open connection
         self._owners = (f"c{i}" for i in itertools.count(1))
@@ -98,8 +72,9 @@ class Producer:
         self._job = proto.Job(bytes.fromhex(self._fingerprint), scene.width, scene.height, scene.spp,
                               scene.tile, scene.chunk, scene.text)
         self._job_frame = proto.encode(self._job)
+        self.files = ResultFiles(self.book, self._fingerprint, scene.name, output=output, raw=raw,
+                                 checkpoint=checkpoint, clock=clock)
         self._dirty = asyncio.Event()
-        self._ckpt_lock = asyncio.Lock()
         self.exit_code = 0
         self.failure: str | None = None  # why the result could not be written where asked
         self._stop = asyncio.Event()
@@ -111,20 +86,13 @@ class Producer:
         self.max_status = 1
         self._task_times: deque[float] = deque(maxlen=256)  # seconds from lease to result, latest tasks
         self.lease_now = self.settings.lease_seconds  # the lease length handed out now
-        self._refused = 0  # connections turned away at the cap (logged in bursts, not one line each)
-        self._refused_said: float | None = None
         self.status_address: tuple[str, int] | None = None
         self._status: StatusServer | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     async def run(self, listen: tuple[str, int], status: tuple[str, int] | None = None) -> int:
         """Serve until the image is written (or forever with serve_after_done, or a signal)."""
-        if self.checkpoint_path is not None:
-            snap = ckpt.load(self.checkpoint_path, self.book, self._fingerprint)
-            if snap is not None:
-                self.book.restore(snap.acc, snap.done)
-                log.info("resumed from %s: %d/%d tasks already done", self.checkpoint_path,
-                         self.book.done, self.book.total)
+        self.files.resume()
         prepare_to_write()  # while fds are plentiful: the final write must need only its files
         fds = fd_budget.current_budget()
         self.max_connections = self.settings.max_connections or fds.tasks
@@ -156,7 +124,7 @@ class Producer:
                 loop.add_signal_handler(sig, self._stop.set)
         helpers = [asyncio.create_task(self._expirer())]
         if self.checkpoint_path is not None:
-            helpers.append(asyncio.create_task(self._checkpointer()))
+            helpers.append(asyncio.create_task(self.files.keep_saving(self._dirty)))
         if self.book.finished:
             self._start_finish()
         try:
@@ -166,7 +134,7 @@ class Producer:
             elif self.exit_code == 0:
                 log.info("stopping before the job is finished: %d/%d tasks done", self.book.done,
                          self.book.total)
-                await self._save_checkpoint()
+                await self.files.save_checkpoint()
         finally:
             self._stop.set()
             self._closing = True  # connections opened from now on are closed at once
@@ -216,7 +184,7 @@ class Producer:
         image = self.book.final_image()
         t0 = self.clock()
         try:
-            await self._write_result(image)
+            await self.files.write(image)
         except OutputError as e:  # the image is safe elsewhere: say where, and do not render it again
             self.failure = str(e)
             self.exit_code = EXIT_OUTPUT
@@ -240,50 +208,7 @@ class Producer:
         if not self.serve_after_done:
             self._stop.set()
 
-    async def _write_result(self, image: np.ndarray) -> None:
-        """The checkpoint and the outputs. Out of fds is retried for ``FD_RETRY_SECONDS``: a burst
-        of connections holds every fd until the loop refuses those over the cap (fd_budget.py), and
-        a computed image must not be lost to that moment (issue 23: exit 1 at ``nofile`` 64)."""
-        deadline = self.clock() + FD_RETRY_SECONDS
-        pause, tries = 0.02, 0
-        while True:
-            try:
-                await self._save_checkpoint()
-                await asyncio.get_running_loop().run_in_executor(None, write_or_keep, image, self.output, self.raw,
-                                                                 f"{self.scene.name}-{self._fingerprint[:12]}")
-            except OSError as e:
-                if e.errno not in fd_budget.SHORT_OF_FDS or self.clock() >= deadline:
-                    raise
-                tries += 1
-                if tries == 1:
-                    log.warning("writing the result: %s; trying again for up to %.0f s", e.strerror, FD_RETRY_SECONDS)
-                await asyncio.sleep(pause)
-                pause = min(0.5, 2 * pause)
-                continue
-            if tries:
-                log.info("wrote the result after %d tries (out of fds)", tries + 1)
-            return
-
-    # -- checkpoint and leases ----------------------------------------------------------
-    async def _save_checkpoint(self) -> None:
-        if self.checkpoint_path is None:
-            return
-        async with self._ckpt_lock:  # one writer at a time; the last snapshot taken lands last
-            snap = ckpt.snapshot(self.book, self._fingerprint)
-            await asyncio.get_running_loop().run_in_executor(None, ckpt.save, self.checkpoint_path, snap)
-
-    async def _checkpointer(self) -> None:
-        """Persist finished chunks as they arrive; bursts coalesce (<= ~20% of the time writing)."""
-        while True:
-            await self._dirty.wait()
-            self._dirty.clear()
-            t0 = self.clock()
-            try:
-                await self._save_checkpoint()
-            except Exception as e:  # keep serving; the next result tries again
-                log.error("cannot write checkpoint %s: %s", self.checkpoint_path, e)
-            await asyncio.sleep(min(5.0, 4.0 * (self.clock() - t0)))
-
+    # -- leases ---------------------------------------------------------------------------
     async def _expirer(self) -> None:
         while True:
             await asyncio.sleep(min(1.0, self.lease_now / 4))
@@ -331,14 +256,14 @@ class Producer:
 
     @staticmethod
     def _set_state(conn: Link) -> None:
-        conn.info.state = "working" if conn.leases else "idle"
+        conn.consumer.state = "working" if conn.leases else "idle"
 
     # -- connections (called by Link) -------------------------------------------------------
     def link_opened(self, link: Link) -> None:
         if self._closing:
             link.close()
         elif len(self._links) >= self.max_connections and not self._drop_idle(self.settings.idle_evict, 1):
-            self._refuse(link)
+            self.roster.refuse(link, self.max_connections, self.clock())
         else:
             self._links.add(link)
 
@@ -346,24 +271,12 @@ class Producer:
         """Hang up on consumers with no lease and no parked request that were silent for ``after``
         seconds, longest-idle first (at most ``limit``); they hold a slot and do no work."""
         now = self.clock()
-        idle = sorted((c for c in self.conns.values() if not c.leases and c.wanted == 0 and not c.closed
-                       and now - c.info.last_seen >= after), key=lambda c: c.info.last_seen)[:limit]
+        idle = idle_links(self.conns.values(), now, after, limit)
         for conn in idle:
-            log.warning("consumer %s idle for %.0f s; dropped", conn.info.id, now - conn.info.last_seen)
+            log.warning("consumer %s idle for %.0f s; dropped", conn.consumer.id, now - conn.consumer.last_seen)
             conn.send(proto.Error("idle too long"))
             conn.close()
         return len(idle)
-
-    def _refuse(self, link: Link) -> None:
-        """At the cap: say so in an ERROR frame (not a bare reset) and hang up; log once per burst."""
-        self._refused += 1
-        now = self.clock()
-        if self._refused_said is None or now - self._refused_said >= 10.0:
-            self._refused_said = now
-            log.warning("%s: at the cap of %d connections; refused (%d so far)", link.address,
-                        self.max_connections, self._refused)
-        link.send(proto.Error("producer is at its connection limit; try again later"))
-        link.close()
 
     def link_closed(self, link: Link) -> None:
         self._links.discard(link)
@@ -385,35 +298,24 @@ class Producer:
             link.close()
             return
         name = hello.name or link.owner
-        if name in self.refused_names:
+        if name in self.roster.refused_names:
             log.warning("%s: consumer %s was refused for wrong results; disconnecting", link.address, name)
             link.send(proto.Error("refused: this consumer returned wrong results"))
             link.close()
             return
-        cid, n = name, 1
-        while cid in self.consumers and self.consumers[cid].state != "gone":
-            n += 1
-            cid = f"{name}#{n}"
-        now = self.clock()
-        info = self.consumers.pop(cid, None) or ConsumerInfo(cid, link.address, now)
-        info.address, info.last_seen, info.state = link.address, now, "idle"
-        self.consumers[cid] = info
-        gone = [k for k, c in self.consumers.items() if c.state == "gone"]
-        for k in gone[: max(0, len(gone) - self.settings.max_gone)]:
-            del self.consumers[k]
-        link.info = info
+        link.info = self.roster.admit(name, link.address, self.clock())
         self.conns[link.owner] = link
-        log.info("consumer %s connected from %s", cid, link.address)
+        log.info("consumer %s connected from %s", link.info.id, link.address)
         link.send_frame(self._job_frame)
         if self.finished:
             link.send(proto.Done())
 
     def _drop(self, conn: Link) -> None:
         self.conns.pop(conn.owner, None)
-        conn.info.state = "gone"
+        conn.consumer.state = "gone"
         n = self.book.release(conn.owner)
         conn.leases.clear()
-        log.info("consumer %s disconnected%s", conn.info.id, f"; {n} task(s) requeued" if n else "")
+        log.info("consumer %s disconnected%s", conn.consumer.id, f"; {n} task(s) requeued" if n else "")
         self._dispatch()
 
     def _on_message(self, conn: Link, msg: proto.Message) -> None:
@@ -430,7 +332,7 @@ class Producer:
         elif isinstance(msg, proto.Return) and self.book.give_back(conn.owner, msg.task_id):
             conn.leases.discard(msg.task_id)
             self._set_state(conn)
-            log.info("consumer %s returned task %d", conn.info.id, msg.task_id)
+            log.info("consumer %s returned task %d", conn.consumer.id, msg.task_id)
             self._dispatch()
 
     def _condemn(self, owner: str, task_id: int) -> None:
@@ -440,14 +342,14 @@ class Producer:
         self.verifier.forget(owner)
         n = self.book.discard(owner)
         conn = self.conns.get(owner)
-        name = conn.info.id if conn is not None else owner
+        name = conn.consumer.id if conn is not None else owner
         log.warning("consumer %s returned a wrong result for task %d (two other consumers agree); refused, "
                     "its work discarded: %d task(s) queued again", name, task_id, n)
         if conn is not None:
-            self.refused_names.add(name)
+            self.roster.refused_names.add(name)
             conn.send(proto.Error("refused: your result differs from other consumers'"))
             conn.close()
-            conn.info.state = "refused"
+            conn.consumer.state = "refused"
         self._dirty.set()
         self._dispatch()
 
@@ -480,11 +382,11 @@ class Producer:
             for owner in verdict.guilty:
                 self._condemn(owner, tid)
         if not self.book.complete(conn.owner, tid, msg.data):
-            log.info("duplicate or late result for task %d from %s ignored", tid, conn.info.id)
+            log.info("duplicate or late result for task %d from %s ignored", tid, conn.consumer.id)
             return
         now = self.clock()
-        conn.info.tasks_done += 1
-        conn.info.meter.add(now, spec.samples)
+        conn.consumer.tasks_done += 1
+        conn.consumer.meter.add(now, spec.samples)
         self.meter.add(now, spec.samples)
         self._dirty.set()
         if self.book.finished:

@@ -262,7 +262,7 @@ def decode(mtype: MsgType, payload: bytes) -> Message:
     return Error(_text(text, "error"))
 
 
-def decode_frame(buf: bytes, allowed: frozenset[MsgType] | None = None) -> tuple[Message, int] | None:
+def decode_frame(buf: bytes | bytearray, allowed: frozenset[MsgType] | None = None) -> tuple[Message, int] | None:
     """Decode the first frame in ``buf``: (message, bytes used), or None if incomplete."""
     if len(buf) < HEADER_SIZE:
         return None

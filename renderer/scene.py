@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,7 @@ class _Validator:
         return SceneError(self.source, field, problem)
 
     # -- primitives ---------------------------------------------------------------
-    def mapping(self, v: Any, field: str, required: set[str], optional: set[str] = frozenset()) -> dict:
+    def mapping(self, v: Any, field: str, required: Set[str], optional: Set[str] = frozenset()) -> dict:
         if not isinstance(v, Mapping):
             raise self.fail(field or "(top level)", f"must be a mapping, got {_kind(v)}")
         for k in v:
@@ -219,8 +219,8 @@ class _Validator:
         self.job_size(width, height, spp, tile, chunk)
         camera = self.camera(top["camera"], width / height)
         background = self.background(top.get("background", {}))
-        names, materials = self.materials(top["materials"])
-        spheres, mat_index, materials = self.objects(top["objects"], names, materials)
+        names, material_list = self.materials(top["materials"])
+        spheres, mat_index, materials = self.objects(top["objects"], names, material_list)
         order, bounds, info = build_bvh(spheres)
         return Scene(
             name=name, source=self.source, text=text, width=width, height=height, spp=spp,

@@ -99,7 +99,7 @@ class _Collector:
 
 def metrics_registry(p: StatusSource) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(_Collector(p))  # type: ignore[arg-type]
+    reg.register(_Collector(p))
     return reg
 
 

@@ -69,6 +69,7 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, ev
     say = progress or (lambda _msg: None)
     say(f"generating {nodes:,} nodes and {pods:,} pods as API dicts ...")
     dra_lists: list[tuple[str, list[dict]]] = []
+    cluster: Cluster
     if claims:
         cluster = DraCluster(nodes, gpu_nodes, pods, claims)
         dra_lists = [("DeviceClass", [device_class()]), ("ResourceSlice", cluster.slices()),

@@ -56,7 +56,7 @@ def pod(i: int, workload: int, node_name: str | None, gpus: int, rv: int, phase:
     if gpus:
         resources["requests"]["nvidia.com/gpu"] = str(gpus)
         resources["limits"]["nvidia.com/gpu"] = str(gpus)
-    containers = [{"name": "main", "image": f"registry.example.com/team-{workload % 40}/app:1.{workload % 9}",
+    containers: list[dict] = [{"name": "main", "image": f"registry.example.com/team-{workload % 40}/app:1.{workload % 9}",
                    "resources": resources, "imagePullPolicy": "IfNotPresent",
                    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
                    "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]

@@ -90,7 +90,8 @@ class PlanLog:
         with self._connect() as db:
             cur = db.execute("INSERT INTO plans (at, who, cluster, target, plan, outcome) VALUES (?, ?, ?, ?, ?, ?)",
                              (_now(), user or who(), cluster, target, json.dumps(plan), "applying"))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # an INSERT's row
+            return cur.lastrowid
 
     def ended(self, entry: int, outcome: str, detail: str = "") -> None:
         with self._connect() as db:

@@ -97,7 +97,7 @@ class SyntheticSource:
     def _build(self, nodes: int, pods: int, gpu_fraction: float, pending_fraction: float) -> None:
         gpu_every = max(1, round(1 / gpu_fraction)) if gpu_fraction > 0 else 0
         for i in range(nodes):
-            gpu = gpu_every and i % gpu_every == gpu_every - 1
+            gpu = bool(gpu_every) and i % gpu_every == gpu_every - 1
             name = f"{'gpu' if gpu else 'cpu'}-node-{i + 1:0{len(str(nodes))}d}"
             cap = GPU_NODE if gpu else CPU_NODE
             taints = [{"key": GPU, "value": "present", "effect": "NoSchedule"}] if gpu else []

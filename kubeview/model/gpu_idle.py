@@ -99,7 +99,7 @@ def find_idle(pods: Iterable[PodLike], usage: Mapping[tuple[str, str], PodUsage]
         util = measured.gpu_util if measured is not None and measured.gpu_util else None
         if util is None and uuids and by_uuid:
             joined = [by_uuid.get(u) if u else None for u in uuids]
-            util = tuple(joined) if all(v is not None for v in joined) else None
+            util = tuple(v for v in joined if v is not None) if None not in joined else None
         idle = idle_count(util, threshold)
         out[key] = PodGpus(pod.namespace, pod.name, pod.node, requested, util, idle)
     return IdleReport(pods=out, threshold=threshold)

@@ -158,13 +158,13 @@ class GpuLedger:
         elif kind == "ResourceSlice":
             for name in list(self.slices):
                 self._put_slice(name, None)
-            for view in map(SliceView.from_api, objects):
-                self._put_slice(view.name, view)
+            for slice_view in map(SliceView.from_api, objects):
+                self._put_slice(slice_view.name, slice_view)
         elif kind == "ResourceClaim":
             for key in list(self.claims):
                 self._put_claim(key, None)
-            for view in map(ClaimView.from_api, objects):
-                self._put_claim(view.key, view)
+            for claim_view in map(ClaimView.from_api, objects):
+                self._put_claim(claim_view.key, claim_view)
         elif kind == "DeviceTaintRule":
             self.rules = {v.name: v for v in map(TaintRuleView.from_api, objects)}
             self._all_dirty = True
@@ -400,7 +400,7 @@ class GpuLedger:
         holders = sorted(self._holders.get(d.key) or ())
         claims = [c for c in map(self.claims.get, holders) if c is not None]
         pods = tuple(p for c in claims for p, _ in c.reserved_for)
-        shares = ()
+        shares: tuple[ShareHold, ...] = ()
         if d.shared:
             shares = tuple(ShareHold(c.key, s.share_id, s.consumed, tuple(p for p, _ in c.reserved_for))
                            for c in claims for s in c.shares if s.device == d.key and not s.admin)

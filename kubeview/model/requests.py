@@ -72,7 +72,7 @@ _CACHE_LIMIT = 65536
 
 
 def _resources_key(containers: Iterable[dict] | None, init: bool) -> tuple:
-    key = []
+    key: list[tuple] = []  # per container: name, requests, limits (and restartPolicy for init ones)
     for c in containers or ():
         res = c.get("resources")
         if res:
@@ -99,6 +99,7 @@ def pod_amounts(spec: dict) -> _Amounts:
     if containers and len(containers) == 1 and not (
         spec.get("initContainers") or spec.get("overhead") or spec.get("resources")
     ):  # the common case, keyed cheaply
+        key: tuple  # a cache key: only its equality matters
         c = containers[0]
         res = c.get("resources")
         if res:

@@ -28,9 +28,20 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, parse_status
 from kubeview.model.kube_events import EventLog
-from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.render import manifests as m
 from kubeview.render.local import RenderError, RenderProgress, RenderSettings
+from kubeview.render.pod_state import (
+    FATAL_FOR_PRODUCER,
+    pod_component,
+    pod_phase,
+    pod_problem,
+    pod_ready,
+    pod_restarts,
+    pod_running,
+    pod_terminating,
+    stuck_reason,
+    workload_problem,
+)
 from kubeview.render.pod_wait import pod_waiting, with_event
 from kubeview.render.status import RenderStatus, StatusError
 from kubeview.render.status import parse_status as parse_render_status
@@ -42,66 +53,10 @@ POD_INTERVAL = 2.0  # seconds between pod lists (poll() is called more often; it
 STATUS_INTERVAL = 1.0  # seconds between /status reads through the proxy
 TIMEOUT = (5.0, 30.0)  # connect, read
 IMAGE_TIMEOUT = (5.0, 120.0)
-# Waiting reasons that do not go away without someone changing something.
-STUCK = {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
-         "CreateContainerError", "CrashLoopBackOff", "RunContainerError"}
-FATAL_FOR_PRODUCER = STUCK - {"ErrImagePull"}  # ErrImagePull turns into ImagePullBackOff if it persists
-
-
 class ApiError(Exception):
     def __init__(self, status: int, body: bytes, message: str) -> None:
         super().__init__(message)
         self.status, self.body = status, body
-
-
-# -- pod state (pure) --------------------------------------------------------------------------------
-
-def _component(pod: dict) -> str:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component", "")
-
-
-def _phase(pod: dict) -> str:
-    return (pod.get("status") or {}).get("phase", "Pending")
-
-
-def _ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
-def _running(pod: dict) -> bool:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
-
-
-def pod_problem(pod: dict) -> str | None:
-    """Why a pod is not running, as the cluster says it: the scheduler's message for an unschedulable
-    pod, or `Reason: message` of a container stuck waiting (image pulls, crash loops, bad config)."""
-    status = pod.get("status") or {}
-    for c in status.get("conditions") or []:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return f"{c.get('reason') or 'Unschedulable'}: {c.get('message') or 'no node fits'}"
-    for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-        waiting = (c.get("state") or {}).get("waiting") or {}
-        reason = waiting.get("reason")
-        if reason in STUCK:
-            message = waiting.get("message") or ""
-            return f"{reason}: {message}" if message else str(reason)
-    return None
-
-
-def workload_problem(obj: dict) -> str | None:
-    """Why a Deployment or ReplicaSet has fewer pods than asked: its `ReplicaFailure` condition (a
-    ResourceQuota or LimitRange refusing the pods, a missing ServiceAccount...). Pods that were never
-    created cannot say it themselves."""
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "ReplicaFailure" and c.get("status") == "True":
-            return f"{c.get('reason') or 'FailedCreate'}: {c.get('message') or 'pods cannot be created'}"
-    return None
-
-
-def _stuck_reason(problem: str | None) -> str | None:
-    return problem.split(":", 1)[0] if problem else None
 
 
 # -- the job -----------------------------------------------------------------------------------------
@@ -251,8 +206,8 @@ class KubeRenderJob:
         if fresh:
             self._pods = self._list_pods()
             self._pods_at = now
-        producers = [p for p in self._pods if _component(p) == m.PRODUCER and not _terminating(p)]
-        consumers = [p for p in self._pods if _component(p) == m.CONSUMER and not _terminating(p)]
+        producers = [p for p in self._pods if pod_component(p) == m.PRODUCER and not pod_terminating(p)]
+        consumers = [p for p in self._pods if pod_component(p) == m.CONSUMER and not pod_terminating(p)]
         if fresh:  # pods missing altogether: ask their workload why
             self._workload_problems = [
                 f"{kind} {name}: {why}" for kind, name, short in (("Deployment", m.PRODUCER, not producers),
@@ -261,7 +216,7 @@ class KubeRenderJob:
         producer = producers[0] if producers else None
         if producer is not None:
             self._check_producer(producer)
-        if producer is not None and _ready(producer) and not self._done and now - self._status_at >= STATUS_INTERVAL:
+        if producer is not None and pod_ready(producer) and not self._done and now - self._status_at >= STATUS_INTERVAL:
             self._status_at = now
             self._status = self._read_status() or self._status
         if self._status is not None and self._status.finished and not self._done:
@@ -269,17 +224,17 @@ class KubeRenderJob:
         problems = [f"{p['metadata']['name']}: {r}" for p in [*producers, *consumers] if (r := pod_problem(p))]
         problems = self._workload_problems + problems
         self.problems = problems
-        running = sum(1 for p in consumers if _running(p))
+        running = sum(1 for p in consumers if pod_running(p))
         wall = time.time()
         waiting_pods = [(p, why) for p in [*producers, *consumers]
-                        if (why := pod_waiting(p, wall)) and not (p in producers and _ready(p))]
+                        if (why := pod_waiting(p, wall)) and not (p in producers and pod_ready(p))]
         if fresh and waiting_pods:
             self._read_events()
         waiting = tuple(f"{p['metadata']['name']}: {with_event(why, self._warning(p), wall)}" for p, why in waiting_pods)
         return RenderProgress(status=self._status, running=running, pending=len(consumers) - running,
                               restarts=sum(pod_restarts(p) for p in consumers),
                               pending_reason=problems[0] if problems else (waiting[0] if waiting else None),
-                              producer_phase=_phase(producer) if producer is not None else "Missing",
+                              producer_phase=pod_phase(producer) if producer is not None else "Missing",
                               waiting=tuple(self._workload_problems) + waiting)
 
     def _read_events(self) -> None:
@@ -306,7 +261,7 @@ class KubeRenderJob:
 
     def _check_producer(self, pod: dict) -> None:
         problem = pod_problem(pod)
-        if _stuck_reason(problem) in FATAL_FOR_PRODUCER:
+        if stuck_reason(problem) in FATAL_FOR_PRODUCER:
             raise RenderError(f"the producer pod {pod['metadata']['name']} cannot start: {problem}")
 
     def _finish(self) -> None:
@@ -393,7 +348,3 @@ def _what(verb: str, obj: dict) -> str:
     meta = obj["metadata"]
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     return f"{verb} {obj['kind']} {where}{meta['name']}"
-
-
-def _terminating(pod: dict) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

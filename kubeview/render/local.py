@@ -22,8 +22,10 @@ from pathlib import Path
 
 from kubeview.cluster.local.source import LocalSource
 from kubeview.cluster.source import ActionError
-from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.model.quantity import QuantityError, to_units
+from kubeview.render.pod_state import pod_phase as _phase
+from kubeview.render.pod_state import pod_restarts
+from kubeview.render.pod_state import pod_running as _running
 from kubeview.render.producer_deaths import DeathWatch
 from kubeview.render.status import RenderStatus, StatusError, parse_status
 
@@ -145,15 +147,6 @@ def consumer_replicaset(settings: RenderSettings, listen: int, workdir: Path | N
                                          "resources": {"requests": {"cpu": settings.cpu}}}]}}}}
 
 
-def _phase(pod: dict) -> str:
-    return (pod.get("status") or {}).get("phase", "Pending")
-
-
-def _running(pod: dict) -> bool:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    return _phase(pod) == "Running" and any("running" in (c.get("state") or {}) for c in statuses)
-
-
 def _last_terminated(pod: dict) -> dict | None:
     for cs in (pod.get("status") or {}).get("containerStatuses") or []:
         return (cs.get("lastState") or {}).get("terminated") or (cs.get("state") or {}).get("terminated")
@@ -209,7 +202,8 @@ class LocalRenderJob:
             raise RenderError(str(exc)) from None
         pods = self.source.workload_pods("ReplicaSet", s.namespace, CONSUMER)
         if pods and all(_unschedulable(p) for p in pods):
-            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {_unschedulable(pods[0]).rstrip('.')}"
+            why = _unschedulable(pods[0]) or ""
+            raise RenderError(f"no consumer fits on the cluster at cpu {s.cpu}: {why.rstrip('.')}"
                               f"{self._cpu_advice(pods[0])}")
 
     def _cpu_advice(self, pod: dict) -> str:

@@ -223,8 +223,8 @@ def _volumes(*extra: Obj) -> list[Obj]:
             {"name": "numba-cache", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]
 
 
-_COMMON_MOUNTS = [{"name": "token", "mountPath": "/token", "readOnly": True},
-                  {"name": "numba-cache", "mountPath": CACHE_MOUNT}, {"name": "tmp", "mountPath": "/tmp"}]
+_COMMON_MOUNTS: list[Obj] = [{"name": "token", "mountPath": "/token", "readOnly": True},
+                                {"name": "numba-cache", "mountPath": CACHE_MOUNT}, {"name": "tmp", "mountPath": "/tmp"}]
 
 
 def _resources(requests: dict[str, str], limits: dict[str, str]) -> Obj:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 
 class StatusError(ValueError):
@@ -61,7 +62,10 @@ class RenderStatus:
         return sum(1 for c in self.consumers if c.state != "gone")
 
 
-def _get(doc: dict, key: str, kind: type | tuple[type, ...], where: str = "") -> object:
+T = TypeVar("T")
+
+
+def _get(doc: dict, key: str, kind: type[T] | tuple[type[T], ...], where: str = "") -> T:
     if key not in doc:
         raise StatusError(f"producer status has no field {where}{key}")
     value = doc[key]
@@ -73,14 +77,14 @@ def _get(doc: dict, key: str, kind: type | tuple[type, ...], where: str = "") ->
 
 
 def _num(doc: dict, key: str, where: str = "") -> float:
-    value = float(_get(doc, key, (int, float), where))  # type: ignore[arg-type]
+    value = float(_get(doc, key, (int, float), where))
     if not math.isfinite(value):
         raise StatusError(f"producer status field {where}{key} is not a finite number")
     return value
 
 
 def _int(doc: dict, key: str, where: str = "") -> int:
-    return int(_get(doc, key, int, where))  # type: ignore[arg-type]
+    return int(_get(doc, key, int, where))
 
 
 def parse_status(data: bytes | str | dict) -> RenderStatus:
@@ -97,7 +101,7 @@ def parse_status(data: bytes | str | dict) -> RenderStatus:
     tasks = _get(doc, "tasks", dict)
     counts = TaskCounts(*(_int(tasks, k, "tasks.") for k in ("total", "done", "leased", "queued", "requeued")))
     consumers = []
-    for i, c in enumerate(_get(doc, "consumers", list)):  # type: ignore[arg-type]
+    for i, c in enumerate(_get(doc, "consumers", list)):
         if not isinstance(c, dict):
             raise StatusError(f"producer status field consumers[{i}] is not an object")
         where = f"consumers[{i}]."

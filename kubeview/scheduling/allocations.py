@@ -61,7 +61,7 @@ def from_pods(views: list[NodeView], pods: Iterable[PodView]) -> Allocation:
     """An Allocation with the requests of the bound, non-terminal `pods` summed per node."""
     requested: dict[str, dict[str, int]] = {}
     for pod in pods:
-        if pod.counts_on_node:
+        if pod.counts_on_node and pod.node is not None:  # counts_on_node: bound, so it has a node
             into = requested.setdefault(pod.node, {})
             for name, value in pod.requests.items():
                 into[name] = into.get(name, 0) + value

@@ -119,11 +119,11 @@ class AssumedPods:
                 if uid in self._by_uid:
                     found[uid] = obj
             for uid, a in list(self._by_uid.items()):
-                obj = found.get(uid)
-                if obj is None:
+                current = found.get(uid)
+                if current is None:
                     self._drop(a, "gone")
                 else:
-                    self._follow(a, obj, False, version)
+                    self._follow(a, current, False, version)
 
     def _follow(self, a: Assumption, obj: dict, deleted: bool, version: int) -> None:
         spec = obj.get("spec") or {}

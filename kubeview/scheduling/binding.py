@@ -32,7 +32,7 @@ class BindError(Exception):
     """The Binding could not be posted; the message is one sentence for kube-scheduler's log."""
 
 
-def decode_binding(body: bytes) -> BindingArgs:
+def decode_binding(body: w.Body) -> BindingArgs:
     """Parse and validate an ExtenderBindingArgs body; ProtocolError says which field is wrong."""
     try:
         doc = w.decode(w.BINDING, body, "binding")

@@ -10,6 +10,7 @@ policy; see `scoring.py`. Pure: arrays in, arrays out, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class Placement:
     reason_names: list[str]  # columns of `failed`
     failed: np.ndarray  # bool (K, N): node n failed for reason k
     index: NodeIndex = field(repr=False)
-    fit_scores: np.ndarray | None = field(default=None, repr=False)  # scores as if every node fit
+    fit_scores: np.ndarray = field(repr=False)  # scores as if every node fit
     notes: tuple[str, ...] = ()  # what the preview does not evaluate (a pod's ResourceClaims), said plainly
     _reasons: dict[str, list[str]] | None = field(default=None, repr=False)
 
@@ -73,7 +74,7 @@ class Placement:
         """Node -> why it fails, for the failing nodes only (in node order)."""
         if self._reasons is None:
             out: dict[str, list[str]] = {}
-            for row in np.flatnonzero(~self.feasible):
+            for row in np.flatnonzero(~self.feasible).tolist():
                 out[self.nodes[row]] = self.reasons_of(row)
             self._reasons = out
         return self._reasons
@@ -83,7 +84,7 @@ class Placement:
 
     def unresolvable(self) -> np.ndarray:
         """Per node: fails a filter that evicting pods cannot fix (cordon, taint, selector/affinity)."""
-        return self.failed[:3].any(axis=0)
+        return cast(np.ndarray, self.failed[:3].any(axis=0))  # 2-D: a column per node
 
     def reason_texts(self, rows: np.ndarray) -> list[str]:
         """The reasons of each of `rows` joined with ", ", one string per row (vectorised: the work is
@@ -160,7 +161,7 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     if missing:
         failed[3 + k:] = earlier
     failed = _dra_reasons(alloc, fit_cols, failed, names)
-    feasible = ~failed.any(axis=0)
+    feasible = ~cast(np.ndarray, failed.any(axis=0))  # 2-D: a column per node
 
     if score_cols:
         raw = policy_scores([used[c] for c in score_cols], [alloc.allocatable[:, c] for c in score_cols],

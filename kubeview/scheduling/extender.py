@@ -14,8 +14,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
@@ -25,81 +23,21 @@ from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
 from kubeview.scheduling.config import POLICIES, PackingConfig
 from kubeview.scheduling.errors import MustWait
-from kubeview.scheduling.evaluate import Placement, evaluate, resource_reason
+from kubeview.scheduling.evaluate import evaluate, resource_reason
+from kubeview.scheduling.evaluated import Evaluated, decide, placement_rows
 from kubeview.scheduling.feed import ClusterView, ModelFeed, rv_number
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
 from kubeview.scheduling.protocol import (
-    ExtenderArgs,
     decode_args,
     filter_reply,
     prioritize_reply,
 )
+from kubeview.scheduling.wire_types import Body
 
 log = logging.getLogger("kubeview.extender")
 REUSE_SECONDS = 1.0  # how long a filter's evaluation may answer the prioritize call that follows
-
-
-@dataclass(slots=True)
-class Evaluated:
-    """One pod evaluated against the nodes named in one request."""
-
-    args: ExtenderArgs
-    placement: Placement
-    index: NodeIndex
-    rows: np.ndarray  # request position -> placement row (-1: node unknown to the model)
-    all_known: bool = True
-
-    @property
-    def known(self) -> np.ndarray:
-        return self.rows >= 0
-
-    def refused(self, reasons: frozenset[str]) -> np.ndarray:
-        """Per requested node: fails one of `reasons` in our view (nodes the model does not know pass)."""
-        ks = [k for k, name in enumerate(self.placement.reason_names) if name in reasons]
-        if not ks:
-            return np.zeros(len(self.rows), dtype=bool)
-        return self.placement.failed[ks][:, self.rows].any(axis=0) & self.known
-
-    def fit_scores(self) -> np.ndarray:
-        """Per requested node, its score as if the pod fits there (a fresh array; 0 for nodes the model
-        does not know): kube-scheduler sends prioritize only nodes its own filters passed, and its view
-        of them is the fresher one."""
-        taken = self.placement.fit_scores[self.rows]
-        return taken if self.all_known else np.where(self.known, taken, 0)
-
-
-def decide(scores: np.ndarray, candidates: np.ndarray, rank: np.ndarray) -> int | None:
-    """Make one node the unique best and return its position in `scores` (changed in place).
-
-    Of the `candidates` (positions) with the top score, the first by `rank` (node name) wins; every
-    other node with that score loses a point (when the top is 0, the winner gains one instead).
-    kube-scheduler breaks ties between equal totals at random, so a tie here would leave to chance
-    where the pod lands and what the extender should count for the next one; with one best node, and
-    a weight that outvotes the scheduler's own score plugins (docs/scheduler.md), the pod lands there.
-    """
-    if candidates.size == 0:
-        return None
-    top = scores[candidates].max()
-    ties = candidates[scores[candidates] == top]
-    pick = int(ties[np.argmin(rank[ties])])
-    tied = np.flatnonzero(scores == top)
-    if tied.size > 1:
-        if top > 0:
-            scores[tied] -= 1
-            scores[pick] += 1
-        else:
-            scores[pick] = 1
-    return pick
-
-
-def _rows(row: dict[str, int], names: list[str]) -> np.ndarray:
-    """Placement rows of `names`, -1 for names the model does not know (a C-level loop either way)."""
-    try:
-        return np.fromiter(map(row.__getitem__, names), dtype=np.intp, count=len(names))
-    except KeyError:
-        return np.fromiter(map(row.get, names, repeat(-1)), dtype=np.intp, count=len(names))
 
 
 VERIFY_NODES = 4  # refused nodes a filter call checks against the API server (see _stale_refusals)
@@ -171,12 +109,12 @@ class Extender:
                 log.warning("packing config change from %s refused: %s", source, exc)
                 raise
             self._config = new
-            change = {"at": time.time(), "by": source, "from": old.to_dict(), "to": new.to_dict()}
-            self.changes.append(change)
+            before, after = old.to_dict(), new.to_dict()
+            self.changes.append({"at": time.time(), "by": source, "from": before, "to": after})
         self.count("config_changes")
         self.metrics.config_changes.inc()
         self.metrics.set_policy(new.policy, POLICIES)
-        diff = {k: v for k, v in change["to"].items() if change["from"].get(k) != v}
+        diff = {k: v for k, v in after.items() if before.get(k) != v}
         log.info("packing config changed by %s: %s", source, diff or "no difference")
         for listener in list(self._listeners):
             listener(new)
@@ -187,7 +125,7 @@ class Extender:
         with self._counter_lock:
             self.counters[name] += n
 
-    def _evaluate(self, body: bytes, bound_only: bool, may_wait: bool = True) -> Evaluated:
+    def _evaluate(self, body: Body, bound_only: bool, may_wait: bool = True) -> Evaluated:
         """Evaluate the request's pod on its nodes over the model view plus the assumed pods: only
         the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize).
         MustWait when the watch lags behind the request's pod and `may_wait` is false."""
@@ -219,13 +157,14 @@ class Extender:
             index = index_for(view.alloc)
         if args.node_names is not None:
             alloc = view.alloc
-            rows = _rows(index.row, args.node_names)
+            rows = placement_rows(index.row, args.node_names)
             if self.catch_up > 0 and rows.size and rows.min() < 0:
                 fresh = self._catch_up_nodes(args.node_names, rows, may_wait)
                 if fresh is not None:
                     view, index = fresh, index_for(fresh.alloc)
-                    alloc, rows = view.alloc, _rows(index.row, args.node_names)
+                    alloc, rows = view.alloc, placement_rows(index.row, args.node_names)
         else:
+            assert args.items is not None  # decode_args gives node names or node items
             alloc = self._overlay(args.items.views, view.alloc)
             index = self._index_of(alloc)
             rows = np.arange(len(alloc.nodes), dtype=np.intp)
@@ -302,8 +241,9 @@ class Extender:
         as the watch, and kube-scheduler, whose informer may be ahead, does not ask again for a pod
         it was refused until some later event: a refusal based on a pod already gone could strand it.
         MustWait when `may_wait` is false (the API calls must not run on the server's loop)."""
+        pods_on = self.pods_on
         positions = np.flatnonzero(ev.refused(self._refusable))
-        if not positions.size:
+        if pods_on is None or not positions.size:
             return {}
         if not may_wait:
             raise MustWait
@@ -313,12 +253,12 @@ class Extender:
             counted = self.feed.pod_uids_on(name)
             if not counted:
                 continue
-            live = self.pods_on(name)
+            live = pods_on(name)
             if live is not None and counted - live:
                 stale[name] = counted - live
         return stale
 
-    def filter(self, body: bytes, may_wait: bool = True) -> bytes:
+    def filter(self, body: Body, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=True, may_wait=may_wait)
         if self.pods_on is not None and self.catch_up > 0 and self._refusable:
             stale = self._stale_refusals(ev, may_wait)
@@ -349,7 +289,7 @@ class Extender:
         self.metrics.assumed.set(len(self.assumed))
         return filter_reply(ev.args, passed, failed, {})
 
-    def prioritize(self, body: bytes, may_wait: bool = True) -> bytes:
+    def prioritize(self, body: Body, may_wait: bool = True) -> bytes:
         ev = self._evaluate(body, bound_only=False, may_wait=may_wait)
         scores = ev.fit_scores()
         known = np.flatnonzero(ev.known)
@@ -362,7 +302,7 @@ class Extender:
         self.metrics.assumed.set(len(self.assumed))
         return prioritize_reply(ev.args, scores, ev.index, ev.rows)
 
-    def bind(self, body: bytes) -> bytes:
+    def bind(self, body: Body) -> bytes:
         """Post the pod's Binding (kube-scheduler's `bind` verb); from then on the pod counts on its
         node for certain until the model shows it there, or it is gone."""
         args = decode_binding(body)

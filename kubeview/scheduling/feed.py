@@ -31,7 +31,7 @@ def rv_number(value: object) -> int | None:
     """A resourceVersion as a number, None when it is not one. etcd's revisions are numbers and
     Kubernetes 1.35+ lets clients compare them; anything else is never compared."""
     try:
-        return int(value)  # type: ignore[arg-type]
+        return int(value)  # type: ignore[call-overload]  # any value: what int() refuses is None
     except (TypeError, ValueError):
         return None
 
@@ -74,14 +74,16 @@ class ModelFeed:
 
     def _follow_pod(self, event: WatchEvent | Listed) -> None:
         """Called with the lock held, after the model applied `event`."""
-        watched = isinstance(event, WatchEvent)
-        rv = rv_number(event.obj.get("metadata", {}).get("resourceVersion") if watched else event.resource_version)
+        if isinstance(event, WatchEvent):
+            rv = rv_number(event.obj.get("metadata", {}).get("resourceVersion"))
+        else:
+            rv = rv_number(event.resource_version)
         if rv is not None and rv > self.pod_rv:
             self.pod_rv = rv
             self._rv_changed.notify_all()
         version = self.model.version
         for follower in self._pod_followers:
-            if watched:
+            if isinstance(event, WatchEvent):
                 follower.observe(event.obj, event.type == "DELETED", version)
             else:
                 follower.relisted(event.objects, version)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import cast
 
 import httptools
 
@@ -104,7 +105,7 @@ class Connection(asyncio.BufferedProtocol):
         self.inbuf = memoryview(bytearray(self.READ_BUFFER))
         self.direct = False  # the last read went straight into `body`
         self.parser = httptools.HttpRequestParser(self)
-        self.transport: asyncio.Transport | None = None
+        self.transport: asyncio.Transport  # set by connection_made, before any other callback
         self.peer = ""
         self.closed = False
         self.reading = "head"  # head | body | idle (between requests) | refused (answer, then close)
@@ -152,7 +153,7 @@ class Connection(asyncio.BufferedProtocol):
 
     # -- asyncio ---------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # a stream server's transports are Transports
         peer = transport.get_extra_info("peername")
         self.peer = str(peer[0]) if isinstance(peer, tuple) else ""
         sock = transport.get_extra_info("socket")
@@ -161,7 +162,7 @@ class Connection(asyncio.BufferedProtocol):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if not self.hub.admit(self):
             self.closed = True
-            transport.abort()
+            self.transport.abort()
             return
         self._arm(self.limits.header_timeout, "header_timeout")
 
@@ -200,11 +201,12 @@ class Connection(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         body = self.body
         self.direct = body is not None and self.reading == "body" and self.body_bytes < len(body)
-        return memoryview(body)[self.body_bytes:] if self.direct else self.inbuf
+        return memoryview(body)[self.body_bytes:] if body is not None and self.direct else self.inbuf
 
     def buffer_updated(self, nbytes: int) -> None:
-        if self.direct:
-            self.data_received(memoryview(self.body)[self.body_bytes:self.body_bytes + nbytes])
+        body = self.body
+        if self.direct and body is not None:  # direct: get_buffer handed out `body`
+            self.data_received(memoryview(body)[self.body_bytes:self.body_bytes + nbytes])
         else:
             self.data_received(self.inbuf[:nbytes])
 
@@ -391,6 +393,7 @@ class Connection(asyncio.BufferedProtocol):
         raise _Refused
 
     def _close_with_refusal(self) -> None:
+        assert self.refusal is not None  # set by _refuse before the connection is marked refused
         self._write(self.refusal, close=True)
         self.closed = True
         self.transport.close()

@@ -10,6 +10,8 @@ expressions are ANDed).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from kubeview.scheduling.node_index import NodeIndex
@@ -51,7 +53,7 @@ def taints_tolerated(index: NodeIndex, tolerations: list[dict]) -> np.ndarray:
     untolerated = np.array([not _tolerated(tolerations, taint) for taint in index.taints], dtype=bool)
     if not untolerated.any():
         return index.everywhere
-    return ~index.tainted[:, untolerated].any(axis=1)
+    return ~cast(np.ndarray, index.tainted[:, untolerated].any(axis=1))  # 2-D: a row per node
 
 
 def _in(index: NodeIndex, key: str, values: list[str]) -> np.ndarray:

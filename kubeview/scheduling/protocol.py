@@ -63,7 +63,7 @@ def _pick(items: list, positions: np.ndarray) -> list:
     return list(picked) if len(positions) > 1 else [picked]
 
 
-def decode_args(body: bytes, nodes: NodeCache | None = None) -> ExtenderArgs:
+def decode_args(body: w.Body, nodes: NodeCache | None = None) -> ExtenderArgs:
     """Parse an ExtenderArgs body; raises ProtocolError saying what is wrong and where. Full Nodes are
     looked up in `nodes` by their bytes and only decoded when new."""
     try:
@@ -95,9 +95,10 @@ def filter_reply(args: ExtenderArgs, passed: np.ndarray, failed: dict[str, str],
     """ExtenderFilterResult in the mode of the request (`NodeNames` or `Nodes`)."""
     result: dict = {"FailedNodes": failed, "FailedAndUnresolvableNodes": unresolvable, "Error": error}
     keep = None if passed.all() else passed.tolist()
-    if args.by_name:
+    if args.node_names is not None:  # by name
         names = args.node_names if keep is None else list(compress(args.node_names, keep))
         return _with_member(result, "NodeNames", [msgspec.json.encode(names)])
+    assert args.items is not None  # decode_args gives one of the two
     return _with_member(result, "Nodes", args.items.json_parts(keep))
 
 
@@ -140,7 +141,7 @@ def _host_heads(index: NodeIndex) -> np.ndarray | None:
             heads = np.empty(len(index.names), dtype=object)
             heads[:] = [f'{{"Host":"{n}","Score":'.encode() for n in index.names]
         index.encoded["host_heads"] = heads
-    return heads if heads is not False else None
+    return heads if isinstance(heads, np.ndarray) else None  # False: a name needs escaping
 
 
 def host_priority_list(names: list[str], scores: np.ndarray) -> bytes:

@@ -16,6 +16,8 @@ up (Go's math.Round), with a hair of slack so 10 * 0.35 is 4, not 3.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from kubeview.model.allocation import Allocation
@@ -83,8 +85,8 @@ def policy_scores(used: list[np.ndarray], allocatable: list[np.ndarray], weights
     if policy == "spread":
         mean = 1.0 - mean
         if has is not None:
-            mean[~has] = 0.0
-    return mean * MAX_SCORE
+            cast(np.ndarray, mean)[~has] = 0.0  # not everywhere: a sum of per-node arrays
+    return cast(np.ndarray, mean * MAX_SCORE)  # fractions are per-node arrays, so is their mean
 
 
 def finish(raw: np.ndarray, config: PackingConfig, index: NodeIndex) -> np.ndarray:

@@ -156,7 +156,7 @@ class ExtenderServer:
             return self._put_config(request)
         return _error(405, f"method {method} is not served; GET, POST or PUT")
 
-    def _verb(self, verb: str, body: bytes, may_wait: bool = True) -> Response:
+    def _verb(self, verb: str, body: w.Body, may_wait: bool = True) -> Response:
         """One verb's reply; MustWait (from filter/prioritize with `may_wait` false) passes through."""
         started, cpu = time.perf_counter(), time.thread_time()
         extender = self.extender

@@ -109,7 +109,7 @@ def units_from(docs: list, namespace: str,
             raise ManifestError(f"{kind or 'an object'} has a metadata that is not a mapping")
         meta.setdefault("namespace", namespace)
         name = f"{meta.get('namespace')}/{meta.get('name', '?')}"
-        if (group, kind) in GROUP_KINDS:
+        if kind is not None and (group, kind) in GROUP_KINDS:
             header = header_from(GROUP_KINDS[(group, kind)], obj)
             headers[header.key] = header
         elif kind == "Pod":

@@ -101,7 +101,7 @@ def best_line(records: list[TrialRecord]) -> str:
         return f"best: none yet ({tally})"
     first = first_complete(records)
     gain = ""
-    if first is not None and first.number != best.number and best.value:
+    if first is not None and first.value is not None and first.number != best.number and best.value:
         gain = f"; first trial {first.value:.2f} s, {first.value / best.value:.2f}x faster"
     return f"best: trial {best.number} {best.value:.2f} s with {params_text(best.params)}{gain} ({tally})"
 

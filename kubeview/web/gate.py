@@ -28,7 +28,7 @@ def same_origin(origin: str | None, host: str | None) -> bool:
     client that sends no Origin is not a browser page and must still present the token."""
     if origin is None:
         return True
-    return bool(host) and urlsplit(origin).netloc.lower() == host.lower()
+    return host is not None and host != "" and urlsplit(origin).netloc.lower() == host.lower()
 
 
 def host_allowed(host_header: str | None, bound_host: str, *, token: bool) -> bool:

@@ -81,7 +81,7 @@ class _Session(AppService):
         process = await super()._open_app_process(width, height)
         if process.stderr is not None:
             self.stderr = _StderrTail(process.stderr)
-            process.stderr = self.stderr  # type: ignore[assignment] - read() is all textual-serve calls
+            process.stderr = self.stderr  # type: ignore[assignment]  # a stand-in: read() is all textual-serve calls
         return process
 
     async def send_bytes(self, data: bytes) -> bool:
@@ -170,7 +170,7 @@ class KubeviewServer(Server):
             "application": {"name": self.title},
         }
         page = aiohttp_jinja2.render_template("app_index.html", request, context)
-        page.text = page.text.replace("</head>", SESSION_ENDED_JS + "</head>", 1)
+        page.text = (page.text or "").replace("</head>", SESSION_ENDED_JS + "</head>", 1)
         return page
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:

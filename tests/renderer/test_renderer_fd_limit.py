@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from renderer import fd_budget, image
-from renderer import producer as producer_mod
+from renderer import result_files as result_files
 from renderer import scene as scene_mod
 from tests.renderer.test_renderer_producer import run_consumer
 from tests.renderer.testkit import (
@@ -152,7 +152,7 @@ def test_out_of_fds_is_raised_for_a_retry_not_kept_elsewhere(tmp_path: Path, mon
 def test_the_result_write_is_retried_while_out_of_fds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A burst of connections holds every fd for a moment (fd_budget.py): the image is written
     once fds are back, exit 0, instead of "cannot write the result" and exit 1."""
-    real, calls = producer_mod.write_or_keep, []
+    real, calls = result_files.write_or_keep, []
 
     def short_twice(*args: object) -> None:
         calls.append(args)
@@ -160,7 +160,7 @@ def test_the_result_write_is_retried_while_out_of_fds(tmp_path: Path, monkeypatc
             raise OSError(errno.EMFILE, "Too many open files")
         real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(producer_mod, "write_or_keep", short_twice)
+    monkeypatch.setattr(result_files, "write_or_keep", short_twice)
     sc = scene_mod.load(THREE, width=24, height=16, spp=8, chunk=2, tile=8)
     raw = tmp_path / "o.npy"
     with InProcessProducer(sc, raw=raw) as p:

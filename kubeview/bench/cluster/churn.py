@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client
 
 from kubeview.cluster.kube.config import Connection
+from kubeview.cluster.kube.raw import raw_response
 
 LABEL = "kubeview.io/bench-churn"
 
@@ -57,7 +58,7 @@ class Churn:
             try:
                 resp = self.core.patch_namespaced_pod(name, self.namespace, {"metadata": {"labels": {LABEL: str(i)}}},
                                                       _preload_content=False, _request_timeout=(10, 30))
-                resp.release_conn()
+                raw_response(resp).release_conn()
                 ok = True
             except Exception:  # noqa: BLE001 - a failed patch is counted, not fatal to the bench
                 ok = False

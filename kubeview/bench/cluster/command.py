@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
                          "one by itself)\n")
         return 2
     as_json = bool(getattr(args, "json", False))
-    say = (lambda line: sys.stderr.write(line + "\n")) if as_json else (lambda line: print(line, flush=True))
+    def say(line: str) -> None:
+        if as_json:
+            sys.stderr.write(line + "\n")
+        else:
+            print(line, flush=True)
+
     try:
         conn = connect(kubeconfig, getattr(args, "context", None))
         fill = ClusterFill(conn, KubeOptions(yes=bool(getattr(args, "yes", False)), workers=16), say,

@@ -58,7 +58,7 @@ def timed(argv: list[str], env: dict[str, str] | None = None) -> Timed:
                 [sys.executable, "-S", "-c", _LAUNCH, report.name, *argv], stdout=null, stderr=subprocess.PIPE,
                 env={**os.environ, **(env or {})}) as proc:
             try:
-                err = proc.stderr.read(1 << 20) if proc.stderr else b""  # type: ignore[union-attr]
+                err = proc.stderr.read(1 << 20) if proc.stderr else b""
                 proc.wait()
             except BaseException:
                 proc.kill()

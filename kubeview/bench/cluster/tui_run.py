@@ -48,7 +48,7 @@ class TuiFigures:
         return round(1000 * ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))], 1)
 
     def as_dict(self) -> dict:
-        out = {"first_screen_s": round(self.first_screen_s, 3), "peak_rss_mib": round(self.peak_rss / 2**20, 1),
+        out: dict[str, float | int | None] = {"first_screen_s": round(self.first_screen_s, 3), "peak_rss_mib": round(self.peak_rss / 2**20, 1),
                "cpu_share": round(self.cpu_share, 3)}
         if self.keys:
             out |= {"key_p95_ms": self.key_p95_ms, "keys": len(self.keys)}

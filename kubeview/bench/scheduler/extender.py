@@ -27,6 +27,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
@@ -36,6 +37,9 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
 from kubeview.scheduling.server import ExtenderServer
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, SpawnContext  # POSIX only
 
 GPU = "nvidia.com/gpu"
 POD_SPEC = {"containers": [{"name": "train", "image": "nvidia/cuda:12.4.0-base-ubuntu22.04",
@@ -72,7 +76,8 @@ class LatencyResult:
         """The extender's own CPU time per pod (p50 of each verb, summed), from its /status."""
         server = self.server_ms or {}
         parts = [server.get(v, {}).get("cpu_p50_ms") for v in self.verbs]
-        return None if any(p is None for p in parts) else round(float(sum(parts)), 3)
+        known = [p for p in parts if p is not None]
+        return None if len(known) < len(parts) else round(float(sum(known)), 3)
 
     def data_item(self) -> dict:
         data = {"Perc50": self.p50_ms, "Perc99": self.p99_ms}
@@ -170,7 +175,11 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
     """`calls` pods through `verbs` (the shipped prioritize+bind, or filter+prioritize) against an
     extender whose model holds `nodes`."""
     # fork where there is one (nothing but this thread runs here yet); spawn elsewhere
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    ctx: ForkContext | SpawnContext
+    if "fork" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("fork")
+    else:
+        ctx = multiprocessing.get_context("spawn")
     pipe, child_end = ctx.Pipe()
     child = ctx.Process(target=_serve, args=(child_end, nodes), name="kubeview-bench-extender", daemon=True)
     child.start()

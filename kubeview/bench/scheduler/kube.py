@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import urllib3
 from kubernetes import client
@@ -46,13 +47,14 @@ from kubeview.bench.scheduler.kube_plan import (
     namespace_name,
     new_run_id,
 )
+from kubeview.bench.scheduler.pod_tally import PodTally, leaving
 from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
 from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
 from kubeview.cluster.kube.config import Connection
 from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
-from kubeview.model.events import Listed, WatchEvent
 
+T = TypeVar("T")
 DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
 POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
@@ -70,76 +72,6 @@ class KubeOptions:
     interval: float = 1.0  # throughput sample interval (scheduler_perf: 1 s)
     workers: int = 8  # parallel create calls
     settle: float = 120.0  # seconds to wait for deleted pods to be gone
-
-
-class PodTally:
-    """The run's pods as the watch shows them: which are bound (and when), which were found
-    unschedulable. Fed by the pods informer from its thread; read from the bench's."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.pods: dict[str, dict] = {}
-        self.unschedulable: set[str] = set()
-        self.synced = threading.Event()
-
-    def emit(self, event: object) -> None:
-        with self._lock:
-            if isinstance(event, Listed) and event.kind == "Pod":
-                self.pods = {}
-                self.unschedulable = set()
-                for obj in event.objects:
-                    self._seen(obj)
-                self.synced.set()
-            elif isinstance(event, WatchEvent) and event.kind == "Pod":
-                name = event.obj["metadata"]["name"]
-                if event.type == "DELETED":
-                    self.pods.pop(name, None)
-                    self.unschedulable.discard(name)
-                else:
-                    self._seen(event.obj)
-
-    def _seen(self, obj: dict) -> None:
-        name = obj["metadata"]["name"]
-        self.pods[name] = obj
-        if _node(obj):
-            self.unschedulable.discard(name)
-        elif any(c.get("type") == "PodScheduled" and c.get("status") == "False"
-                 for c in (obj.get("status") or {}).get("conditions") or []):
-            self.unschedulable.add(name)
-
-    def count(self, names: set[str]) -> tuple[int, int]:
-        """(bound, unschedulable) among `names`."""
-        with self._lock:
-            bound = sum(1 for n in names if _node(self.pods.get(n, {})))
-            return bound, len(self.unschedulable & names)
-
-    def bound(self) -> list[dict]:
-        with self._lock:
-            return [p for p in self.pods.values() if _node(p)]
-
-    def present(self, names: list[str]) -> int:
-        with self._lock:
-            return sum(1 for n in names if n in self.pods)
-
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self.pods)
-
-    def attempted(self, names: set[str]) -> bool:
-        """Whether any scheduler has looked at these pods (bound, or a PodScheduled condition)."""
-        with self._lock:
-            pods = [self.pods.get(n, {}) for n in names]
-            return any(_node(p) or (p.get("status") or {}).get("conditions") for p in pods)
-
-
-def leaving(created: list[str], prefix: str, count: int) -> list[str]:
-    """deletePods' choice: every other pod named `prefix`*, in creation order, at most `count` (so pods
-    of every template of a cycling op leave, and the ones left are spread over the nodes they got)."""
-    return [n for n in created if n.startswith(prefix)][::2][:count]
-
-
-def _node(pod: dict) -> str | None:
-    return (pod.get("spec") or {}).get("nodeName")
 
 
 class KubeBench:
@@ -373,7 +305,7 @@ class KubeBench:
                 self.say(f"the pods watch stopped: {exc}")
             self._watch_stop.set()
 
-    def _all(self, fn: Callable[[dict], None], items: list, what: str) -> None:
+    def _all(self, fn: Callable[[T], object], items: list[T], what: str) -> None:
         """fn over items on the worker threads; stops at the first error (raised here)."""
         if self._stop.is_set():
             return
@@ -385,7 +317,7 @@ class KubeBench:
                     pool.shutdown(wait=True, cancel_futures=True)
                     raise
 
-    def _unless_stopped(self, fn: Callable[[dict], None], item: dict) -> None:
+    def _unless_stopped(self, fn: Callable[[T], object], item: T) -> None:
         if not self._stop.is_set():
             fn(item)
 

@@ -34,7 +34,10 @@ from kubeview.cluster.source import SourceError
 def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous: dict | None,
                    say: Callable[[str], None]) -> int:
     as_json = bool(getattr(args, "json", False))
-    progress = (lambda line: sys.stderr.write(line + "\n")) if as_json else say
+    def to_stderr(line: str) -> None:
+        sys.stderr.write(line + "\n")
+
+    progress = to_stderr if as_json else say
     options = KubeOptions(yes=bool(getattr(args, "yes", False)))
     if getattr(args, "schedulers", None):
         options.schedulers = list(args.schedulers)

@@ -114,10 +114,10 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
     chosen = context or merged["current-context"]
     if not chosen:
         raise SourceError(f"The kubeconfig {where} has no current context; pass --context NAME "
-                          f"(contexts: {', '.join(names) or 'none'}).")
+                          f"(contexts: {', '.join(map(str, names)) or 'none'}).")
     if chosen not in names:
         raise SourceError(f'Context "{chosen}" is not in the kubeconfig {where}; '
-                          f"use one of: {', '.join(names) or '(no contexts defined)'}.", usage=bool(context))
+                          f"use one of: {', '.join(map(str, names)) or '(no contexts defined)'}.", usage=bool(context))
     cfg = client.Configuration()
     try:
         config.load_kube_config(config_file=where, context=chosen, client_configuration=cfg, persist_config=False)

@@ -8,13 +8,12 @@ nothing else); claims are read in all namespaces even with -n, because node figu
 
 from __future__ import annotations
 
-import json
 import logging
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube.raw import RawApi
+from kubeview.cluster.kube.raw import RawApi, response_json
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ def _served(api_class: str, api_client: client.ApiClient, timeout: float) -> dic
     try:
         resp = RawApi(api_client, api_class).get_api_resources(_preload_content=False,
                                                                _request_timeout=(timeout, timeout))
-        body = json.loads(resp.data)
+        body = response_json(resp)
     except ApiException as exc:
         if exc.status != 404:
             log.info("discovery for %s failed (%s): its kinds are not read", api_class, exc.status)

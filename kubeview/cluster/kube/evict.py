@@ -8,14 +8,13 @@ server's message and cause ("The disruption budget web needs 2 healthy pods and 
 
 from __future__ import annotations
 
-import json
-
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.evictions import EvictionRefused
 from kubeview.cluster.kube.errors import describe_call_error, parse_status
+from kubeview.cluster.kube.raw import response_json
 from kubeview.cluster.source import ActionError
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -32,7 +31,9 @@ class KubeEvictor:
     def evict(self, namespace: str, name: str) -> str:
         body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
         try:
-            self._core.create_namespaced_pod_eviction(name, namespace, body, _request_timeout=self._timeout,
+            # a dict body is sent as it is (the V1Eviction model class would cost its import, see raw.py)
+            self._core.create_namespaced_pod_eviction(name, namespace, body,  # type: ignore[arg-type]
+                                                      _request_timeout=self._timeout,
                                                       _preload_content=False)
         except ApiException as exc:
             status = parse_status(exc.body)
@@ -61,7 +62,7 @@ class KubeEvictor:
                 _request_timeout=self._timeout, _preload_content=False)
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise ActionError(describe_call_error(exc, self._server, "Listing PodDisruptionBudgets")) from None
-        return list(json.loads(resp.data).get("items") or [])
+        return list(response_json(resp).get("items") or [])
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
         """A Pod as a dict (None when it is gone), for following the apply."""
@@ -76,4 +77,4 @@ class KubeEvictor:
             raise ActionError(describe_call_error(exc, self._server, f"Reading pod {namespace}/{name}")) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ActionError(describe_call_error(exc, self._server, f"Reading pod {namespace}/{name}")) from None
-        return json.loads(resp.data)
+        return response_json(resp)

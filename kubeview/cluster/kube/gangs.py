@@ -11,14 +11,15 @@ objects client (the same paths serve built-in groups), under the kinds of `gang_
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.raw import response_json
 from kubeview.model.gang_messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def _resources(api: client.CustomObjectsApi, group: str, version: str, timeout: 
     """Plural -> verbs of one group version, None when it is not served (404) or discovery failed."""
     try:
         resp = api.get_api_resources(group, version, _preload_content=False, _request_timeout=(timeout, timeout))
-        body = json.loads(resp.data)
+        body = response_json(resp)
     except ApiException as exc:
         if exc.status != 404:
             log.info("discovery of %s/%s failed (%s): its gangs are not shown", group, version, exc.status)
@@ -82,7 +83,7 @@ def lister(api_client: client.ApiClient, gang: GangApi) -> Callable[..., object]
     """The cluster-wide list (and, with `watch=True`, watch) call of one served gang kind."""
     api = client.CustomObjectsApi(api_client)
 
-    def call(**kwargs: object) -> object:
+    def call(**kwargs: Any) -> object:  # the generated method's keyword arguments
         return api.list_cluster_custom_object(gang.group, gang.version, gang.plural, **kwargs)
 
     return call

@@ -9,7 +9,8 @@ a 20,000-pod list (61 MiB with the managedFields the API server adds) took 2.7-3
 the ones the model always read (model/views.py, jobs.py, gangs.py, dra.py, requests.py; the
 extender's assumed pods), so nothing downstream changes. A field a reader starts to use must be
 added below: tests/cluster/test_pod_wire.py builds the model from every recorded pod both ways and
-compares what each store holds.
+compares what each store holds. The extender's Pod (scheduling/wire_types.py) validates instead, on
+purpose: docs/architecture.md says why there are two.
 """
 
 from __future__ import annotations

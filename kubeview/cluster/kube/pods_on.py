@@ -6,12 +6,13 @@ from a made-up one (`_predict`). Needs only the `get`/`list pods` the extender's
 
 from __future__ import annotations
 
-import json
 import logging
 
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+
+from kubeview.cluster.kube.raw import response_json
 
 log = logging.getLogger(__name__)
 TERMINAL = ("Succeeded", "Failed")
@@ -29,7 +30,7 @@ class KubePodsOnNode:
             resp = self._api.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}",
                                                          _preload_content=False,
                                                          _request_timeout=(2, self._timeout))
-            items = json.loads(resp.data).get("items") or []
+            items = response_json(resp).get("items") or []
         except (ApiException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             log.info("pods on node %s: cannot list (%s); trusting the watch", node, exc)
             return None
@@ -48,7 +49,7 @@ class KubePodOf:
         try:
             resp = self._api.read_namespaced_pod(name, namespace, _preload_content=False,
                                                  _request_timeout=(2, self._timeout))
-            pod = json.loads(resp.data)
+            pod = response_json(resp)
         except ApiException as exc:
             if exc.status != 404:
                 log.info("pod %s/%s: cannot read (%s)", namespace, name, exc.reason)

@@ -12,8 +12,11 @@ ApiException), so informers cannot tell the difference.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any, cast
 
+import urllib3
 from kubernetes import client
 
 # the API class kubeview would use -> its path prefix
@@ -23,6 +26,17 @@ PREFIX = {"CoreV1Api": "/api/v1", "AppsV1Api": "/apis/apps/v1", "BatchV1Api": "/
 QUERY = {"watch": "watch", "resource_version": "resourceVersion", "allow_watch_bookmarks": "allowWatchBookmarks",
          "timeout_seconds": "timeoutSeconds", "limit": "limit", "_continue": "continue",
          "label_selector": "labelSelector", "field_selector": "fieldSelector"}
+
+
+def raw_response(response: object) -> urllib3.BaseHTTPResponse:
+    """What a `_preload_content=False` call returns: the urllib3 response, whatever the generated
+    method's annotation says (it names the model class kubeview never builds)."""
+    return cast(urllib3.BaseHTTPResponse, response)
+
+
+def response_json(response: object) -> Any:
+    """The JSON body of a `_preload_content=False` call (json.loads: a ValueError when it is not)."""
+    return json.loads(raw_response(response).data)
 
 
 class RawApi:
