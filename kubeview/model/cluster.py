@@ -27,7 +27,8 @@ from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gang_messages import GANG_KINDS
 from kubeview.model.gangs import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
-from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
+from kubeview.model.gpu_ledger import GpuLedger
+from kubeview.model.gpu_states import add_dra_gpus
 from kubeview.model.job_store import JobStore
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.table import NodeTable
@@ -335,7 +336,7 @@ class ClusterModel:
         rows, names, views = self._layout
         resources = self._table.ordered_columns()
         m = self._table.compact(rows, resources)
-        dra = None if self.gpus.empty else add_dra_gpus(m, names, resources, self.gpus)
+        dra = None if self.gpus.empty else add_dra_gpus(m, names, resources, self.gpus.nodes())
         self._alloc = Allocation(
             nodes=names,
             resources=resources,
