@@ -102,6 +102,13 @@ class GpuLedger:
             self.version += 1
         return changed
 
+    def put(self, kind: str, obj: dict) -> bool:
+        """An object of `kind` added or modified (the model's table, model/kinds.py)."""
+        return self.apply(kind, "MODIFIED", obj)
+
+    def delete(self, kind: str, obj: dict) -> bool:
+        return self.apply(kind, "DELETED", obj)
+
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         """A (re)list of one kind: everything of that kind is replaced."""
         if kind == "DeviceClass":

@@ -19,6 +19,7 @@ from kubeview.model.dra_snapshot import DRA_SCHEMA, dra_doc
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
+from kubeview.model.kinds import gangs_unavailable
 from kubeview.model.snapshot_gangs import GANG_SCHEMA, gangs_doc
 from kubeview.model.snapshot_jobs import JOB_SCHEMA, jobs_doc
 from kubeview.model.usage import NodeUsage, PodUsage
@@ -247,7 +248,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "title": model.title,
             "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
             "partial": {"reason": model.partial} if model.partial else None,
-            "noGangs": model.no_gangs,
+            "noGangs": gangs_unavailable(model.unavailable),
             "version": model.version,
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),
