@@ -1,13 +1,11 @@
 """The cluster as kubeview sees it: source events in, allocation arrays and views out.
 
 `ClusterModel.apply` takes what a source emits (`Listed`, `WatchEvent`, `ConnectionState`,
-`UsageUpdate`) and updates incrementally: a pod event subtracts the pod's old requests from its
-node's row and adds the new ones, so one event costs O(resources of one pod), never a rebuild.
-A relist (`Listed`) rebuilds that kind in one vectorised pass. Pods bound to a node the model has
-not seen yet are remembered and counted when the node arrives.
-
-"Requested" follows kube-scheduler: pods bound to the node (`spec.nodeName`) whose phase is not
-Succeeded or Failed, Terminating ones included (their resources are held until they are gone).
+`UsageUpdate`, `Scope`). List and watch events go through one table kind -> stores (`kinds`, see
+model/kinds.py): a watch event is each store's `put` or `delete`, a relist its `replace`. Nodes and
+the pods counted against them are `NodePods` (model/node_pods.py: incremental per event, a relist in
+one vectorised pass); Jobs, gangs, Events, workloads and the DRA kinds have their own stores. A kind
+the source cannot read is `unavailable` (kind -> reason), fed from its `Scope`.
 
 Not thread-safe: one thread applies events; readers take `allocation()` (a dense copy, cached per
 `version`) and the views.
@@ -16,7 +14,7 @@ Not thread-safe: one thread applies events; readers take `allocation()` (a dense
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -27,15 +25,16 @@ from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gang_messages import GANG_KINDS
 from kubeview.model.gangs import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
-from kubeview.model.gpu_ledger import GpuLedger, add_dra_gpus
+from kubeview.model.gpu_ledger import GpuLedger
+from kubeview.model.gpu_states import add_dra_gpus
 from kubeview.model.job_store import JobStore
+from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
-from kubeview.model.table import NodeTable
+from kubeview.model.node_pods import NodePods, PodKey
 from kubeview.model.usage import Usage, UsageUpdate
-from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
-from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
+from kubeview.model.views import NodeView, PodView
+from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
 
-PodKey = tuple[str, str]
 WorkloadKey = tuple[str, str, str]
 
 
@@ -47,27 +46,41 @@ class ClusterModel:
         self.partial: str | None = None  # why node figures do not count every pod (the source's scope)
         # the namespace whose pods are listed for display (-n); node figures still count every pod held
         self.display_namespace: str | None = None
-        self.nodes: dict[str, NodeView] = {}
         self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
-        self.pods: dict[PodKey, PodView] = {}
-        self.workloads: dict[WorkloadKey, WorkloadView] = {}
+        self.unavailable: dict[str, str] = {}  # kind -> why the source cannot read it (a 403, not served)
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
-        self.no_events: str | None = None  # why there are none to show (e.g. listing them is forbidden)
-        self.no_gangs: str | None = None  # why some gang kinds are not shown (their lists were forbidden)
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/job_store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs.py)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
+        self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
+        self._workloads = WorkloadStore()
+        self.workloads: dict[WorkloadKey, WorkloadView] = self._workloads.views
         self.version = 0
         self.synced: set[str] = set()  # kinds listed at least once
-        self._table = NodeTable()
-        self._bound: dict[str, dict[PodKey, PodView]] = {}  # node name -> pods counted against it
-        self._pending: dict[PodKey, PodView] = {}
         self._alloc: Allocation | None = None
         self._alloc_version = -1
-        self._order: list[str] | None = None  # sorted node names, None when the node set changed
-        self._layout: tuple[np.ndarray, list[str], list[NodeView]] | None = None  # see allocation()
+        # The kinds: list/watch events of each go to these stores, in this order. A new kind is a row.
+        jobs, gangs = self.jobs, self.gangs
+        self.kinds: dict[str, tuple[KindStore, ...]] = {
+            "Node": (self.node_pods.node_kind,),
+            "Pod": (self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
+                    Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
+            "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
+            "Event": (self.events,),
+            **rows_of(self._workloads, WORKLOAD_KINDS),
+            **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
+            **rows_of(gangs, GANG_KINDS),
+        }
+
+    @property
+    def nodes(self) -> dict[str, NodeView]:
+        return self.node_pods.nodes
+
+    @property
+    def pods(self) -> dict[PodKey, PodView]:
+        return self.node_pods.pods
 
     # -- events ----------------------------------------------------------------------------------
     def apply(self, event: SourceEvent) -> bool:
@@ -87,255 +100,64 @@ class ClusterModel:
             self.usage.merge(event)
             changed = True
         elif isinstance(event, Scope):
-            changed = (event.title, event.namespace, event.partial, event.no_events, event.no_gangs) != (
-                self.title, self.display_namespace, self.partial, self.no_events, self.no_gangs)
+            changed = (event.title, event.namespace, event.partial, dict(event.unavailable)) != (
+                self.title, self.display_namespace, self.partial, self.unavailable)
             self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
-            self.no_events, self.no_gangs = event.no_events, event.no_gangs
+            self.unavailable = dict(event.unavailable)
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:
             self.version += 1
         return changed
 
-    def apply_all(self, events) -> bool:
+    def apply_all(self, events: Iterable[SourceEvent]) -> bool:
         changed = False
         for event in events:
             changed = self.apply(event) or changed
         return changed
 
     def _apply_watch(self, event: WatchEvent) -> bool:
-        kind, obj = event.kind, event.obj
         if event.type not in ("ADDED", "MODIFIED", "DELETED"):
             return False  # BOOKMARK/ERROR are the source's business
-        deleted = event.type == "DELETED"
-        if kind == "Pod":
-            in_job = self.jobs.delete_pod(obj) if deleted else self.jobs.put_pod(obj)
-            in_gang = self.gangs.delete_pod(obj) if deleted else self.gangs.put_pod(obj)
-            return (self._delete_pod(_pod_key(obj)) if deleted else self._put_pod(obj)) or in_job or in_gang
-        if kind == "Job":
-            return self.jobs.delete_job(obj) if deleted else self.jobs.put_job(obj)
-        if kind == "Node":
-            name = (obj.get("metadata") or {}).get("name", "")
-            return self._delete_node(name) if deleted else self._put_node(NodeView.from_api(obj))
-        if kind == "Event":
-            return self.events.delete(obj) if deleted else self.events.put(obj)
-        if kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
-            return self.gpus.apply(kind, event.type, obj)
-        if kind in GANG_KINDS:
-            return self.gangs.apply(kind, event.type, obj)
-        if kind in WORKLOAD_KINDS:
-            meta = obj.get("metadata") or {}
-            key = (kind, meta.get("namespace", ""), meta.get("name", ""))
-            if deleted:
-                return self.workloads.pop(key, None) is not None
-            view = WorkloadView.from_api(kind, obj)
-            old = self.workloads.get(key)
-            if old is not None and old.resource_version and old.resource_version == view.resource_version:
-                return False
-            self.workloads[key] = view
-            return True
-        return False
+        changed = False
+        for store in self.kinds.get(event.kind, ()):
+            changed = (store.delete(event.obj) if event.type == "DELETED" else store.put(event.obj)) or changed
+        return changed
 
     def _apply_listed(self, event: Listed) -> bool:
+        self.synced.add(event.kind)
+        stores = self.kinds.get(event.kind)
+        if stores is None:
+            return False
         # thousands of new objects at once, none of them cyclic, most of them long-lived
         with gc_paused(keep=len(event.objects) >= BULK):
-            return self._apply_listed_now(event)
-
-    def _apply_listed_now(self, event: Listed) -> bool:
-        kind = event.kind
-        self.synced.add(kind)
-        if kind == "Pod":
-            self._relist_pods(event.objects)
-            self.jobs.relist_pods(event.objects)
-            self.gangs.relist_pods(event.objects)
-        elif kind == "Job":
-            self.jobs.relist_jobs(event.objects)
-        elif kind == "Node":
-            fresh = {v.name: v for v in map(NodeView.from_api, event.objects)}
-            for name in [n for n in self.nodes if n not in fresh]:
-                self._delete_node(name)
-            for view in fresh.values():
-                self._put_node(view)
-            self.gpus.set_nodes(fresh)  # from now on a slice's devices count only while its node exists
-        elif kind in WORKLOAD_KINDS:
-            for key in [k for k in self.workloads if k[0] == kind]:
-                del self.workloads[key]
-            for obj in event.objects:
-                view = WorkloadView.from_api(kind, obj)
-                self.workloads[view.key] = view
-        elif kind == "Event":
-            self.events.replace(event.objects)
-        elif kind in DRA_KINDS or kind in DRA_OPTIONAL_KINDS:
-            self.gpus.replace(kind, event.objects)
-        elif kind in GANG_KINDS:
-            self.gangs.replace(kind, event.objects)
-        else:
-            return False
+            for store in stores:
+                store.replace(event.objects)
         return True
-
-    # -- nodes ---------------------------------------------------------------------------------
-    def _put_node(self, view: NodeView) -> bool:
-        old = self.nodes.get(view.name)
-        if old is not None and old.resource_version and old.resource_version == view.resource_version:
-            return False
-        t = self._table
-        if old is None:
-            self.gpus.node_added(view.name)
-            r = t.add(view.name)
-            t.set_node(r, view.capacity, view.allocatable)
-            for pod in (self._bound.get(view.name) or {}).values():
-                t.add_pod(r, pod.requests, pod.limits, 1)
-            self._order = None
-        else:
-            r = t.row[view.name]
-            if old.capacity != view.capacity or old.allocatable != view.allocatable:
-                t.set_node(r, view.capacity, view.allocatable)
-        self.nodes[view.name] = view
-        self._layout = None
-        return True
-
-    def _delete_node(self, name: str) -> bool:
-        if self.nodes.pop(name, None) is None:
-            return False
-        self.gpus.node_deleted(name)  # its DRA devices go with it (the slices may stay a while)
-        self._table.remove(name)  # its pods stay in _bound: they count again if it comes back
-        self._order = None
-        self._layout = None
-        return True
-
-    # -- pods ----------------------------------------------------------------------------------
-    def _put_pod(self, obj: dict) -> bool:
-        key = _pod_key(obj)
-        old = self.pods.get(key)
-        if old is not None:
-            rv = (obj.get("metadata") or {}).get("resourceVersion")
-            if rv and old.resource_version == rv:
-                return False
-        view = PodView.from_api(obj)
-        if old is not None:
-            self._uncount(old)
-        self.pods[key] = view
-        self._count(view)
-        return True
-
-    def _delete_pod(self, key: PodKey) -> bool:
-        old = self.pods.pop(key, None)
-        if old is None:
-            return False
-        self._uncount(old)
-        return True
-
-    def _count(self, pod: PodView) -> None:
-        node = pod.node
-        if pod.phase in TERMINAL_PHASES:
-            return
-        if node is None:
-            self._pending[pod.key] = pod
-            return
-        bound = self._bound.get(node)
-        if bound is None:
-            bound = self._bound[node] = {}
-        bound[pod.key] = pod
-        r = self._table.row.get(node)
-        if r is not None:
-            self._table.add_pod(r, pod.requests, pod.limits, 1)
 
     def pod_uids_on(self, node: str) -> set[str]:
         """The uids of the pods counted against `node` (bound, not finished)."""
-        return {p.uid for p in (self._bound.get(node) or {}).values()}
-
-    def _uncount(self, pod: PodView) -> None:
-        node = pod.node
-        if pod.phase in TERMINAL_PHASES:
-            return
-        if node is None:
-            self._pending.pop(pod.key, None)
-            return
-        bound = self._bound.get(node)
-        if bound is not None and bound.pop(pod.key, None) is not None:
-            if not bound:
-                del self._bound[node]
-            r = self._table.row.get(node)
-            if r is not None:
-                self._table.add_pod(r, pod.requests, pod.limits, -1)
-
-    def _relist_pods(self, objects: list[dict]) -> None:
-        """Replace every pod: views reused where the resourceVersion is unchanged, sums rebuilt at once.
-
-        Pods with the same container resources share one requests dict (requests.pod_amounts), so the
-        per-pod work is a row index and a small-integer id; numpy adds the distinct vectors per row.
-        """
-        old_pods = self.pods
-        pods: dict[PodKey, PodView] = {}
-        bound: dict[str, dict[PodKey, PodView]] = {}
-        pending: dict[PodKey, PodView] = {}
-        rows: list[int] = []
-        req_ids: list[int] = []
-        lim_ids: list[int] = []
-        ids: dict[int, int] = {}
-        distinct: list[dict[str, int]] = []
-        row_of = self._table.row
-        from_api = PodView.from_api
-        with gc_paused():
-            for obj in objects:
-                meta = obj.get("metadata") or {}
-                key = (meta.get("namespace", ""), meta.get("name", ""))
-                view = old_pods.get(key) if old_pods else None
-                if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
-                    view = from_api(obj)
-                pods[key] = view
-                if view.phase in TERMINAL_PHASES:
-                    continue
-                node = view.node
-                if node is None:
-                    pending[key] = view
-                    continue
-                on_node = bound.get(node)
-                if on_node is None:
-                    on_node = bound[node] = {}
-                on_node[key] = view
-                r = row_of.get(node)
-                if r is None:
-                    continue
-                rows.append(r)
-                amounts = view.requests
-                i = ids.get(id(amounts))
-                if i is None:
-                    i = ids[id(amounts)] = len(distinct)
-                    distinct.append(amounts)
-                req_ids.append(i)
-                amounts = view.limits
-                i = ids.get(id(amounts))
-                if i is None:
-                    i = ids[id(amounts)] = len(distinct)
-                    distinct.append(amounts)
-                lim_ids.append(i)
-            self._table.set_pod_sums(rows, req_ids, lim_ids, distinct)
-        self.pods, self._bound, self._pending = pods, bound, pending
+        return {p.uid for p in (self.node_pods.bound.get(node) or {}).values()}
 
     # -- reads ---------------------------------------------------------------------------------
     def node_names(self) -> list[str]:
         """Node names in row order of `allocation()` (sorted)."""
-        if self._order is None:
-            self._order = sorted(self.nodes)
-        return self._order
+        return self.node_pods.node_names()
 
     def allocation(self) -> Allocation:
         """Dense nodes x resources arrays (read-only; cached until the next change)."""
         if self._alloc is not None and self._alloc_version == self.version:
             return self._alloc
+        table = self.node_pods.table
         if not self.gpus.empty:
-            self._table.column(GPU)  # DRA-only clusters have no nvidia.com/gpu in any node's status
-        # Between node changes only pods move: reuse the row order, the names and the views (lists the
-        # Allocations share and never mutate), so a new allocation is a copy of four small matrices
-        # (~0.1 ms at 5,000 nodes instead of 1.5 ms; the extender republishes one every 0.2 s).
-        if self._layout is None:
-            names = self.node_names()
-            self._layout = (self._table.rows_of(names), list(names), [self.nodes[n] for n in names])
-        rows, names, views = self._layout
-        resources = self._table.ordered_columns()
-        m = self._table.compact(rows, resources)
-        dra = None if self.gpus.empty else add_dra_gpus(m, names, resources, self.gpus)
+            table.column(GPU)  # DRA-only clusters have no nvidia.com/gpu in any node's status
+        # Between node changes only pods move: reuse the row order, the names and the views, so a new
+        # allocation is a copy of four small matrices (~0.1 ms at 5,000 nodes instead of 1.5 ms; the
+        # extender republishes one every 0.2 s).
+        rows, names, views = self.node_pods.layout()
+        resources = table.ordered_columns()
+        m = table.compact(rows, resources)
+        dra = None if self.gpus.empty else add_dra_gpus(m, names, resources, self.gpus.nodes())
         self._alloc = Allocation(
             nodes=names,
             resources=resources,
@@ -358,7 +180,7 @@ class ClusterModel:
 
     def pods_on(self, node: str) -> list[PodView]:
         """The pods counted against `node` (bound, not finished), by name."""
-        return sorted((self._bound.get(node) or {}).values(), key=lambda p: p.key)
+        return sorted((self.node_pods.bound.get(node) or {}).values(), key=lambda p: p.key)
 
     def pod_events(self, key: PodKey) -> list[EventView]:
         """The pod's recent Events, newest last; only those about this pod (its uid), not an earlier
@@ -379,13 +201,13 @@ class ClusterModel:
     def pending(self) -> list[PodView]:
         """Unbound, unfinished pods shown (see `shown`), by (namespace, name); `.pending_reason` has the
         scheduler's message."""
-        return sorted((p for k, p in self._pending.items() if self.shown(k)), key=lambda p: p.key)
+        return sorted((p for k, p in self.node_pods.pending.items() if self.shown(k)), key=lambda p: p.key)
 
     def pending_count(self) -> int:
         """How many pods `pending()` lists."""
         if self.display_namespace is None:
-            return len(self._pending)
-        return sum(1 for k in self._pending if self.shown(k))
+            return len(self.node_pods.pending)
+        return sum(1 for k in self.node_pods.pending if self.shown(k))
 
     def schedulable(self) -> np.ndarray:
         """Per node (allocation order): Ready and not cordoned."""
@@ -453,7 +275,3 @@ class NamespacePods(Mapping[PodKey, PodView]):
         ns = self._namespace
         return sum(1 for k in self._pods if k[0] == ns)
 
-
-def _pod_key(obj: dict) -> PodKey:
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace", ""), meta.get("name", ""))

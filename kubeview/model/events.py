@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from kubeview.model.usage import UsageUpdate
@@ -51,15 +52,14 @@ class ConnectionState:
 class Scope:
     """What the source shows and counts: `title` for the header; `namespace` the one namespace whose
     pods are listed for display (None: all); `partial` why node figures miss some pods (None: they
-    count every pod); `no_events` why recent Events are not shown (None: they are, or the source has
-    none); `no_gangs` why some gang kinds are not shown (a 403 on their lists). A source may send it
+    count every pod); `unavailable` kind -> why the source cannot read that kind (a 403 on its list,
+    or another failure of an optional kind; the views say it: model/kinds.py). A source may send it
     again when its scope changes (e.g. a 403 narrows it)."""
 
     title: str
     namespace: str | None = None
     partial: str | None = None
-    no_events: str | None = None
-    no_gangs: str | None = None
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 SourceEvent = WatchEvent | Listed | Listing | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

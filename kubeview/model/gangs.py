@@ -232,6 +232,13 @@ class GangStore:
         self.headers[key] = header
         return self._changed(True)
 
+    def put(self, kind: str, obj: dict) -> bool:
+        """An object of `kind` added or modified (the model's table, model/kinds.py)."""
+        return self.apply(kind, "MODIFIED", obj)
+
+    def delete(self, kind: str, obj: dict) -> bool:
+        return self.apply(kind, "DELETED", obj)
+
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         """A full list of one gang kind (an empty one when it is not served or not readable)."""
         self.listed.add(kind)

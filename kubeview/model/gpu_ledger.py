@@ -29,11 +29,7 @@ Rules (from the recorded v1.36.2 control plane, tests/fixtures/k8s/dra/README.md
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass
-
-import numpy as np
 
 from kubeview.model.dra import (
     ClaimKey,
@@ -45,56 +41,12 @@ from kubeview.model.dra import (
     Taint,
     TaintRuleView,
 )
+from kubeview.model.dra_counters import consume, fits, size
 from kubeview.model.dra_pools import PoolCount, PoolKey, UpstreamPools
 from kubeview.model.gcpause import gc_paused
+from kubeview.model.gpu_states import GPU, DeviceState, NodeGpus, ShareHold, is_gpu
 
-GPU = "nvidia.com/gpu"
-GPU_TYPES = ("gpu", "mig")
-
-
-@dataclass(frozen=True, slots=True)
-class ShareHold:
-    """A claim's share of a device that allows multiple allocations."""
-
-    claim: ClaimKey
-    share_id: str | None
-    consumed: dict[str, int]  # capacity name -> plain units
-    pods: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceState:
-    device: Device
-    gpu: bool  # counts in the nvidia.com/gpu column
-    state: str  # "allocated" | "free" | "unavailable" (counters used by siblings, or pool incomplete)
-    # | "tainted" (a NoSchedule/NoExecute taint, nobody holds it) | "gone" (its node was deleted: the
-    # slice outlives it until garbage collection, nothing is free)
-    claim: ClaimKey | None  # the allocated claim holding it (the first, by name, of a shared device's)
-    pods: tuple[str, ...]  # the holding claims' reservedFor pods (in the claim's namespace)
-    taints: tuple[Taint, ...] = ()  # the slice's and the DeviceTaintRules'
-    shares: tuple[ShareHold, ...] = ()  # a shared device: every claim holding a share
-    admin: tuple[ClaimKey, ...] = ()  # adminAccess claims on it (not counted as use)
-
-    @property
-    def consumed(self) -> dict[str, int]:
-        """A shared device's capacity consumed by all its shares (compare `device.capacity`)."""
-        out: dict[str, int] = {}
-        for share in self.shares:
-            for name, amount in share.consumed.items():
-                out[name] = out.get(name, 0) + amount
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class NodeGpus:
-    node: str
-    devices: tuple[DeviceState, ...]
-    gpu_total: int  # column units (see the module doc)
-    gpu_allocated: int
-
-    @property
-    def gpu_free(self) -> int:
-        return self.gpu_total - self.gpu_allocated
+__all__ = ["GPU", "DeviceState", "GpuLedger", "NodeGpus", "ShareHold"]
 
 
 class GpuLedger:
@@ -149,6 +101,13 @@ class GpuLedger:
         if changed:
             self.version += 1
         return changed
+
+    def put(self, kind: str, obj: dict) -> bool:
+        """An object of `kind` added or modified (the model's table, model/kinds.py)."""
+        return self.apply(kind, "MODIFIED", obj)
+
+    def delete(self, kind: str, obj: dict) -> bool:
+        return self.apply(kind, "DELETED", obj)
 
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         """A (re)list of one kind: everything of that kind is replaced."""
@@ -345,7 +304,7 @@ class GpuLedger:
     def _compute(self, node: str, slices: list[SliceView], gpu_classes: list[DeviceClassView]) -> NodeGpus:
         if self.node_gone(node):
             gone = sorted((d for s in slices for d in s.devices), key=lambda d: d.name)
-            return NodeGpus(node, tuple(DeviceState(d, _is_gpu(d, gpu_classes), "gone", None, ()) for d in gone),
+            return NodeGpus(node, tuple(DeviceState(d, is_gpu(d, gpu_classes), "gone", None, ()) for d in gone),
                             0, 0)
         pools: dict[tuple[str, str], list[SliceView]] = {}
         for s in slices:
@@ -360,12 +319,12 @@ class GpuLedger:
             for s in members:
                 counters.update({k: dict(v) for k, v in s.counters.items()})
             devices = sorted((d for s in members for d in s.devices), key=lambda d: d.name)
-            is_gpu = {d.key: _is_gpu(d, gpu_classes) for d in devices}
+            gpu_of = {d.key: is_gpu(d, gpu_classes) for d in devices}
             held = {d.key: min(self._holders[d.key]) if self._holders.get(d.key) else None for d in devices}
             totals = {k: dict(v) for k, v in counters.items()}
             for d in devices:  # allocated devices use their counters first
                 if held[d.key] is not None:
-                    _consume(counters, d)
+                    consume(counters, d)
             free_fit: list[Device] = []
             pool_states: dict[DeviceKey, str] = {}
             for d in devices:
@@ -373,7 +332,7 @@ class GpuLedger:
                     pool_states[d.key] = "allocated"
                 elif any(t.blocks for t in self._taints(d)):
                     pool_states[d.key] = "tainted"
-                elif complete and _fits(counters, d):
+                elif complete and fits(counters, d):
                     pool_states[d.key] = "free"
                     free_fit.append(d)
                 else:
@@ -381,14 +340,14 @@ class GpuLedger:
             # column units: allocated GPUs + the most free GPUs that fit together, smallest first
             room = {k: dict(v) for k, v in counters.items()}
             extra = 0
-            for d in sorted((d for d in free_fit if is_gpu[d.key]), key=lambda d: (_size(d, totals), d.name)):
-                if _fits(room, d):
-                    _consume(room, d)
+            for d in sorted((d for d in free_fit if gpu_of[d.key]), key=lambda d: (size(d, totals), d.name)):
+                if fits(room, d):
+                    consume(room, d)
                     extra += 1
-            taken = sum(1 for d in devices if is_gpu[d.key] and held[d.key] is not None)
+            taken = sum(1 for d in devices if gpu_of[d.key] and held[d.key] is not None)
             total += taken + extra
             allocated += taken
-            states.extend(self._state(d, is_gpu[d.key], pool_states[d.key]) for d in devices)
+            states.extend(self._state(d, gpu_of[d.key], pool_states[d.key]) for d in devices)
         return NodeGpus(node, tuple(states), total, allocated)
 
     def _taints(self, d: Device) -> tuple[Taint, ...]:
@@ -418,56 +377,3 @@ class GpuLedger:
                 c.add(s.state, any(t.blocks for t in s.taints))
         return out
 
-
-def _is_gpu(device: Device, gpu_classes: list[DeviceClassView]) -> bool:
-    if gpu_classes:
-        return any(c.matches(device) for c in gpu_classes)
-    return device.type in GPU_TYPES
-
-
-def _fits(counters: dict[str, dict[str, int]], device: Device) -> bool:
-    for cset, need in device.consumes.items():
-        have = counters.get(cset)
-        if have is None:
-            continue  # a counter set nobody published: nothing to run out of
-        if any(have.get(c, 0) < amount for c, amount in need.items()):
-            return False
-    return True
-
-
-def _consume(counters: dict[str, dict[str, int]], device: Device) -> None:
-    for cset, need in device.consumes.items():
-        have = counters.get(cset)
-        if have is not None:
-            for c, amount in need.items():
-                have[c] = have.get(c, 0) - amount
-
-
-def _size(device: Device, counters: dict[str, dict[str, int]]) -> float:
-    """How much of its counter sets a device takes (0 for a device that consumes none)."""
-    share = 0.0
-    for cset, need in device.consumes.items():
-        have = counters.get(cset) or {}
-        share += sum(amount / have[c] for c, amount in need.items() if have.get(c))
-    return share
-
-
-def add_dra_gpus(matrices: dict, names: list[str], resources: list[str], ledger: GpuLedger) -> np.ndarray | None:
-    """Count the ledger's DRA GPUs in the `nvidia.com/gpu` column of the model's dense matrices
-    (rows follow `names`, sorted): capacity and allocatable gain the devices, requested and limits
-    the allocated ones. Nodes the model does not know (a slice before its Node) are left out.
-    Returns the DRA units per row (Allocation.dra_gpus)."""
-    if GPU not in resources:
-        return None
-    col = resources.index(GPU)
-    dra = np.zeros(len(names), dtype=np.int64)
-    for node, ng in ledger.nodes().items():
-        r = bisect_left(names, node)
-        if r == len(names) or names[r] != node:
-            continue
-        dra[r] = ng.gpu_total
-        matrices["capacity"][r, col] += ng.gpu_total
-        matrices["allocatable"][r, col] += ng.gpu_total
-        matrices["requested"][r, col] += ng.gpu_allocated
-        matrices["limits"][r, col] += ng.gpu_allocated
-    return dra

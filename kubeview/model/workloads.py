@@ -6,6 +6,7 @@ field names of the API differ a little between kinds; this is the one place that
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet")
@@ -48,3 +49,29 @@ class WorkloadView:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.kind, self.namespace, self.name)
+
+
+class WorkloadStore:
+    """The workloads the model holds, by (kind, namespace, name): the model's store for WORKLOAD_KINDS."""
+
+    def __init__(self) -> None:
+        self.views: dict[tuple[str, str, str], WorkloadView] = {}
+
+    def put(self, kind: str, obj: dict) -> bool:
+        view = WorkloadView.from_api(kind, obj)
+        old = self.views.get(view.key)
+        if old is not None and old.resource_version and old.resource_version == view.resource_version:
+            return False
+        self.views[view.key] = view
+        return True
+
+    def delete(self, kind: str, obj: dict) -> bool:
+        meta = obj.get("metadata") or {}
+        return self.views.pop((kind, meta.get("namespace", ""), meta.get("name", "")), None) is not None
+
+    def replace(self, kind: str, objects: Iterable[dict]) -> None:
+        for key in [k for k in self.views if k[0] == kind]:
+            del self.views[key]
+        for obj in objects:
+            view = WorkloadView.from_api(kind, obj)
+            self.views[view.key] = view

@@ -18,6 +18,7 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpu_idle import find_idle, idle_count
+from kubeview.model.kinds import gangs_unavailable
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
@@ -247,7 +248,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "title": model.title,
             "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
             "partial": {"reason": model.partial} if model.partial else None,
-            "noGangs": model.no_gangs,
+            "noGangs": gangs_unavailable(model.unavailable),
             "version": model.version,
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),

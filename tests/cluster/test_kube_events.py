@@ -12,6 +12,7 @@ from kubeapi import KubeAPI, WatchScript, fixtures, status_body
 from test_kube_source import NS_WATCHES, OTHER_WATCHES, PODS, fresh, run, state
 
 from kubeview.model.events import ConnectionState, Listed, Scope
+from kubeview.model.kinds import events_unavailable
 
 EVENTS = "/api/v1/events"
 FORBIDDEN = status_body(403, "Forbidden", 'events is forbidden: User "system:serviceaccount:kubeview-render:kubeview" '
@@ -40,7 +41,7 @@ def test_events_are_listed_and_watched_per_pod(kube_api: KubeAPI) -> None:
     deleted = [e.message for e in model.events.for_object("ReplicaSet", "default", "consumer")
                if e.reason == "SuccessfulDelete"]
     assert deleted == ["Deleted pod: consumer-q67w4", "Deleted pod: consumer-ft89s"]
-    assert model.no_events is None
+    assert events_unavailable(model.unavailable) is None
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
 
 
@@ -51,8 +52,8 @@ def test_a_403_on_events_leaves_pods_and_the_connection_intact(kube_api: KubeAPI
     assert state(model) == state(fresh())  # nodes, pods, workloads as without Events
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
     assert len(model.events) == 0 and model.pod_events(("default", "gpu-c")) == []
-    assert model.no_events is not None and "events is forbidden" in model.no_events
-    assert model.no_events.startswith("events are not shown: ")
+    assert events_unavailable(model.unavailable) is not None and "events is forbidden" in events_unavailable(model.unavailable)
+    assert events_unavailable(model.unavailable).startswith("events are not shown: ")
     assert kube_api.requests_to(EVENTS, watch=True) == []  # given up, not retried
 
 
@@ -66,6 +67,6 @@ def test_with_a_namespace_events_are_read_there_and_a_403_there_is_harmless(kube
     quiet(kube_api, *NS_WATCHES)
     events, model = run(kube_api, 1, events=True, namespace="default")
     scopes = [e for e in events if isinstance(e, Scope)]
-    assert scopes[-1].namespace == "default" and scopes[-1].partial is None and scopes[-1].no_events
+    assert scopes[-1].namespace == "default" and scopes[-1].partial is None and events_unavailable(scopes[-1].unavailable)
     assert sorted(model.shown_pods()) == sorted(fresh().pods)
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"

@@ -16,6 +16,7 @@ from kubeapi.source_run import collect_events
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState, Listed, Scope
+from kubeview.model.kinds import gangs_unavailable
 from kubeview.snapshot.document import SNAPSHOT_SCHEMA
 from kubeview.snapshot.schema import validate
 
@@ -54,7 +55,7 @@ def test_1_37_serves_v1beta1_and_its_gangs_reach_the_model(kube_api: KubeAPI) ->
     # the recorded watch ran on past the list: gang-a's newest condition
     assert gangs["gang-a-workers"].condition_message.startswith("minCount (3) cannot be satisfied: 0 scheduled")
     assert model.gangs.listed == {"Workload", "PodGroup"}  # the batch schedulers' groups are not served (404)
-    assert model.no_gangs is None
+    assert gangs_unavailable(model.unavailable) is None
 
 
 def test_1_36_serves_v1alpha2_only(kube_api: KubeAPI) -> None:
@@ -72,8 +73,8 @@ def test_a_forbidden_gang_list_leaves_gangs_out_and_the_view_runs(kube_api: Kube
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
     assert len(model.nodes) == 2 and model.gangs.gangs() == []
     scope = [e for e in events if isinstance(e, Scope)][-1]
-    assert scope.no_gangs.startswith("some gangs are not shown: Listing podgroups.scheduling.k8s.io was forbidden (403)")
-    assert model.no_gangs == scope.no_gangs
+    assert gangs_unavailable(scope.unavailable).startswith("some gangs are not shown: Listing podgroups.scheduling.k8s.io was forbidden (403)")
+    assert gangs_unavailable(model.unavailable) == gangs_unavailable(scope.unavailable)
     assert not kube_api.requests_to(f"{g}/podgroups", watch=True)
 
 

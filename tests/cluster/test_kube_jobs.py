@@ -16,6 +16,7 @@ from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
 from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
+from kubeview.model.kinds import events_unavailable
 from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
 from kubeview.snapshot.schema import validate
 
@@ -137,10 +138,10 @@ def test_jobs_forbidden_by_an_older_clusterrole_show_as_none_and_the_rest_runs(k
 
 
 def test_a_jobs_failure_other_than_403_drops_jobs_and_says_nothing_about_events(kube_api: KubeAPI) -> None:
-    """Jobs and Events are both optional kinds; only the Events informer speaks for `no_events`."""
+    """Jobs and Events are both optional kinds; only the Events informer speaks for Events (`unavailable["Event"]`)."""
     kube_api.respond_fixture("GET", "/apis/batch/v1/jobs", "status-404-notfound.json")
     kube_api.script_watch("/api/v1/pods", WatchScript([], end="close"))
     events, model = run(kube_api)
     assert model.jobs.jobs == {} and len(model.pods) > 0
-    assert model.no_events is None
+    assert events_unavailable(model.unavailable) is None
     assert [e.state for e in events if hasattr(e, "state")][-1] == "live"

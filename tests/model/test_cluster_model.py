@@ -162,7 +162,7 @@ def test_many_nodes_grow_the_buffers_and_reuse_rows() -> None:
     a = m.allocation()
     assert len(a.nodes) == 70 and a.nodes[0] == "n001"
     assert (a.allocatable[:, a.column("nvidia.com/gpu")] == 2).all()
-    assert m._table.capacity.shape[0] == 128  # doubled from 16, then rows reused from the free list
+    assert m.node_pods.table.capacity.shape[0] == 128  # doubled from 16, then rows reused from the free list
 
 
 def _random_pod(rng: random.Random, i: int, nodes: list[str]) -> dict:

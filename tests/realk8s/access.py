@@ -51,7 +51,7 @@ def source_reads(kinds: tuple[str, ...]) -> list[Ask]:
     kinds (read on any cluster serving resource.k8s.io/v1, fatal when forbidden)."""
     asks = []
     for kind in (*kinds, *kube.DRA_API):
-        plural, api_class = kube._API[kind][0], kube._API[kind][1]
+        plural, api_class = kube.KUBE_KINDS[kind].plural, kube.KUBE_KINDS[kind].api
         asks += [Ask("list", plural, GROUP_OF_API[api_class]), Ask("watch", plural, GROUP_OF_API[api_class])]
     return asks
 

@@ -11,6 +11,7 @@ from kubeapi import KubeAPI, WatchScript
 from kubeapi import fixtures as recordings
 from tui_helpers import gang_builders, kube_app_on, run_async, settle, under, wait_for
 
+from kubeview.model.kinds import gangs_unavailable
 from kubeview.tui.rows.gangs import reason
 from kubeview.tui.screens.gang_detail import GangDetailScreen
 
@@ -103,7 +104,7 @@ async def test_a_refused_gang_list_is_said_where_the_gangs_would_be(kube_api: Ku
         kube_api.script_watch(path, WatchScript([], end="close"))
     async with kube_app_on("3", str(kube_api.kubeconfig), (120, 40)) as pilot:
         app = pilot.app
-        await wait_for(pilot, lambda: app.state.model.no_gangs is not None, 20, "the refused list")
+        await wait_for(pilot, lambda: gangs_unavailable(app.state.model.unavailable) is not None, 20, "the refused list")
         await settle(pilot)
         table = app.screen.gang_table()
         assert table.display and len(table.rows) == 0

@@ -5,9 +5,9 @@ kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), the gang ki
 (upstream, KAI, Kueue, Volcano: kube/gangs.py; optional like DRA), and core/v1 events with
 `events=True`, as the TUI asks; see kube/watch.py for the loop), all emitting into the one `emit`
 callback, which must be thread-safe (a queue, or Textual's `post_message`). Events, Jobs and the
-DRA kinds are optional: when they cannot be read (a 403), the view goes on without them (and says so
-for Events, `Scope.no_events`, and for DRA in the title and `Scope.partial`: an older ClusterRole
-must not stop kubeview on a cluster that serves DRA). Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
+DRA kinds are optional: when they cannot be read (a 403), the view goes on without them, and
+`Scope.unavailable` says why per kind (for DRA also the title and `Scope.partial`: an older ClusterRole
+must not stop kubeview on a cluster that serves DRA). The kinds are one table, `KUBE_KINDS`. Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
 `suspend_job` merge-patch a Job's `spec` (kube/jobs.py).
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
@@ -19,6 +19,8 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 
 import urllib3.exceptions
 from kubernetes import client
@@ -40,23 +42,44 @@ log = logging.getLogger(__name__)
 
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
 
-# kind -> (plural, API class name, all-namespaces list, namespaced list, scale patch); nodes are cluster-scoped.
-# Lists and watches go through raw.RawApi (by path): the generated classes cost seconds to import.
-_API = {
-    "Node": ("nodes", "CoreV1Api", "list_node", None, None),
-    "Pod": ("pods", "CoreV1Api", "list_pod_for_all_namespaces", "list_namespaced_pod", None),
-    "ReplicaSet": ("replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
-                   "list_namespaced_replica_set", "patch_namespaced_replica_set_scale"),
-    "Deployment": ("deployments", "AppsV1Api", "list_deployment_for_all_namespaces",
-                   "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
-    "StatefulSet": ("statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
-                    "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
+
+
+@dataclass(frozen=True, slots=True)
+class KubeKind:
+    """One kind this source lists and watches: its row (docs/architecture.md, "Adding a kind"). Lists
+    and watches go through raw.RawApi (by path): the generated classes cost seconds to import."""
+
+    plural: str  # "pods", for messages
+    api: str  # the API class name, e.g. "CoreV1Api"
+    list_all: str  # the list of all namespaces (or of a cluster-scoped kind)
+    list_namespaced: str | None = None  # with -n: the namespace's list (None: read cluster-wide)
+    scale: str | None = None  # the scale subresource's patch, for kinds with replicas
+    # optional: a 403 or another failure leaves it out (`Scope.unavailable` says why), never stops the
+    # view: a ClusterRole from before kubeview read it must not stop kubeview from starting
+    optional: bool = False
+    wide_first: bool = False  # with -n, still read cluster-wide when allowed (node figures need it)
+    in_figures: bool = False  # node figures count it: left out, the title and `Scope.partial` say so
+
+
+# The source's table of kinds (the model's is `ClusterModel.kinds`); nodes are cluster-scoped. The
+# gang kinds are rows of kube/gangs.py's CANDIDATES (custom objects, found through discovery).
+KUBE_KINDS: dict[str, KubeKind] = {
+    "Node": KubeKind("nodes", "CoreV1Api", "list_node"),
+    "Pod": KubeKind("pods", "CoreV1Api", "list_pod_for_all_namespaces", "list_namespaced_pod", wide_first=True),
+    "ReplicaSet": KubeKind("replicasets", "AppsV1Api", "list_replica_set_for_all_namespaces",
+                           "list_namespaced_replica_set", "patch_namespaced_replica_set_scale"),
+    "Deployment": KubeKind("deployments", "AppsV1Api", "list_deployment_for_all_namespaces",
+                           "list_namespaced_deployment", "patch_namespaced_deployment_scale"),
+    "StatefulSet": KubeKind("statefulsets", "AppsV1Api", "list_stateful_set_for_all_namespaces",
+                            "list_namespaced_stateful_set", "patch_namespaced_stateful_set_scale"),
     # core/v1, not events.k8s.io/v1: the same objects (tests/fixtures/k8s/events*.json), and what
-    # kubectl describe reads; see docs/architecture.md
-    "Event": ("events", "CoreV1Api", "list_event_for_all_namespaces", "list_namespaced_event", None),
-    **{kind: (plural, "ResourceV1Api", method, None, None) for kind, (plural, method) in DRA_API.items()},
-    **{kind: (plural, api, method, None, None) for kind, (plural, api, method) in OPTIONAL_API.items()},
-    "Job": ("jobs", "BatchV1Api", "list_job_for_all_namespaces", "list_namespaced_job", None),
+    # kubectl describe reads; see docs/architecture.md. Read in the shown scope only (the pods on screen)
+    "Event": KubeKind("events", "CoreV1Api", "list_event_for_all_namespaces", "list_namespaced_event",
+                      optional=True),
+    **{kind: KubeKind(plural, "ResourceV1Api", method, optional=True, in_figures=True)
+       for kind, (plural, method) in DRA_API.items()},
+    **{kind: KubeKind(plural, api, method, optional=True) for kind, (plural, api, method) in OPTIONAL_API.items()},
+    "Job": KubeKind("jobs", "BatchV1Api", "list_job_for_all_namespaces", "list_namespaced_job", optional=True),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -77,7 +100,6 @@ class KubeSource:
         self.settings = settings or WatchSettings()
         self.kinds = kinds  # what must sync before the view is whole (snapshot waits for these)
         self.events = events  # also list+watch Events (optional: never holds up or fails the view)
-        self.no_events: str | None = None
         self.dra = dra  # also watch the DRA kinds the server serves (decided when `run` starts)
         # With -n, pods are still read cluster-wide when RBAC allows it, so node figures count every
         # pod; only the namespace's are listed for display (the model's `display_namespace`). When
@@ -89,7 +111,7 @@ class KubeSource:
         self.no_dra: str | None = None  # why DRA devices are not shown (their lists failed)
         self.gangs = gangs  # also watch the gang APIs the server serves (kube/gangs.py; decided in `run`)
         self.gang_apis: dict[str, GangApi] = {}
-        self.no_gangs: str | None = None  # why some gangs are not shown (their lists failed)
+        self.unavailable: dict[str, str] = {}  # kind -> why it is not read (a 403, another failure)
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
@@ -160,9 +182,9 @@ class KubeSource:
         canonical = next((k for k in ("ReplicaSet", "Deployment", "StatefulSet") if k.lower() == kind.lower()), None)
         if canonical is None:
             raise ActionError(f"Cannot scale a {kind}: only ReplicaSets, Deployments and StatefulSets have replicas.")
-        plural, api_cls, _, _, patch = _API[canonical]
+        row = KUBE_KINDS[canonical]
         action = f"Scaling {canonical} {namespace}/{name} to {replicas}"
-        method = getattr(getattr(client, api_cls)(self.api_client), patch)
+        method = getattr(getattr(client, row.api)(self.api_client), row.scale or "")
         try:
             method(name, namespace, {"spec": {"replicas": int(replicas)}}, _content_type=MERGE_PATCH,
                    _preload_content=False, _request_timeout=(self.settings.connect_timeout, 30))
@@ -191,32 +213,23 @@ class KubeSource:
 
     # -- helpers -------------------------------------------------------------------------------
     def _spec(self, kind: str) -> KindSpec:
+        unavailable = partial(self._unavailable, kind)
         gang = self.gang_apis.get(kind)
         if gang is not None:  # cluster-wide even with -n, like DRA claims; optional: never stops the view
             return KindSpec(kind, f"{gang.plural}.{gang.group}", lister(self.api_client, gang), optional=True,
-                            on_unavailable=self._no_gangs)
-        plural, api_cls, all_ns, namespaced, _ = _API[kind]
-        api = RawApi(self.api_client, api_cls)
-        if kind == "Event":  # the shown scope only: events are read for the pods on screen
-            spec = self._namespaced(kind, plural, getattr(api, namespaced)) if self.namespace else \
-                KindSpec(kind, plural, getattr(api, all_ns))
-            spec.optional = True
-            spec.on_unavailable = self._no_events
-            return spec
-        if self.namespace and namespaced:
-            in_namespace = self._namespaced(kind, plural, getattr(api, namespaced))
-            in_namespace.optional = kind == "Job"
-            if kind != "Pod":
+                            on_unavailable=unavailable)
+        row = KUBE_KINDS[kind]
+        api = RawApi(self.api_client, row.api)
+        on = unavailable if row.optional else None
+        if self.namespace and row.list_namespaced:
+            in_namespace = self._namespaced(kind, row.plural, getattr(api, row.list_namespaced))
+            in_namespace.optional, in_namespace.on_unavailable = row.optional, on
+            if not row.wide_first:
                 return in_namespace
-            # pods: cluster-wide first (node figures need every pod), the namespace on a 403
-            return KindSpec(kind, plural, getattr(api, all_ns), fallback=in_namespace, on_fallback=self._narrowed)
-        spec = KindSpec(kind, plural, getattr(api, all_ns), optional=kind == "Job")
-        if kind in DRA_API:
-            spec.optional = True
-            spec.on_unavailable = self._no_dra
-        if kind in OPTIONAL_API:
-            spec.optional = True
-        return spec
+            # cluster-wide first (node figures need every pod), the namespace on a 403
+            return KindSpec(kind, row.plural, getattr(api, row.list_all), fallback=in_namespace,
+                            on_fallback=self._narrowed, optional=row.optional, on_unavailable=on)
+        return KindSpec(kind, row.plural, getattr(api, row.list_all), optional=row.optional, on_unavailable=on)
 
     def _namespaced(self, kind: str, plural: str, method: Callable[..., object]) -> KindSpec:
         ns = self.namespace
@@ -226,26 +239,19 @@ class KubeSource:
 
         return KindSpec(kind, plural, call, ns or "")
 
-    def _no_events(self, why: str) -> None:
-        """Events cannot be read (a 403 or another failure): the view shows none and says why."""
-        self.no_events = f"events are not shown: {why}"
-        self._scope()
-
-    def _no_dra(self, why: str) -> None:
-        """A DRA kind cannot be read: GPU figures leave DRA devices out, and the title and `partial` say so."""
-        if self.no_dra is not None:  # the first kind's reason stands for all three
-            return
-        self.no_dra = f"DRA devices are not shown, so GPU figures leave them out: {why}"
-        self._scope()
-
-    def _no_gangs(self, why: str) -> None:
-        """A gang kind cannot be read (a 403 or another failure): its gangs are left out, and `Scope` says why."""
-        self.no_gangs = why if self.no_gangs is None else f"{self.no_gangs}; {why}"
+    def _unavailable(self, kind: str, why: str) -> None:
+        """An optional kind cannot be read (a 403 or another failure): the view goes on without it, and
+        `Scope.unavailable` says why (once per kind). A kind node figures count (DRA) also marks the
+        title and `partial`: GPU figures leave its devices out."""
+        row = KUBE_KINDS.get(kind)
+        if row is not None and row.in_figures and self.no_dra is None:  # the first kind's reason stands for all
+            self.no_dra = f"DRA devices are not shown, so GPU figures leave them out: {why}"
+        self.unavailable[kind] = why
         self._scope()
 
     def _without(self, spec: KindSpec, exc: BaseException, link: Link) -> None:
         """An optional kind failed other than by a 403 (that is the Informer's): go on without it, and
-        let its `on_unavailable` say why (only Events say anything; a Job failure is not an Events one)."""
+        let its `on_unavailable` say why (under its own kind: a Job failure is not an Events one)."""
         log.info("%s unavailable: %s", spec.plural, exc)
         link.drop(spec.kind)
         if self._emit is not None:
@@ -260,8 +266,7 @@ class KubeSource:
         if self.no_dra is not None:
             title += " (DRA devices not shown)"
             partial = f"{partial}; {self.no_dra}" if partial else self.no_dra
-        no_gangs = f"some gangs are not shown: {self.no_gangs}" if self.no_gangs else None
-        self._emit(Scope(title, self.namespace, partial, self.no_events, no_gangs))
+        self._emit(Scope(title, self.namespace, partial, dict(self.unavailable)))
 
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""

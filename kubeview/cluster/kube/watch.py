@@ -193,7 +193,7 @@ class Informer:
                 log.info("%s: resourceVersion expired, relisting", self.spec.kind)
                 self.resource_version = None
             except Forbidden as exc:
-                # the source says it itself when it has an on_unavailable hook (Events, DRA): one line, not two
+                # the source says it itself when it has an on_unavailable hook (optional kinds): one line, not two
                 log.log(logging.INFO if self.spec.on_unavailable is not None else logging.WARNING,
                         "%s: %s; showing none", self.spec.kind, exc)
                 if self.spec.on_unavailable is not None:

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from kubeview.cluster.source import ClusterSource, GetsObjects
+from kubeview.model.kinds import events_unavailable
 from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
@@ -59,7 +60,7 @@ class PodDetailScreen(ClusterScreen):
         with state.lock:
             pod = state.model.pods.get(self.key)
             events = state.model.pod_events(self.key)
-            no_events = state.model.no_events
+            no_events = events_unavailable(state.model.unavailable)
             claims = pod_claim_lines(state.model, pod) if pod is not None else []
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
         width = self._text_width()

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from kubeview.model.jobs import JobView
+from kubeview.model.kinds import gangs_unavailable
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import gangs as gang_rows
 from kubeview.tui.rows import jobs as job_rows
@@ -86,7 +87,7 @@ class WorkloadsScreen(IndexedScreen):
         table = self.gang_table()
         with self.state.lock:
             model = self.state.model
-            ns, refused = model.display_namespace, model.no_gangs
+            ns, refused = model.display_namespace, gangs_unavailable(model.unavailable)
             gangs = [g for g in model.gangs.gangs() if ns is None or g.namespace == ns]
         items = {g.key: g for g in gangs}
         keys = gang_rows.order(gangs, self.filter_text)
