@@ -10,7 +10,7 @@ from pathlib import Path
 from kubeview.cluster.kube import pod_wire
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.dra import mapped_resources, pod_claim_names
-from kubeview.model.events import Listed, WatchEvent
+from kubeview.model.events import ConnectionState, Listed, WatchEvent
 from kubeview.model.gangs import group_keys
 from kubeview.model.jobs import JobPodView
 from kubeview.model.views import PodView
@@ -47,6 +47,7 @@ def readings(pod: dict) -> tuple:
 
 def model_of(pods: list[dict]) -> str:
     model = ClusterModel("fixtures")
+    model.connection = ConnectionState("connecting", 0.0)  # not the clock: two models compare equal
     model.apply(Listed("Pod", pods, "1"))
     return snapshot_json(model, now=0.0)
 

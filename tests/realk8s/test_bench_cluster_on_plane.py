@@ -72,4 +72,4 @@ def test_bench_cluster_refuses_foreign_nodes_and_needs_kubeconfig(plane: Plane) 
         core.delete_node("not-the-bench-s")
     done = subprocess.run([sys.executable, "-m", "kubeview", "bench", "cluster"], capture_output=True, text=True,
                           cwd=REPO, timeout=120)
-    assert done.returncode == 1 and "needs --kubeconfig FILE" in done.stderr
+    assert done.returncode == 2 and "needs --kubeconfig FILE" in done.stderr
