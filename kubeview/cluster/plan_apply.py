@@ -93,9 +93,10 @@ def _apply(cluster: Evicts, plan: Plan, timeout: float, say: Callable[[str], Non
         return out
     while True:
         pods = {(ns, name): cluster.get("Pod", ns, name) for ns, name, _ in members}
-        unbound = [k for k, p in pods.items() if not ((p or {}).get("spec") or {}).get("nodeName")]
+        nodes = {k: ((p or {}).get("spec") or {}).get("nodeName") for k, p in pods.items()}
+        unbound = [k for k, node in nodes.items() if not node]
         if not unbound:
-            where = ", ".join(f"{ns}/{name} on {pods[(ns, name)]['spec']['nodeName']}" for ns, name, _ in members)
+            where = ", ".join(f"{ns}/{name} on {nodes[(ns, name)]}" for ns, name, _ in members)
             out.outcome, out.detail = "bound", f"bound: {where}"
             line(out.detail)
             return out

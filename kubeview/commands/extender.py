@@ -56,7 +56,7 @@ def _limits(args: argparse.Namespace) -> tuple[ServerLimits, TLSFiles | None]:
         idle_timeout=getattr(args, "idle_timeout", d.idle_timeout),
         max_body=getattr(args, "max_body_mib", d.max_body // MiB) * MiB,
         max_bodies_in_flight=getattr(args, "max_bodies_in_flight_mib", d.max_bodies_in_flight // MiB) * MiB)
-    return limits, (TLSFiles(cert, key, ca) if cert else None)
+    return limits, (TLSFiles(cert, key, ca) if cert and key else None)
 
 
 def _open_source(args: argparse.Namespace):

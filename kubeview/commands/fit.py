@@ -200,7 +200,7 @@ def member_lines(f: UnitFit) -> list[str]:
         else:
             runs.append([f"{base}-{f.unit.size - f.untried}", last, f.untried, said])
     out: list[str] = []
-    placed, hidden = 0, Counter()
+    placed, hidden = 0, Counter[str]()
     for first, last, count, said in runs:
         if said.startswith(" ->"):
             placed += 1

@@ -24,6 +24,8 @@ from kubeview.terminate import raise_terminated
 
 if TYPE_CHECKING:
     from kubeview.render.inputs import SceneChoice
+    from kubeview.render.kube import KubeRenderJob
+    from kubeview.render.local import LocalRenderJob, RenderSettings
 
 PROGRESS_INTERVAL = 1.0  # seconds between headless progress lines
 
@@ -118,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     previous = signal.signal(signal.SIGTERM, raise_terminated)
     source: ClusterSource | None = None
-    job = None
+    job: LocalRenderJob | KubeRenderJob | None = None
     try:
         from kubeview.cluster.select import open_source
 
@@ -155,22 +157,35 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _start_render(source: ClusterSource, scene: SceneChoice, args: argparse.Namespace):  # noqa: ANN202
-    from kubeview.render.local import LocalRenderJob, RenderError, RenderSettings
+def render_job(source: ClusterSource, settings: RenderSettings, args: argparse.Namespace, *,
+               keep: bool = False) -> LocalRenderJob | KubeRenderJob:
+    """The render's job on the source `open_source` gave: processes of the embedded cluster, or a real
+    cluster's objects (in `--namespace`, default kubeview-render; `--gpu`, `--image`)."""
+    from kubeview.cluster.local.source import LocalSource
+    from kubeview.cluster.source import TalksToKube
+    from kubeview.render.local import LocalRenderJob
+
+    if source.is_local:
+        assert isinstance(source, LocalSource)  # open_source's local source is the embedded cluster
+        return LocalRenderJob(source, settings)
+    from kubeview.render.kube import KubeRenderJob
+
+    assert isinstance(source, TalksToKube)  # open_source's other source is the kube one
+    settings = replace(settings, namespace=getattr(args, "namespace", None) or "kubeview-render")
+    return KubeRenderJob(source.api_client, settings, gpu=getattr(args, "gpu", 0) or 0,
+                         image=getattr(args, "image", None) or "kubeview:latest", keep=keep)
+
+
+def _start_render(source: ClusterSource, scene: SceneChoice,
+                  args: argparse.Namespace) -> LocalRenderJob | KubeRenderJob | int:
+    from kubeview.render.local import RenderError, RenderSettings
 
     replicas = args.replicas if args.replicas is not None else usable_cores()
     if not source.is_local:
         replicas = args.replicas if args.replicas is not None else 4
     settings = RenderSettings(scene=scene.path, output=args.output, raw=args.raw, replicas=replicas, cpu=args.cpu,
                               job_args=tuple(scene.producer_args()))
-    if source.is_local:
-        job = LocalRenderJob(source, settings)  # type: ignore[arg-type]
-    else:
-        from kubeview.render.kube import KubeRenderJob
-
-        settings = replace(settings, namespace=getattr(args, "namespace", None) or "kubeview-render")
-        job = KubeRenderJob(source.api_client, settings, gpu=getattr(args, "gpu", 0) or 0,  # type: ignore[attr-defined]
-                            image=getattr(args, "image", None) or "kubeview:latest", keep=args.keep)
+    job = render_job(source, settings, args, keep=args.keep)
     try:
         job.start()
     except RenderError as exc:

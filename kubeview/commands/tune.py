@@ -15,13 +15,12 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kubeview import cli_types as t
 from kubeview.cluster.source import ClusterSource, SourceError
-from kubeview.commands.main import _err, usable_cores
+from kubeview.commands.main import _err, render_job, usable_cores
 from kubeview.commands.options import connection_options, scene_names, scene_overrides
 from kubeview.terminate import raise_terminated
 
@@ -235,17 +234,11 @@ def _digest(path: Path) -> str:
 
 
 def _job_factory(args: argparse.Namespace, source: ClusterSource, scene: Any):  # noqa: ANN202
-    from kubeview.render.local import LocalRenderJob, RenderSettings
+    from kubeview.render.local import RenderSettings
 
     def make(params: Any, output: Path, raw: Path | None) -> Any:
         settings = RenderSettings(scene=scene.path, output=output, raw=raw, replicas=params.replicas, cpu=params.cpu,
                                   job_args=(*scene.producer_args(), *params.job_args()))
-        if source.is_local:
-            return LocalRenderJob(source, settings)  # type: ignore[arg-type]
-        from kubeview.render.kube import KubeRenderJob
-
-        settings = replace(settings, namespace=getattr(args, "namespace", None) or "kubeview-render")
-        return KubeRenderJob(source.api_client, settings, gpu=args.gpu or 0,  # type: ignore[attr-defined]
-                             image=args.image or "kubeview:latest")
+        return render_job(source, settings, args)
 
     return make

@@ -126,7 +126,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
     owners: dict[tuple[str, str], str] = {}
     words: dict[str | None, str] = {None: "null"}  # namespaces, nodes, phases: few distinct, encoded once
     usage = model.usage.pods
-    out = []
+    out: list[str] = []
     append = out.append
     for key, p in model.shown_pods().items():
         req, lim = p.requests, p.limits
@@ -139,6 +139,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
             lj = amounts[id(lim)] = dumps(lim, separators=(",", ":"))
             keep.append(lim)
         owner = p.owner
+        oj: str | None
         if owner is None:
             oj = "null"
         else:
@@ -148,6 +149,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
         node, ns, phase = p.node, p.namespace, p.phase
         nj = words.get(node)
         if nj is None:
+            assert node is not None  # words maps None from the start
             nj = words[node] = enc(node)
         nsj = words.get(ns)
         if nsj is None:
@@ -229,14 +231,11 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
          "current": w.current, "available": w.available}
         for _, w in sorted(model.workloads.items())
     ]
-    totals = model.totals()
-    for r, t in totals.items():
-        if usage.nodes and r in ("cpu", "memory"):
-            vals = [getattr(u, r) for u in usage.nodes.values()]
-            known = [v for v in vals if v is not None]
-            t["usage"] = sum(known) if known else None
-        else:
-            t["usage"] = None
+    totals: dict[str, dict[str, float | None]] = {}
+    for r, t in model.totals().items():
+        measured = usage.nodes and r in ("cpu", "memory")
+        known = [v for u in usage.nodes.values() if (v := getattr(u, r)) is not None] if measured else []
+        totals[r] = {**t, "usage": sum(known) if known else None}
     idle = find_idle(model.pods.values(), usage.pods, dra=model.gpus.pod_devices(),
                      by_uuid=usage.gpus)
     conn = model.connection

@@ -17,6 +17,7 @@ from kubeview.cluster.source import ActionError
 from kubeview.model.dra import ClaimView
 
 if TYPE_CHECKING:
+    from kubeview.cluster.local.objects import Change
     from kubeview.model.cluster import ClusterModel
 
 TEMPLATE = "ResourceClaimTemplate"  # stored and used by the resourceclaim controller; no client watches it
@@ -34,7 +35,7 @@ class ClaimControllers:
         def get(self, kind: str, namespace: str, name: str) -> dict | None: ...
         def create(self, kind: str, o: dict) -> dict: ...
         def update(self, kind: str, o: dict) -> dict: ...
-        def _write(self, kind: str, type_: str, o: dict) -> dict: ...
+        def _write(self, kind: str, type_: Change, o: dict) -> dict: ...
 
     # --- DRA: what kube-scheduler and the resourceclaim controller write ---------------------------
     def _make_template_claims(self) -> None:
@@ -83,7 +84,7 @@ class ClaimControllers:
             if picks is None:  # the filter said they fit: a bug, not a state to paper over
                 raise ActionError(f"{node} cannot allocate the claims of pod {pod['metadata']['name']}")
             for view, results in zip(own, picks, strict=True):
-                claim = self.get("ResourceClaim", view.namespace, view.name)
+                claim = self._objects["ResourceClaim"][(view.namespace, view.name)]  # _pod_claims just read it
                 if view.allocated:
                     self.update("ResourceClaim", dra.reserved(claim, pod))
                 else:

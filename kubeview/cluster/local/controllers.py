@@ -11,6 +11,7 @@ the cluster only through the `Api` protocol, like a real controller talks to the
 
 from __future__ import annotations
 
+import builtins
 import copy
 import random
 from typing import Protocol
@@ -35,8 +36,9 @@ class Api(Protocol):
     def delete(self, kind: str, namespace: str, name: str) -> None: ...
     def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
     def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
-    def owned(self, uid: str) -> list[dict]: ...  # pods whose controller has this uid
-    def pod_owners(self) -> list[str]: ...  # every controller uid some pod names
+    # below `list` names the method above: the type is builtins.list
+    def owned(self, uid: str) -> builtins.list[dict]: ...  # pods whose controller has this uid
+    def pod_owners(self) -> builtins.list[str]: ...  # every controller uid some pod names
 
 
 def _meta(o: dict) -> dict:
@@ -186,10 +188,10 @@ def reconcile_deployment(api: Api, dep: dict) -> bool:
 
     def cond(kind: str, value: str, reason: str, message: str) -> dict:
         old = old_conds.get(kind)
-        same = old is not None and old.get("status") == value and old.get("reason") == reason
+        kept = old if old is not None and old.get("status") == value and old.get("reason") == reason else None
         return {"type": kind, "status": value,
-                "lastUpdateTime": old["lastUpdateTime"] if same else now,
-                "lastTransitionTime": old["lastTransitionTime"] if same else now,
+                "lastUpdateTime": kept["lastUpdateTime"] if kept is not None else now,
+                "lastTransitionTime": kept["lastTransitionTime"] if kept is not None else now,
                 "reason": reason, "message": message}
 
     ok = available >= want
@@ -210,9 +212,9 @@ def reconcile_deployment(api: Api, dep: dict) -> bool:
                  + ("successfully progressed." if ok else "is progressing.")),
         ],
     }
-    fresh = api.get("Deployment", ns, meta["name"])
-    if fresh is not None:
-        _set_status(api, "Deployment", fresh, status)
+    latest = api.get("Deployment", ns, meta["name"])
+    if latest is not None:
+        _set_status(api, "Deployment", latest, status)
     return changed
 
 

@@ -24,6 +24,7 @@ scheduler never preempts, for gangs or single pods).
 
 from __future__ import annotations
 
+import builtins
 import copy
 from typing import TYPE_CHECKING
 
@@ -33,10 +34,11 @@ from kubeview.cluster.local import gang_objects as go
 from kubeview.cluster.local.controllers import controller_uid
 from kubeview.cluster.local.scheduler import is_pending
 from kubeview.cluster.source import ActionError
+from kubeview.model.dra import ClaimView
 from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE, member_held
 from kubeview.model.views import PodView
 from kubeview.scheduling.evaluate import CLAIMS
-from kubeview.scheduling.gang_fit import fit_gang
+from kubeview.scheduling.gang_fit import MemberFit, fit_gang
 
 if TYPE_CHECKING:
     from kubeview.model.cluster import ClusterModel
@@ -54,7 +56,7 @@ class GangCycle:
 
     if TYPE_CHECKING:  # provided by LocalCluster
         def get(self, kind: str, namespace: str, name: str) -> dict | None: ...
-        def list(self, kind: str) -> list[dict]: ...
+        def list(self, kind: str) -> list[dict]: ...  # below, `list` names this method: builtins.list is the type
         def create(self, kind: str, o: dict) -> dict: ...
         def update(self, kind: str, o: dict) -> dict: ...
         def delete(self, kind: str, namespace: str, name: str) -> None: ...
@@ -63,13 +65,13 @@ class GangCycle:
         def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
         def _bind(self, pod: dict, node: str) -> dict: ...
         def _refuse(self, pod: dict, message: str) -> None: ...
-        def _pod_claims(self, pod: dict) -> list | None: ...
+        def _pod_claims(self, pod: dict) -> builtins.list[ClaimView] | None: ...
         _dra: bool
 
     # --- the apiserver side --------------------------------------------------------------------------
     def create_gang_object(self, manifest: dict) -> dict:
         """Create a Workload or PodGroup (`kubectl create`); an existing one is refused."""
-        kind = manifest.get("kind")
+        kind = "Workload" if manifest.get("kind") == "Workload" else "PodGroup"
         try:
             made = go.workload_object(manifest) if kind == "Workload" else go.pod_group_object(manifest)
         except go.GangObjectError as exc:
@@ -131,7 +133,7 @@ class GangCycle:
                     self.delete(kind, o["metadata"]["namespace"], o["metadata"]["name"])
 
     # --- kube-scheduler's pod-group cycle ------------------------------------------------------------
-    def _group_members(self, namespace: str, name: str) -> list[dict]:
+    def _group_members(self, namespace: str, name: str) -> builtins.list[dict]:
         """The group's live pods for this scheduler, in queue order (priority, then creation)."""
         pods = [p for p in self._objects["Pod"].values()
                 if p["metadata"].get("namespace") == namespace and go.pod_group_of(p) == name
@@ -183,14 +185,15 @@ class GangCycle:
         self._set_group_condition(group, "False", REASON_UNSCHEDULABLE, fit.message or "")
         return False
 
-    def _claims_allocatable(self, members: list, by_view: dict[int, dict], claims: dict[int, list | None]) -> bool:
+    def _claims_allocatable(self, members: builtins.list[MemberFit], by_view: dict[int, dict],
+                            claims: dict[int, builtins.list[ClaimView] | None]) -> bool:
         """Members' own ResourceClaims are not weighed by the placement (fit_gang evaluates resources,
         not DRA claims): before binding any member, the claims of all members placed on a node must be
         allocatable there together (a claim two members share counted once), so a gang is never bound
         in part. **Deviation**: kube-scheduler's DynamicResources filter runs per member inside the
         cycle; here a gang whose claims do not fit is refused whole, its words `cannot allocate all
         claims`."""
-        per_node: dict[str, dict[tuple[str, str], object]] = {}
+        per_node: dict[str, dict[tuple[str, str], ClaimView]] = {}
         for m in members:
             own = claims.get(id(by_view[id(m.pod)]))
             if own and m.node is not None and not m.bound:

@@ -26,6 +26,7 @@ import psutil
 Key = tuple[str, str]  # (namespace, pod name)
 
 _PR_SET_PDEATHSIG = 1
+_prctl: Callable[..., int] | None
 try:
     _prctl = ctypes.CDLL(None, use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux
@@ -45,6 +46,21 @@ class ContainerSpec:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     log_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    """A request to the supervisor thread: stop this pod's process (SIGKILL after `grace` seconds)."""
+
+    key: Key
+    grace: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Close:
+    """A request to the supervisor thread: stop every process, then end."""
+
+    grace: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +133,7 @@ class Supervisor:
     def __init__(self, report: Callable[[Report], None], settings: KubeletSettings | None = None) -> None:
         self._report = report
         self.settings = settings or KubeletSettings()
-        self._requests: queue.Queue[tuple[str, object, float]] = queue.Queue()
+        self._requests: queue.Queue[ContainerSpec | _Stop | _Close] = queue.Queue()  # a spec: start it
         self._children: dict[Key, _Child] = {}
         self._pids: dict[Key, int] = {}
         self._pids_lock = threading.Lock()
@@ -127,10 +143,10 @@ class Supervisor:
 
     # --- called from any thread ---------------------------------------------------------------
     def start(self, spec: ContainerSpec) -> None:
-        self._requests.put(("start", spec, 0.0))
+        self._requests.put(spec)
 
     def stop(self, key: Key, grace: float) -> None:
-        self._requests.put(("stop", key, grace))
+        self._requests.put(_Stop(key, grace))
 
     def pids(self) -> dict[Key, int]:
         """Live processes by pod."""
@@ -141,7 +157,7 @@ class Supervisor:
         """Stop every child (SIGTERM, SIGKILL after `grace`) and end the supervisor thread."""
         if self._closed.is_set():
             return
-        self._requests.put(("close", None, grace))
+        self._requests.put(_Close(grace))
         self._thread.join(timeout)
         self._closed.set()
         for child in list(self._children.values()):  # only if the thread did not finish in time
@@ -154,15 +170,16 @@ class Supervisor:
         while True:
             try:
                 while True:
-                    action, arg, grace = self._requests.get_nowait()
-                    if action == "start" and closing is None:
-                        self._start(arg)  # type: ignore[arg-type]
-                    elif action == "stop":
-                        self._begin_stop(arg, grace)  # type: ignore[arg-type]
-                    elif action == "close" and closing is None:
-                        closing = grace
+                    request = self._requests.get_nowait()
+                    if isinstance(request, ContainerSpec):
+                        if closing is None:
+                            self._start(request)
+                    elif isinstance(request, _Stop):
+                        self._begin_stop(request.key, request.grace)
+                    elif closing is None:
+                        closing = request.grace
                         for key in list(self._children):
-                            self._begin_stop(key, grace)
+                            self._begin_stop(key, request.grace)
             except queue.Empty:
                 pass
             self._poll()
@@ -186,18 +203,19 @@ class Supervisor:
         spec = child.spec
         env = dict(os.environ)
         env.update(spec.env)
-        log = open(spec.log_path, "ab") if spec.log_path else subprocess.DEVNULL  # noqa: SIM115
+        log = open(spec.log_path, "ab") if spec.log_path else None  # noqa: SIM115
+        out = log if log is not None else subprocess.DEVNULL
         try:
-            child.proc = subprocess.Popen(spec.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+            child.proc = subprocess.Popen(spec.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
                                           cwd=spec.cwd, start_new_session=True, preexec_fn=_child_setup)
         except OSError as exc:
             child.proc = None
-            if log is not subprocess.DEVNULL:
+            if log is not None:
                 log.write(f"kubeview: cannot start {spec.argv[0]}: {exc.strerror or exc}\n".encode())
             self._after_exit(child, 127)
             return
         finally:
-            if log is not subprocess.DEVNULL:
+            if log is not None:
                 log.close()
         child.started_at = time.monotonic()
         child.restart_at = None

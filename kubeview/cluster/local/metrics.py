@@ -26,6 +26,7 @@ import psutil
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from kubeview.cluster.local.config import ClusterConfig
 from kubeview.model.quantity import parse
 
 
@@ -52,7 +53,8 @@ Targets = tuple[Sequence[NodeTarget], Sequence[PodTarget]]
 class LocalSourceLike(Protocol):
     """What is read of `LocalSource` (all public): the cluster file's nodes, pods and their pids."""
 
-    config: object  # .nodes: [NodeSpec(name, capacity: {cpu, memory})]
+    @property
+    def config(self) -> ClusterConfig: ...  # the cluster file: .nodes, each with name and capacity
 
     def pids(self) -> dict[tuple[str, str], int]: ...
 
@@ -62,9 +64,9 @@ class LocalSourceLike(Protocol):
 def targets_of(source: LocalSourceLike) -> Targets:
     """Nodes from the cluster file; one target per pod that has a live process."""
     nodes = []
-    for spec in source.config.nodes:  # type: ignore[attr-defined]
-        cpus = max(1, int(float(parse(str(spec.capacity.get("cpu", "1"))))))
-        nodes.append(NodeTarget(spec.name, cpus, int(parse(str(spec.capacity.get("memory", "0"))))))
+    for node in source.config.nodes:
+        cpus = max(1, int(float(parse(str(node.capacity.get("cpu", "1"))))))
+        nodes.append(NodeTarget(node.name, cpus, int(parse(str(node.capacity.get("memory", "0"))))))
     pids = source.pids()
     pods = []
     for pod in source.pods():
@@ -175,7 +177,7 @@ class LocalMetricsServer:
     def __init__(self, collector: LocalMetricsCollector, host: str = "127.0.0.1", port: int = 0) -> None:
         self.collector = collector
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(collector)  # type: ignore[arg-type]
+        self.registry.register(collector)
         self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
         self.host, self.port = host, int(self._server.server_address[1])
 

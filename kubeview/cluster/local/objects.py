@@ -14,6 +14,7 @@ import json
 import random
 import time
 import uuid
+from typing import Literal
 
 from kubeview.cluster.local.config import NodeSpec, SystemWorkload
 from kubeview.model.pod_status import restarts as pod_restarts
@@ -25,6 +26,7 @@ API_VERSIONS = {"Node": "v1", "Pod": "v1", "ReplicaSet": "apps/v1", "Deployment"
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s utilrand: no vowels, no confusable digits
 GPU = "nvidia.com/gpu"
 KUBELET_VERSION = "v1.36.2"
+Change = Literal["ADDED", "MODIFIED", "DELETED"]  # a write, named as its watch event names it
 
 
 def timestamp(t: float | None = None) -> str:

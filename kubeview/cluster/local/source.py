@@ -47,7 +47,7 @@ from kubeview.scheduling.config import PackingConfig
 # imports exactly that code: PYTHONPATH names these roots and PYTHONSAFEPATH keeps the working
 # directory off sys.path (from a checkout's root, `./renderer` was imported instead of the
 # installed package kubeview runs, and its numba cache was another one). Python 3.11+.
-_CODE_ROOTS = os.pathsep.join(dict.fromkeys(str(Path(m.__file__).resolve().parent.parent)
+_CODE_ROOTS = os.pathsep.join(dict.fromkeys(str(Path(m.__path__[0]).resolve().parent)
                                             for m in (kubeview, renderer)))
 
 
@@ -308,17 +308,18 @@ class LocalSource:
             return  # nothing runs and nothing ran: no news
         self._usage = {k: (cores * 1000.0, rss) for k, (cores, rss) in samples.items()}
         pods: dict[Key, PodUsage] = {}
-        nodes = {n["metadata"]["name"]: [0.0, 0] for n in self._state.list("Node")}
+        names = [n["metadata"]["name"] for n in self._state.list("Node")]
+        cpu, memory = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0)
         for key, (milli, rss) in self._usage.items():
             pod = self._state.get("Pod", *key)
             if pod is None:
                 continue
             pods[key] = PodUsage(cpu=milli, memory=rss)
-            node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
-            if node is not None:
-                node[0] += milli
-                node[1] += rss
-        update = UsageUpdate(nodes={n: NodeUsage(cpu=c, memory=m) for n, (c, m) in nodes.items()}, pods=pods,
+            node = (pod.get("spec") or {}).get("nodeName") or ""
+            if node in cpu:
+                cpu[node] += milli
+                memory[node] += rss
+        update = UsageUpdate(nodes={n: NodeUsage(cpu=cpu[n], memory=memory[n]) for n in names}, pods=pods,
                              source="local", at=time.time(), replace=True)
         self._state.model.apply(update)
         for q in self._subscribers:

@@ -9,6 +9,7 @@ supervisor, and feeds what the processes did back in through `container_*`.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import itertools
 import random
@@ -79,7 +80,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
     def resource_version(self) -> str:
         return str(self._rv)
 
-    def list(self, kind: str) -> list[dict]:
+    def list(self, kind: str) -> list[dict]:  # below, `list` names this method: the type is builtins.list
         return list(self._objects[kind].values())
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
@@ -88,13 +89,13 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
     def created_seq(self, kind: str, namespace: str, name: str) -> int:
         return self._seq.get((kind, (namespace, name)), 0)
 
-    def owned(self, uid: str) -> list[dict]:
+    def owned(self, uid: str) -> builtins.list[dict]:
         return list((self._owned.get(uid) or {}).values())
 
-    def pod_owners(self) -> list[str]:
+    def pod_owners(self) -> builtins.list[str]:
         return list(self._owned)
 
-    def _write(self, kind: str, type_: str, o: dict) -> dict:
+    def _write(self, kind: str, type_: obj.Change, o: dict) -> dict:
         self._rv += 1
         o["metadata"]["resourceVersion"] = str(self._rv)
         key = _key(o)
@@ -114,7 +115,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
                 pods[key] = o
         if kind == TEMPLATE:  # read by the resourceclaim controller only: no client lists or watches it
             return o
-        event = WatchEvent(kind, type_, obj.with_kind(kind, o))  # type: ignore[arg-type]
+        event = WatchEvent(kind, type_, obj.with_kind(kind, o))
         self.model.apply(event)
         self.events.append(event)
         if kind == "PodGroup":  # the gang plugin's events: a group added or changed requeues its pods
@@ -141,9 +142,10 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
         if o is not None:
             self._write(kind, "DELETED", copy.deepcopy(o))
 
-    def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str, **extra: str) -> None:
+    def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str, *,
+              host: str = "", field_path: str | None = None) -> None:
         """Record a controller's or kubelet's Event about `o` (a kind of LOCAL_KINDS)."""
-        self.record(ev.legacy_event(kind, o, type_, reason, message, component, **extra))
+        self.record(ev.legacy_event(kind, o, type_, reason, message, component, host=host, field_path=field_path))
 
     def record(self, event: dict) -> None:
         """Write an Event; the same occurrence again (object, type, reason, message) counts up instead,
@@ -179,7 +181,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
         else:  # nothing runs behind it: the kubelet confirms at once
             self._write("Pod", "DELETED", copy.deepcopy(marked))
 
-    def snapshot(self) -> list[Listed]:
+    def snapshot(self) -> builtins.list[Listed]:
         """One `Listed` per kind: what a client's first list returns (items without kind/apiVersion).
 
         StatefulSets are listed too, empty: the local cluster runs none, and a client waiting for every
@@ -291,7 +293,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
             failed = self.update("Pod", obj.unschedulable(pod, message))
             self.record(ev.scheduler_event(failed, "Warning", "FailedScheduling", message, "Scheduling"))
 
-    def active_pods(self, owner_kind: str, namespace: str, name: str) -> list[dict]:
+    def active_pods(self, owner_kind: str, namespace: str, name: str) -> builtins.list[dict]:
         """Pods of a workload that are not finished and not being deleted (a Deployment's via its RS)."""
         owner = self.get(owner_kind, namespace, name)
         if owner is None:
