@@ -204,7 +204,8 @@ def test_no_file_over_500_lines() -> None:
 
 
 def test_subpackages_say_what_they_hold_and_may_import() -> None:
-    for pkg in ("cluster/kube", "cluster/local", "cluster/prometheus", "bench/scheduler", "snapshot"):
+    for pkg in ("cluster/kube", "cluster/local", "cluster/prometheus", "bench/scheduler", "snapshot", "model/gangs",
+                "model/gpus", "model/jobs"):
         doc = (ROOT / "kubeview" / pkg / "__init__.py").read_text()
         assert doc.startswith('"""') and "May import" in doc, pkg
 

@@ -93,8 +93,8 @@ def drive(source: LocalSource, args: argparse.Namespace) -> int:
 
 def report(source: LocalSource, done: str, total: int, as_json: bool) -> int:
     """The end: indexes succeeded once each (from the pods), the disrupted pods and their indexes."""
-    from kubeview.model.job_progress import disrupted_pods
-    from kubeview.model.jobs import INDEX_KEY, format_indexes
+    from kubeview.model.jobs.progress import disrupted_pods
+    from kubeview.model.jobs.views import INDEX_KEY, format_indexes
 
     pods = source.pods(NAMESPACE)
     wins = Counter(int(p["metadata"]["annotations"][INDEX_KEY]) for p in pods

@@ -29,7 +29,7 @@ class Allocation:
     requested: np.ndarray  # int64 (N, R): bound, non-terminal pods, scheduler arithmetic
     limits: np.ndarray  # int64 (N, R)
     views: list[NodeView]  # aligned with rows: labels, taints, conditions for filtering and display
-    # DRA (model/gpu_ledger.py): per row, the GPU column units that are DRA devices (in capacity and
+    # DRA (model/gpus/ledger.py): per row, the GPU column units that are DRA devices (in capacity and
     # allocatable beside the device plugin's), None when no node publishes any; and the extended
     # resources a DeviceClass maps to DRA devices (kube-scheduler's messages differ for them)
     dra_gpus: np.ndarray | None = None

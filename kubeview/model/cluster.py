@@ -19,15 +19,15 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
-from kubeview.model.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
-from kubeview.model.gang_messages import GANG_KINDS
-from kubeview.model.gangs import GangStore
+from kubeview.model.gangs.messages import GANG_KINDS
+from kubeview.model.gangs.store import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
-from kubeview.model.gpu_ledger import GpuLedger
-from kubeview.model.gpu_states import add_dra_gpus
-from kubeview.model.job_store import JobStore
+from kubeview.model.gpus.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
+from kubeview.model.gpus.ledger import GpuLedger
+from kubeview.model.gpus.states import add_dra_gpus
+from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
@@ -49,8 +49,8 @@ class ClusterModel:
         self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
         self.unavailable: dict[str, str] = {}  # kind -> why the source cannot read it (a 403, not served)
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
-        self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/job_store.py)
-        self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs.py)
+        self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
+        self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()

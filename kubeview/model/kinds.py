@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from kubeview.model.gang_messages import GANG_KINDS
+from kubeview.model.gangs.messages import GANG_KINDS
 
 
 class KindStore(Protocol):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubeview.model.gcpause import gc_paused
-from kubeview.model.gpu_ledger import GpuLedger
+from kubeview.model.gpus.ledger import GpuLedger
 from kubeview.model.kinds import Calls
 from kubeview.model.table import NodeTable
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView

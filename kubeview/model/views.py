@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubeview.model.dra import mapped_resources, pod_claim_names
+from kubeview.model.gpus.dra import mapped_resources, pod_claim_names
 from kubeview.model.pod_status import restarts as pod_restarts
 from kubeview.model.quantity import resource_dict
 from kubeview.model.requests import pod_amounts
@@ -65,7 +65,7 @@ class PodView:
     resource_version: str = ""
     container_limits: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # per app container
     uid: str = ""  # metadata.uid: tells a re-created pod of the same name from the old one
-    # DRA (model/dra.py): the pod's ResourceClaims by name (the scheduler's extended-resource claim
+    # DRA (model/gpus/dra.py): the pod's ResourceClaims by name (the scheduler's extended-resource claim
     # first), and the extended resources that claim satisfies: left out of `requests`/`limits`,
     # because the GPU ledger counts them as the claim's devices
     claim_names: tuple[str, ...] = ()

@@ -30,8 +30,8 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
+from kubeview.model.gangs.store import Gang
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate, fail_where

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from kubeview.model.allocation import Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.disruption import BudgetView
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search

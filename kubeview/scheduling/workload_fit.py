@@ -4,7 +4,7 @@ applying them (`kubeview fit`). Pure: API-shaped dicts in, one `UnitFit` per uni
 A manifest becomes units, each placed by `gang_fit.fit_gang` in order, every unit seeing the ones
 before it placed (applying the manifest makes them all):
 - a gang: pods naming a group (`spec.schedulingGroup.podGroupName`, or KAI's / Volcano's annotation,
-  model/gangs.py `group_keys`), bare or from a Job's, Deployment's, ReplicaSet's or StatefulSet's pod
+  model/gangs/store.py `group_keys`), bare or from a Job's, Deployment's, ReplicaSet's or StatefulSet's pod
   template, with the group object from the manifest, else from the cluster; a Job with
   `spec.scheduling.schedulingPolicy.gang` (1.37 `WorkloadWithJob`: the Job controller makes its
   PodGroup) is a gang of its parallelism. All or nothing, as kube-scheduler.
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubeview.model.allocation import Allocation
-from kubeview.model.gang_messages import KIND_KAI, KIND_POD_GROUP, KIND_VOLCANO, waiting_for_group
-from kubeview.model.gang_objects import header_from
-from kubeview.model.gangs import GroupKey, group_keys
+from kubeview.model.gangs.messages import KIND_KAI, KIND_POD_GROUP, KIND_VOLCANO, waiting_for_group
+from kubeview.model.gangs.objects import header_from
+from kubeview.model.gangs.store import GroupKey, group_keys
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad

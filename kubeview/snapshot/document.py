@@ -17,7 +17,7 @@ from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
-from kubeview.model.gpu_idle import find_idle, idle_count
+from kubeview.model.gpus.idle import find_idle, idle_count
 from kubeview.model.kinds import gangs_unavailable
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kubeview.model.dra import ClaimView, Device, Taint
-from kubeview.model.dra_pools import compare
-from kubeview.model.gpu_ledger import DeviceState, GpuLedger
+from kubeview.model.gpus.dra import ClaimView, Device, Taint
+from kubeview.model.gpus.ledger import DeviceState, GpuLedger
+from kubeview.model.gpus.pools import compare
 
 
 def device_facts(d: Device) -> dict:

@@ -1,6 +1,6 @@
 """The `gangs` part of the snapshot document and its JSON Schema (pure; document.py puts it in place).
 
-Per gang (model/gangs.py): which scheduler's object it is, minCount, its members with where they are or
+Per gang (model/gangs/store.py): which scheduler's object it is, minCount, its members with where they are or
 why they wait, the counts computed from them, the group's condition, and — for a gang with members
 waiting — its fit now (scheduling/gang_fit.py, computed by the command and handed in, since the model
 does not import scheduling): whether all of it can be placed together, one placement, and what blocks it.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubeview.model.gangs import Gang, GangStore, GroupKey
+from kubeview.model.gangs.store import Gang, GangStore, GroupKey
 
 
 def gangs_doc(store: GangStore, shown: str | None = None, fits: Mapping[GroupKey, tuple[Any, str]] | None = None) -> list[dict]:

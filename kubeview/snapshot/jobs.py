@@ -8,9 +8,9 @@ awaiting a retry, . never started) and the pods that ended by disruption with wh
 
 from __future__ import annotations
 
-from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
-from kubeview.model.job_store import JobStore
-from kubeview.model.jobs import format_indexes
+from kubeview.model.jobs.progress import disrupted_pods, index_strip, strip_text
+from kubeview.model.jobs.store import JobStore
+from kubeview.model.jobs.views import format_indexes
 
 
 def jobs_doc(store: JobStore, shown: str | None = None) -> list[dict]:

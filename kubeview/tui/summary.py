@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import ConnectionState
-from kubeview.model.gpu_idle import find_idle
+from kubeview.model.gpus.dra import DRA_KINDS
+from kubeview.model.gpus.idle import find_idle
 from kubeview.tui.format import GPU
 
 
@@ -101,7 +101,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
 
 
 def idle_gpus(model: ClusterModel) -> int | None:
-    """How many allocated GPUs sit idle (see `kubeview.model.gpu_idle`); None when no GPU was measured."""
+    """How many allocated GPUs sit idle (see `kubeview.model.gpus.idle`); None when no GPU was measured."""
     if not any(u.gpu_util for u in model.usage.pods.values()):
         return None  # no DCGM data: skip the walk over every pod
     report = find_idle(model.pods.values(), model.usage.pods, dra=model.gpus.pod_devices(),

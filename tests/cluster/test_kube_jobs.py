@@ -15,7 +15,7 @@ from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import WatchEvent
-from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
+from kubeview.model.jobs.progress import disrupted_pods, index_strip, strip_text
 from kubeview.model.kinds import events_unavailable
 from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
 from kubeview.snapshot.schema import validate

@@ -120,7 +120,7 @@ def test_an_indexed_job_survives_a_preempted_node(cluster: Watched, tmp_path: Pa
     cluster.wait(lambda: cluster.succeeded and cluster.succeeded[-1] == n, what="the watch to catch up")
     assert cluster.succeeded == sorted(cluster.succeeded)  # never went down
     model = cluster.source.model()
-    from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
+    from kubeview.model.jobs.progress import disrupted_pods, index_strip, strip_text
 
     view = model.jobs.jobs[("batch", "items")]
     history = model.jobs.history_of("batch", "items")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from kubeview.cluster.kube import pod_wire
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import mapped_resources, pod_claim_names
 from kubeview.model.events import ConnectionState, Listed, WatchEvent
-from kubeview.model.gangs import group_keys
-from kubeview.model.jobs import JobPodView
+from kubeview.model.gangs.store import group_keys
+from kubeview.model.gpus.dra import mapped_resources, pod_claim_names
+from kubeview.model.jobs.views import JobPodView
 from kubeview.model.views import PodView
 from kubeview.snapshot.document import snapshot_json
 

@@ -10,7 +10,7 @@ import sys
 from kubeview.bench.model_dra import DraCluster, device_class
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.gpu_ledger import GpuLedger
+from kubeview.model.gpus.ledger import GpuLedger
 
 
 def test_dra_bench_cluster_counts_each_claimed_device_once() -> None:
@@ -67,7 +67,7 @@ def test_listed_views_are_out_of_every_later_collection() -> None:
     counters (the process's history) decided whether a full collection over every live object (2 s at
     150,000 pods) fired inside the build. A bulk list's views are frozen when it is applied, so no later
     collection walks them, whatever the counters: counted as the objects a collection would walk."""
-    from kubeview.model.dra import ClaimView
+    from kubeview.model.gpus.dra import ClaimView
     from kubeview.model.views import PodView
 
     cluster = DraCluster(nodes=60, gpu_nodes=12, pods=3000, claims=1200)

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra_pools import compare
 from kubeview.model.events import Listed, WatchEvent
+from kubeview.model.gpus.pools import compare
 
 REC = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "dra137"
 KINDS = (("DeviceClass", "deviceclasses.json"), ("ResourceSlice", "resourceslices.json"),
@@ -104,7 +104,7 @@ def test_pool_status_compared_with_upstream() -> None:
 
 def test_counters_used_up_are_a_difference_with_its_cause() -> None:
     """Upstream's available ignores shared counters; kubeview's free does not: shown, with why."""
-    from kubeview.model.dra_pools import PoolAnswer, PoolCount, UpstreamPool
+    from kubeview.model.gpus.pools import PoolAnswer, PoolCount, UpstreamPool
 
     ours = {("d", "p"): PoolCount("n", devices=4, allocated=1, free=1, blocked=2)}
     answer = PoolAnswer("r", "d", None, True, "t", None, 1, {("d", "p"): UpstreamPool("n", 4, 1, 3, 0, None)})

@@ -9,7 +9,7 @@ from kubeapi import fixtures
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 
 D = "batch-schedulers"
 GROUPS = (("kai.PodGroup", "kai-podgroups.json"), ("kueue.Workload", "kueue-workloads.json"),

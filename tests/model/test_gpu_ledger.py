@@ -1,4 +1,4 @@
-"""The GPU ledger (model/gpu_ledger.py) on the recorded DRA cluster (tests/fixtures/k8s/dra), and its
+"""The GPU ledger (model/gpus/ledger.py) on the recorded DRA cluster (tests/fixtures/k8s/dra), and its
 place in the snapshot document and the metrics."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from kubeapi import fixtures
 from kubeapi.dra_model import recorded_dra_model
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import DeviceClassView, parse_cel
 from kubeview.model.events import Listed, WatchEvent
-from kubeview.model.gpu_idle import find_idle
+from kubeview.model.gpus.dra import DeviceClassView, parse_cel
+from kubeview.model.gpus.idle import find_idle
 from kubeview.model.usage import UsageUpdate
 from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.snapshot.ksm import exposition

@@ -9,8 +9,8 @@ from kubeapi import fixtures
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
-from kubeview.model.job_progress import disrupted_pods, index_strip, strip_text
-from kubeview.model.jobs import IndexSyntaxError, format_indexes, parse_indexes
+from kubeview.model.jobs.progress import disrupted_pods, index_strip, strip_text
+from kubeview.model.jobs.views import IndexSyntaxError, format_indexes, parse_indexes
 
 # jobs/README.md, section 1's table: (active, ready, terminating, succeeded, failed), and the strip
 # the step's pod list gives (S succeeded, F failed, R running, P pending or awaiting retry, . not started)

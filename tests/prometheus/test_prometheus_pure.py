@@ -15,7 +15,7 @@ import pytest
 from kubeview.cluster.prometheus.queries import QUERY_NAMES, QueryConfigError, load_queries, merge_queries
 from kubeview.cluster.prometheus.results import node_name, reading_from_results
 from kubeview.cluster.prometheus.source import PrometheusError, PrometheusUsage
-from kubeview.model.gpu_idle import find_idle
+from kubeview.model.gpus.idle import find_idle
 from kubeview.model.usage import PodUsage
 
 QS = load_queries()
@@ -110,7 +110,7 @@ def test_empty_results_are_an_empty_reading() -> None:
 
 @dataclass
 class FakePod:
-    """A pod as gpu_idle reads it (PodView has these fields)."""
+    """A pod as model/gpus/idle.py reads it (PodView has these fields)."""
 
     namespace: str
     name: str

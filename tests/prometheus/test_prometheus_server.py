@@ -17,7 +17,7 @@ from kubeview.cluster.prometheus.queries import merge_queries
 from kubeview.cluster.prometheus.source import PrometheusUsage, start_poller
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.gpu_idle import find_idle
+from kubeview.model.gpus.idle import find_idle
 from kubeview.model.usage import UsageUpdate
 from kubeview.snapshot.document import build_snapshot
 from tests.prometheus.conftest import get_json, wait_for

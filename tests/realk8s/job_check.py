@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from kubernetes import client
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.job_progress import index_strip, strip_text
+from kubeview.model.jobs.progress import index_strip, strip_text
 
 from .live_view import LiveView
 from .procs import wait_until

@@ -25,7 +25,7 @@ import pytest
 from kubernetes import client
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra_pools import compare
+from kubeview.model.gpus.pools import compare
 
 from .live_view import LiveView
 from .objects import add_node, api, ensure_namespace, wait_nodes_ready

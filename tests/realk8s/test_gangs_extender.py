@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.gang_fit import fit_of
 

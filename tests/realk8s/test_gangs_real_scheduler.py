@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.scheduling.gang_fit import fit_of
 
 from .gang_objects import (

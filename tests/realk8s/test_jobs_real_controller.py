@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from kubeview.model.job_progress import disrupted_pods
+from kubeview.model.jobs.progress import disrupted_pods
 
 from .job_check import JobChecker
 from .live_view import LiveView

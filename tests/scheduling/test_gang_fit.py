@@ -13,7 +13,7 @@ from kubeapi.dra_model import recorded_dra_model
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.gang_messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
+from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad

@@ -144,7 +144,7 @@ async def test_preempting_a_node_of_the_embedded_cluster_asks_then_retries_its_j
             gate.touch()  # the pods elsewhere, and the preempted ones' retries, may finish now
             await wait_for(pilot, lambda: (app.state.model.jobs.jobs[("batch", "items")].state == "Complete"),
                            60, what="the Job to complete")
-            from kubeview.model.job_progress import disrupted_pods
+            from kubeview.model.jobs.progress import disrupted_pods
 
             with app.state.lock:
                 view = app.state.model.jobs.jobs[("batch", "items")]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kubeapi import fixtures
 
-from kubeview.model.job_progress import IndexState
-from kubeview.model.jobs import JobView
+from kubeview.model.jobs.progress import IndexState
+from kubeview.model.jobs.views import JobView
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui.rows.jobs import WorkloadItems, cell_size, strip_cells
 

@@ -1,6 +1,6 @@
 """Which DRA kinds (`resource.k8s.io/v1`) the API server serves, asked once through discovery.
 
-The GPU ledger (model/gpu_ledger.py) needs DeviceClasses, ResourceSlices and ResourceClaims; a
+The GPU ledger (model/gpus/ledger.py) needs DeviceClasses, ResourceSlices and ResourceClaims; a
 cluster older than 1.34 (or with the group switched off) answers 404 for the group version, and
 then kubeview watches what it always did. Only the v1 API is used (the recordings show 1.36 serving
 nothing else); claims are read in all namespaces even with -n, because node figures need every claim.

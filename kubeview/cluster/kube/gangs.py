@@ -6,7 +6,7 @@ gate, else v1alpha2 on a 1.36 cluster), KAI-Scheduler `scheduling.run.ai/v2alpha
 `kueue.x-k8s.io` Workload (v1beta2, else v1beta1) and Volcano `scheduling.volcano.sh/v1beta1`
 PodGroup. A group version is used when discovery lists the resource with `list` and `watch`; the
 first served version of a group wins. They are listed cluster-wide through the generic custom
-objects client (the same paths serve built-in groups), under the kinds of `gang_messages`.
+objects client (the same paths serve built-in groups), under the kinds of `model/gangs/messages.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.raw import response_json
-from kubeview.model.gang_messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
+from kubeview.model.gangs.messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
 
 log = logging.getLogger(__name__)
 

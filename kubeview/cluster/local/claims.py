@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from kubeview.cluster.local import dra as dra
 from kubeview.cluster.local.kubelet_status import _key
 from kubeview.cluster.source import ActionError
-from kubeview.model.dra import ClaimView
+from kubeview.model.gpus.dra import ClaimView
 
 if TYPE_CHECKING:
     from kubeview.cluster.local.objects import Change

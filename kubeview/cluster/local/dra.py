@@ -21,7 +21,7 @@ import uuid
 
 from kubeview.cluster.local import objects as obj
 from kubeview.cluster.local.config import DraSpec
-from kubeview.model.dra import (
+from kubeview.model.gpus.dra import (
     EXTENDED_CLAIM_ANNOTATION,
     POD_CLAIM_ANNOTATION,
     ClaimView,
@@ -29,7 +29,7 @@ from kubeview.model.dra import (
     cel_holds,
     parse_cel,
 )
-from kubeview.model.gpu_ledger import GPU, GpuLedger
+from kubeview.model.gpus.ledger import GPU, GpuLedger
 from kubeview.model.quantity import to_units
 
 DRIVER = "gpu.nvidia.com"

@@ -34,8 +34,8 @@ from kubeview.cluster.local import gang_objects as go
 from kubeview.cluster.local.controllers import controller_uid
 from kubeview.cluster.local.scheduler import is_pending
 from kubeview.cluster.source import ActionError
-from kubeview.model.dra import ClaimView
-from kubeview.model.gang_messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE, member_held
+from kubeview.model.gangs.messages import CONDITION, REASON_SCHEDULED, REASON_UNSCHEDULABLE, member_held
+from kubeview.model.gpus.dra import ClaimView
 from kubeview.model.views import PodView
 from kubeview.scheduling.evaluate import CLAIMS
 from kubeview.scheduling.gang_fit import MemberFit, fit_gang

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kubeview.cluster.local import objects as obj
 from kubeview.cluster.local.controllers import Api, is_active, is_ready
-from kubeview.model.jobs import (
+from kubeview.model.jobs.views import (
     FAILURE_COUNT,
     IGNORED_FAILURE_COUNT,
     INDEX_KEY,

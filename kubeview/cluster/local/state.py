@@ -37,8 +37,8 @@ from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, St
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import DRA_KINDS
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.gpus.dra import DRA_KINDS
 from kubeview.scheduling.config import PackingConfig
 
 LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job") + GANG_OBJECT_KINDS

@@ -1,6 +1,6 @@
 """DRA on the node and pod screens: a node's devices and who holds them (a table: one line per
 device at any width, where a sentence per device wrapped at 160 columns); a pod's claims as
-claim -> device -> UUID (markup lines). From the GPU ledger (model/gpu_ledger.py); call under the
+claim -> device -> UUID (markup lines). From the GPU ledger (model/gpus/ledger.py); call under the
 state's lock. Attributes are read by name (`productName`, `uuid`, `profile`, `parentUUID`)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from rich.markup import escape
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.dra import Device
-from kubeview.model.gpu_ledger import DeviceState
+from kubeview.model.gpus.dra import Device
+from kubeview.model.gpus.ledger import DeviceState
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column

@@ -15,7 +15,7 @@ from collections import Counter
 
 from rich.markup import escape
 
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.scheduling.gang_fit import GangFit
 from kubeview.tui.format import hanging
 from kubeview.tui.rows.gangs import STATE_STYLE, members_line

@@ -12,7 +12,7 @@ from collections.abc import Hashable
 
 from rich.text import Text
 
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.tui.rows.column import Column
 
 COLUMNS = [

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Mapping
 
 from rich.text import Text
 
-from kubeview.model.job_progress import IndexState, disrupted_pods, index_strip, strip_counts
-from kubeview.model.job_store import JobStore
-from kubeview.model.jobs import JobPodView, JobView
+from kubeview.model.jobs.progress import IndexState, disrupted_pods, index_strip, strip_counts
+from kubeview.model.jobs.store import JobStore
+from kubeview.model.jobs.views import JobPodView, JobView
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from rich.text import Text
 
-from kubeview.model.jobs import JobView
+from kubeview.model.jobs.views import JobView
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
 from kubeview.tui.key_index import ItemValue

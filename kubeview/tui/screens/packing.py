@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from kubeview.model.gangs import Gang
+from kubeview.model.gangs.store import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_of

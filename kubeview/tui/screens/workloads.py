@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from kubeview.model.jobs import JobView
+from kubeview.model.jobs.views import JobView
 from kubeview.model.kinds import gangs_unavailable
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import gangs as gang_rows

@@ -4,7 +4,7 @@ counter sets; a free device whose counters its allocated siblings used up cannot
 
 from __future__ import annotations
 
-from kubeview.model.dra import Device
+from kubeview.model.gpus.dra import Device
 
 
 def fits(counters: dict[str, dict[str, int]], device: Device) -> bool:

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kubeview.model.dra import (
+from kubeview.model.gcpause import gc_paused
+from kubeview.model.gpus.counters import consume, fits, size
+from kubeview.model.gpus.dra import (
     ClaimKey,
     ClaimView,
     Device,
@@ -41,10 +43,8 @@ from kubeview.model.dra import (
     Taint,
     TaintRuleView,
 )
-from kubeview.model.dra_counters import consume, fits, size
-from kubeview.model.dra_pools import PoolCount, PoolKey, UpstreamPools
-from kubeview.model.gcpause import gc_paused
-from kubeview.model.gpu_states import GPU, DeviceState, NodeGpus, ShareHold, is_gpu
+from kubeview.model.gpus.pools import PoolCount, PoolKey, UpstreamPools
+from kubeview.model.gpus.states import GPU, DeviceState, NodeGpus, ShareHold, is_gpu
 
 __all__ = ["GPU", "DeviceState", "GpuLedger", "NodeGpus", "ShareHold"]
 
@@ -367,7 +367,7 @@ class GpuLedger:
                            tuple(sorted(self._admins.get(d.key) or ())))
 
     def pool_counts(self) -> dict[PoolKey, PoolCount]:
-        """Per pool, kubeview's figures in the terms of upstream's pool status (dra_pools.py): devices,
+        """Per pool, kubeview's figures in the terms of upstream's pool status (pools.py): devices,
         allocated, tainted NoSchedule/NoExecute, free; None counts for an incomplete pool."""
         out: dict[PoolKey, PoolCount] = {}
         for ng in self.nodes().values():

@@ -2,7 +2,7 @@
 schedulers (KAI, Kueue, Volcano), with their members and counts computed from the pods.
 
 `GangStore` (the model's `model.gangs`) takes the group objects' watch events, under the kinds in
-`gang_messages.GANG_KINDS` ("Workload", "PodGroup", "kai.PodGroup", "kueue.Workload",
+`messages.GANG_KINDS` ("Workload", "PodGroup", "kai.PodGroup", "kueue.Workload",
 "volcano.PodGroup"), and every Pod event. A pod belongs to a group by what it carries itself, so the
 cost for other pods is a few dict lookups:
 - upstream: `spec.schedulingGroup.podGroupName` (1.36+; nothing else links a pod to its group);
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kubeview.model.gang_messages import (
+from kubeview.model.gangs.messages import (
     GANG_KINDS,
     KIND_KAI,
     KIND_KUEUE,
@@ -29,7 +29,7 @@ from kubeview.model.gang_messages import (
     KIND_VOLCANO,
     KIND_WORKLOAD,
 )
-from kubeview.model.gang_objects import GroupHeader, header_from, workload_owner
+from kubeview.model.gangs.objects import GroupHeader, header_from, workload_owner
 from kubeview.model.views import TERMINAL_PHASES
 
 GroupKey = tuple[str, str, str]  # (kind, namespace, name)

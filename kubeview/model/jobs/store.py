@@ -8,7 +8,7 @@ still say which index was disrupted and what became of it; the memory goes with 
 
 from __future__ import annotations
 
-from kubeview.model.jobs import JobPodView, JobView
+from kubeview.model.jobs.views import JobPodView, JobView
 
 Key = tuple[str, str]
 

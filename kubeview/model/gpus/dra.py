@@ -16,7 +16,7 @@ from kubeview.model.quantity import to_units
 
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim")
 # Read where served, never needed: DeviceTaintRule (resource.k8s.io/v1, GA in 1.37) and upstream's
-# pool availability, ResourcePoolStatusRequest (v1alpha3, gate DRAResourcePoolStatus; dra_pools.py)
+# pool availability, ResourcePoolStatusRequest (v1alpha3, gate DRAResourcePoolStatus; pools.py)
 DRA_OPTIONAL_KINDS = ("DeviceTaintRule", "ResourcePoolStatusRequest")
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # the API: consumers treat unknown effects like None
 EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"

@@ -1,4 +1,4 @@
-"""What the GPU ledger (gpu_ledger.py) says per device and per node, and what counts in the GPU column.
+"""What the GPU ledger (ledger.py) says per device and per node, and what counts in the GPU column.
 
 A device counts in the `nvidia.com/gpu` column when a DeviceClass mapping `nvidia.com/gpu` selects it
 (with no such class: devices whose `type` attribute is `gpu` or `mig`, NVIDIA's convention);
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubeview.model.dra import ClaimKey, Device, DeviceClassView, Taint
+from kubeview.model.gpus.dra import ClaimKey, Device, DeviceClassView, Taint
 
 GPU = "nvidia.com/gpu"
 GPU_TYPES = ("gpu", "mig")

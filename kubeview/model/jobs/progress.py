@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kubeview.model.jobs import Disruption, JobPodView, JobView
+from kubeview.model.jobs.views import Disruption, JobPodView, JobView
 
 
 class IndexState(StrEnum):

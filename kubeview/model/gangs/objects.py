@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubeview.model.gang_messages import (
+from kubeview.model.gangs.messages import (
     CONDITIONS,
     DISRUPTION_TARGET,
     KIND_KAI,
@@ -42,7 +42,7 @@ class Condition:
 
 @dataclass(frozen=True, slots=True)
 class GroupHeader:
-    """One group object, normalised; its members come from pods (see gangs.py)."""
+    """One group object, normalised; its members come from pods (see store.py)."""
 
     kind: str  # the watch kind: "PodGroup", "kai.PodGroup", "kueue.Workload", "volcano.PodGroup"
     api_version: str
