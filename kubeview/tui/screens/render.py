@@ -20,6 +20,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from kubeview.cluster.source import MaybeDemo
+from kubeview.render.status import RenderStatus
 from kubeview.tui import format as fmt
 from kubeview.tui.actions import report_action
 from kubeview.tui.messages import RenderUpdated
@@ -124,9 +125,9 @@ class RenderScreen(ClusterScreen):
         running, pending = getattr(progress, "running", None), getattr(progress, "pending", None)
         if running is not None and self.replicas is None:
             self.replicas = running + (pending or 0)
-        status = getattr(progress, "status", progress)
-        if status is None:
-            return
+        status = getattr(progress, "status", progress)  # a job's poll() has it, a bare status() is it
+        if not isinstance(status, RenderStatus):
+            return  # (None: the producer has not said anything yet)
         consumers = {c.id: c for c in status.consumers}
         order = sorted(consumers, key=lambda cid: (consumers[cid].state == "gone", cid))
         finished = status.finished
@@ -136,7 +137,7 @@ class RenderScreen(ClusterScreen):
             result = self.query_one("#render-result", Static)
             result.update(Text.assemble(("finished ", "bold green"),
                                         f"in {fmt.duration(status.elapsed_seconds)}: image written to ",
-                                        (shown_path(where), "bold")))
+                                        (shown_path(where) if where else "(a path not said)", "bold")))
             result.add_class("-done")
 
     def action_scale(self, delta: int) -> None:

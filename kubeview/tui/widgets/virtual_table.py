@@ -57,7 +57,7 @@ class Rows:
             i = self.position(key)
         else:
             try:
-                i = self.keys.index(key)  # type: ignore[attr-defined]
+                i = self.keys.index(key)
             except ValueError:
                 i = None
         if i is None:
@@ -187,6 +187,7 @@ class VirtualTable(ScrollView, can_focus=True):
         rows = self.rows
         if not measured or not len(rows):
             return
+        keys: Sequence[Hashable]
         if len(rows) > MEASURE_ALL:
             top = round(self.scroll_y)
             keys = [rows.key(row) for row in range(top, min(len(rows), top + self.page_height))]
