@@ -23,7 +23,8 @@ from kubeview.tui.key_index import Cancelled, Contains, KeyIndex, natural, untra
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ChangeTracker, ClusterState
-from kubeview.tui.widgets.virtual_table import Cell, Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Cell, Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 K = TypeVar("K", bound=Hashable)  # a row's key: (namespace, name) for pods
 V = TypeVar("V")  # what a key stands for in `items`: a PodView, a WorkloadView or JobView

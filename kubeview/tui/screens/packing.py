@@ -30,7 +30,8 @@ from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import TextPrompt
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.policy_editor import PolicyEditor
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 GPU_SIZES = (1, 2, 4, 8)
 MAX_PENDING_SHOWN = 200

@@ -18,7 +18,8 @@ from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.pod_detail import NAME as DETAIL
 from kubeview.tui.screens.pod_detail import install_pod_detail
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.virtual_table import Cell, VirtualTable
+from kubeview.tui.widgets.table_rows import Cell
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 
 class PodsScreen(IndexedScreen[rows.Key, PodView]):

@@ -28,7 +28,8 @@ from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.widgets.half_block_image import HalfBlockImage
 from kubeview.tui.widgets.render_progress import RenderProgressView
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 POLL_SECONDS = 0.5
 IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in

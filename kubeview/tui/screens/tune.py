@@ -24,7 +24,8 @@ from textual_plotext import PlotextPlot
 from kubeview.tui.messages import TuneUpdated
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 from kubeview.tune import records as rec
 
 LIVE_EVERY = 0.25  # seconds between live updates posted by the worker

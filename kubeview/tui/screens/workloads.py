@@ -31,7 +31,8 @@ from kubeview.tui.screens.gang_detail import install_gang_detail
 from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.prompts import Confirm, NumberPrompt
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.virtual_table import Cell, Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Cell, Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 JUMP = 10  # a change by more than this factor asks for confirmation
 
