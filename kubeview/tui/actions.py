@@ -39,8 +39,17 @@ def report_action(post: Callable[[Message], object], act: Callable[[], str | Non
         post(ActionDone(text or done))
 
 
+def _extender(host: AppHost) -> ExtenderClient:
+    return ExtenderClient.from_options(host.extender_url or "", host.extender_token_file)
+
+
 class ActionsMixin:
     """Scaling and packing for `KubeviewApp` (kept out of app.py so that stays small)."""
+
+    # what the packing methods set (on `KubeviewApp`: reactives the header watches)
+    packing_live: PackingConfig | None
+    packing_where: str
+    packing_label: str
 
     def init_packing(self: AppHost) -> None:
         if isinstance(self.source, RunsPacking):
@@ -57,13 +66,10 @@ class ActionsMixin:
         self.packing_live = config
         self.packing_label = f"{config.policy} · {self.packing_where}"
 
-    def _extender(self: AppHost) -> ExtenderClient:
-        return ExtenderClient.from_options(self.extender_url or "", self.extender_token_file)
-
     @work(thread=True, group="actions", exit_on_error=False, name="reading the extender's config")
     def fetch_packing(self: AppHost) -> None:
         try:
-            config = self._extender().get_config()
+            config = _extender(self).get_config()
         except ActionError as exc:
             self.post_message(ActionDone(str(exc), ok=False))
             return
@@ -110,7 +116,7 @@ class ActionsMixin:
                 text = source.set_packing(config)
                 live = source.packing
             elif self.extender_url:
-                live = self._extender().put_config(config)
+                live = _extender(self).put_config(config)
                 text = f"packing policy {live.policy} is live on the extender {self.extender_url}."
             else:
                 raise ActionError("no scheduler to send the policy to: start kubeview with --extender URL.")

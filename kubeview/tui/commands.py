@@ -10,24 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 from textual.actions import parse as parse_action
+from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
+from textual.widget import Widget
 
 
 class KubeviewCommands(Provider):
     """`Nodes: Sort cpu`, `Workloads: Scale +1`, `Go to pods`, ..."""
 
-    def _entries(self) -> Iterator[tuple[str, str, DOMNode, str]]:
+    def _entries(self) -> Iterator[tuple[str, str, Widget | App[Any], str]]:
         screen = self.screen
         seen: set[str] = set()
         # the screen the palette was opened from is just below it on the stack
         stack = self.app.screen_stack
         target = stack[-2] if len(stack) > 1 else screen
         title = getattr(target, "SCREEN_TITLE", "") or type(target).__name__
-        for node, bindings in ((target, _bindings(target)), (self.app, _bindings(self.app))):
+        nodes: tuple[tuple[Widget | App[Any], list[Binding]], ...] = (
+            (target, _bindings(target)), (self.app, _bindings(self.app)))  # both can `run_action`
+        for node, bindings in nodes:
             for b in bindings:
                 if b.action in seen or b.system or not _enabled(node, b.action):
                     continue

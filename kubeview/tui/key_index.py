@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import repeat
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class Contains:
 
     __slots__ = ("needle", "texts")
 
-    def __init__(self, needle: str, texts: dict) -> None:
+    def __init__(self, needle: str, texts: Mapping[Any, str]) -> None:
         self.needle, self.texts = needle, texts
 
     def __call__(self, key: Key) -> bool:
@@ -86,7 +86,7 @@ class ItemValue:
 
     __slots__ = ("gone", "get", "items")
 
-    def __init__(self, items: dict, get: Callable[[Any], Any], gone: object) -> None:
+    def __init__(self, items: Mapping[Any, Any], get: Callable[[Any], Any], gone: object) -> None:
         self.items, self.get, self.gone = items, get, gone
 
     def __call__(self, key: Key) -> Any:
@@ -96,12 +96,13 @@ class ItemValue:
         return list(map(self.get, map(self.items.get, keys, repeat(self.gone))))
 
 
-def untracked_copy(keys: list) -> np.ndarray:
+def untracked_copy(keys: Sequence[Key]) -> Sequence[Key]:
     """A copy of `keys` the cyclic GC never walks: a list of 150,000 keys made at every refresh sat in
     the young generation, and each collection (dozens a second at 1,000 events/s) visited all its
     items: 13 ms per collection, up to 160 ms. An object array is a sequence to `bisect` and `Rows`
     alike, and numpy arrays are not GC containers (the keys are tuples of strings: no cycles)."""
-    return np.fromiter(keys, dtype=object, count=len(keys))
+    # numpy does not declare `Sequence`; a 1-d object array indexes, slices and bisects as one
+    return cast("Sequence[Key]", np.fromiter(keys, dtype=object, count=len(keys)))
 
 
 def _select(match: Callable[[Any], bool], keys: Iterable) -> list:

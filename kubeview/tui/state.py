@@ -11,12 +11,14 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
-from kubeview.model.workloads import WORKLOAD_KINDS
+from kubeview.model.jobs import JobView
+from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
 from kubeview.tui.key_index import KeyIndex, natural_sorted
 from kubeview.tui.rows.jobs import WorkloadItems
 from kubeview.tui.rows.jobs import search_text as job_search_text
@@ -25,6 +27,8 @@ from kubeview.tui.rows.workloads import search_text as workload_search_text
 
 FULL_GC_EVERY = 100  # middle-generation collections per full collection (Python's default: 10)
 FULL = object()  # a tracker marker: everything of this kind changed (a relist)
+T = TypeVar("T")
+V = TypeVar("V")
 
 
 @dataclass(slots=True)
@@ -32,7 +36,7 @@ class ChangeTracker:
     """Keys of `kinds` changed since the last `take()`; `full` after a relist."""
 
     kinds: frozenset[str]
-    keys: set = field(default_factory=set)
+    keys: set[Hashable] = field(default_factory=set)
     full: bool = True  # a new reader starts from scratch
 
     def note(self, event: SourceEvent) -> None:
@@ -43,7 +47,7 @@ class ChangeTracker:
             self.keys.clear()
 
 
-def event_key(event: WatchEvent) -> tuple:
+def event_key(event: WatchEvent) -> Hashable:
     """The model's key of the object an event is about: (ns, name) for pods, (kind, ns, name) for workloads."""
     meta = event.obj.get("metadata") or {}
     if event.kind == "Pod":
@@ -65,7 +69,7 @@ class ClusterState:
         # filtering 150,000 pods is one pass over ready strings
         self.pod_search: dict[tuple[str, str], str] = {}
         self.workload_search: dict[tuple[str, str, str], str] = {}
-        self.notify: Callable[[], None] = lambda: None
+        self.notify: Callable[[], object] = lambda: None
         self.events = 0
         self.last_event_at = 0.0
         self._trackers: list[ChangeTracker] = []
@@ -73,12 +77,12 @@ class ClusterState:
         self._notified = False
         self._pods_synced = self._workloads_synced = False
 
-    def memo(self, name: str, compute: Callable[[], object]) -> object:
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()` once per model version (the header and the nodes table both want GPU fits)."""
         version = self.model.version
         hit = self._memo.get(name)
         if hit is not None and hit[0] == version:
-            return hit[1]
+            return cast(T, hit[1])  # stored by the `compute` of this `name`: one type per name
         value = compute()
         self._memo[name] = (version, value)
         return value
@@ -90,7 +94,7 @@ class ClusterState:
             self._trackers.append(t)
         return t
 
-    def take(self, tracker: ChangeTracker) -> tuple[bool, set]:
+    def take(self, tracker: ChangeTracker) -> tuple[bool, set[Hashable]]:
         """(full, changed keys) since the last take; resets the tracker."""
         with self.lock:
             full, keys = tracker.full, tracker.keys
@@ -137,8 +141,7 @@ class ClusterState:
             elif event.kind in WORKLOAD_KINDS or event.kind == "Job":
                 items = self.workload_items()
                 self.workloads_by_name.rebuild(natural_sorted(items))
-                self.workload_search = {k: job_search_text(w) if k[0] == "Job" else workload_search_text(w)
-                                        for k, w in items.items()}
+                self.workload_search = {k: _workload_text(w) for k, w in items.items()}
         elif isinstance(event, WatchEvent):
             key = event_key(event)
             if event.kind == "Pod":
@@ -146,14 +149,19 @@ class ClusterState:
             elif event.kind in WORKLOAD_KINDS:
                 _follow(key, model.workloads, self.workloads_by_name, self.workload_search, workload_search_text)
             elif event.kind == "Job":
-                _follow(key, self.workload_items(), self.workloads_by_name, self.workload_search, job_search_text)
+                _follow(key, self.workload_items(), self.workloads_by_name, self.workload_search, _workload_text)
 
     def workload_items(self) -> WorkloadItems:
         """Workloads and Jobs as the Workloads table's one mapping, (kind, namespace, name) -> view."""
         return WorkloadItems(self.model.workloads, self.model.jobs.jobs)
 
 
-def _follow(key: tuple, items: dict, index: KeyIndex, search: dict, text_of: Callable) -> None:
+def _workload_text(w: WorkloadView | JobView) -> str:
+    return job_search_text(w) if isinstance(w, JobView) else workload_search_text(w)
+
+
+def _follow(key: Hashable, items: Mapping[Any, V], index: KeyIndex, search: dict[Any, str],
+            text_of: Callable[[V], str]) -> None:
     """One watched object changed: its place in the name index and its search text follow the model."""
     index.update((key,), items.__contains__)
     item = items.get(key)

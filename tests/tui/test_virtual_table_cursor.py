@@ -7,7 +7,8 @@ from textual.app import App, ComposeResult
 from tui_helpers import run_async
 
 from kubeview.tui.rows.column import Column
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 RS, JOB, DEPLOY = ("ReplicaSet", "default", "consumer"), ("Job", "batch", "items"), ("Deployment", "a", "b")
 

@@ -138,8 +138,8 @@ def blockers(fit: GangFit) -> list[str]:
     if fit.excluded:
         out.append(f"  excluded (took none): {len(fit.excluded)} node{'' if len(fit.excluded) == 1 else 's'}")
         names: dict[str, list[str]] = {}
-        for node, reasons in sorted(fit.excluded.items()):
-            for r in reasons:
+        for node, why in sorted(fit.excluded.items()):
+            for r in why:
                 names.setdefault(r, []).append(node)
         counts = Counter({r: len(ns) for r, ns in names.items()})
         for r, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):

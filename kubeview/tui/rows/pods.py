@@ -49,7 +49,7 @@ def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
     return pod.requests.get(GPU, 0) + n, mig
 
 
-def sort_value(column: str, pods: dict[Key, PodView], held: Held | None = None) -> Callable[[Key], object] | None:
+def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = None) -> Callable[[Key], object] | None:
     """The `KeyIndex` value function for `column` (None: by namespace/name, the key order; NAME sorts by
     the pod's name across namespaces, as its header says: #42, "NAME ▲" listed kube-system after default)."""
     held = held or {}

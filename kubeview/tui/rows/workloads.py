@@ -7,7 +7,7 @@ desired for a ReplicaSet, succeeded of completions for a Job."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rich.text import Text
 
@@ -35,7 +35,7 @@ Key = tuple[str, str, str]
 _GONE = WorkloadView("", "", "", 0, 0, 0, 0, {}, None)
 
 
-def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], object] | None:
+def sort_value(column: str, items: Mapping[Key, jobs.Row]) -> Callable[[Key], object] | None:
     if column in ("kind", ""):
         return None
     getters: dict[str, Callable[[jobs.Row], object]] = {
@@ -46,7 +46,7 @@ def sort_value(column: str, items: dict[Key, WorkloadView]) -> Callable[[Key], o
         "done": lambda w: -w.succeeded if isinstance(w, JobView) else 1,
         "bar": lambda w: (jobs.progress(w) / jobs.desired(w)) if jobs.desired(w) else 2.0,
         "state": lambda w: jobs.summary(w) if isinstance(w, JobView) else "",
-        "owner": lambda w: "/".join(w.owner) if getattr(w, "owner", None) else "",  # (a Job: none)
+        "owner": lambda w: "/".join(w.owner) if isinstance(w, WorkloadView) and w.owner else "",  # (a Job: none)
     }
     return ItemValue(items, getters[column], _GONE)  # _GONE: a row deleted while a worker sorts
 

@@ -19,13 +19,13 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 
+from kubeview.tui.host import AppHost, host_of
 from kubeview.tui.widgets.banner import Banner
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.prompt_bar import PromptBar
 from kubeview.tui.widgets.quiet_footer import QuietFooter
 
 if TYPE_CHECKING:
-    from kubeview.tui.host import AppHost
     from kubeview.tui.state import ClusterState
 
 
@@ -65,7 +65,7 @@ class ClusterScreen(Screen):
 
     @property
     def kv(self) -> AppHost:
-        return self.app  # type: ignore[return-value]
+        return host_of(self.app)
 
     @property
     def state(self) -> ClusterState:

@@ -10,8 +10,9 @@ cheaper; typing more of a filter narrows the rows already shown instead of scann
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from textual import on, work
 from textual.binding import Binding
@@ -22,7 +23,11 @@ from kubeview.tui.key_index import Cancelled, Contains, KeyIndex, natural, untra
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.state import ChangeTracker, ClusterState
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Cell, Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
+
+K = TypeVar("K", bound=Hashable)  # a row's key: (namespace, name) for pods
+V = TypeVar("V")  # what a key stands for in `items`: a PodView, a WorkloadView or JobView
 
 # Above this many changed keys a rebuild is cheaper than moving rows one by one (each move is a
 # binary search plus a list insert, ~50 us at 150,000 rows; a rebuild costs ~20 ms filtered,
@@ -38,8 +43,8 @@ class IndexBuilt(Message, bubble=False):
     index: KeyIndex
 
 
-class IndexedScreen(ClusterScreen):
-    """Subclasses name the kind and say how to read, sort and draw one object."""
+class IndexedScreen(ClusterScreen, Generic[K, V]):
+    """Subclasses name the kind (keys `K` for objects `V`) and say how to read, sort and draw one."""
 
     KINDS: tuple[str, ...] = ()
     COLUMNS: Sequence[Column] = ()
@@ -64,22 +69,22 @@ class IndexedScreen(ClusterScreen):
         self._table: VirtualTable | None = None
 
     # -- what subclasses provide -------------------------------------------------------------
-    def items(self, state: ClusterState) -> dict:
+    def items(self, state: ClusterState) -> Mapping[K, V]:
         raise NotImplementedError
 
     def by_name(self, state: ClusterState) -> KeyIndex:
         raise NotImplementedError
 
-    def search(self, state: ClusterState) -> dict:
+    def search(self, state: ClusterState) -> Mapping[K, str]:
         raise NotImplementedError
 
-    def sort_value(self, column: str, items: dict) -> Callable[[Hashable], object] | None:
+    def sort_value(self, column: str, items: Mapping[K, V]) -> Callable[[K], object] | None:
         raise NotImplementedError
 
-    def cells(self, items: dict, key: Hashable) -> list:
+    def cells(self, items: Mapping[K, V], key: K) -> Sequence[Cell]:
         raise NotImplementedError
 
-    def stamp(self, items: dict, key: Hashable) -> Hashable:
+    def stamp(self, items: Mapping[K, V], key: K) -> Hashable:
         """What a row shows: its drawn line is cached while this holds (see `Rows.stamp`)."""
         return _stamp(items.get(key))
 
@@ -117,11 +122,12 @@ class IndexedScreen(ClusterScreen):
                 self._building, self._need_rebuild, self._narrow_to = None, True, None
             full, changed = state.take(self._tracker)
             limit = REBUILD_AFTER["sorted" if value is not None else "filtered"]
-            narrow = self._narrow_to is not None and self.index is not None
+            narrowed = self.index if self._narrow_to is not None else None  # typing on: what is shown
+            narrow = narrowed is not None
             self._narrow_to = None
             if self.index is None or full or self._need_rebuild or narrow or len(changed) > limit:
                 self._need_rebuild = False
-                source = (self.index.keys if narrow else self.by_name(state).keys)[:]  # type: ignore[union-attr]
+                source = (narrowed.keys if narrowed is not None else self.by_name(state).keys)[:]
                 match = self._matcher(state)
                 if len(source) >= BACKGROUND_ROWS and not narrow and match is not None:
                     # a filter that keeps few rows is found here and now: one pass over the search
@@ -189,9 +195,11 @@ class IndexedScreen(ClusterScreen):
     def _catch_up(self, index: KeyIndex, state: ClusterState) -> bool:
         """Re-place in `index` the keys changed since the tracker was last taken (under `state.lock`).
         False, touching nothing, when a relist happened meanwhile: then only a rebuild will do."""
-        if self._tracker.full:  # type: ignore[union-attr]
+        tracker = self._tracker
+        assert tracker is not None, "update_from_state makes the tracker before any build"
+        if tracker.full:
             return False
-        _, changed = state.take(self._tracker)  # type: ignore[arg-type]
+        _, changed = state.take(tracker)
         if changed:
             index.update(changed, self.items(state).__contains__)
         return True
@@ -201,13 +209,13 @@ class IndexedScreen(ClusterScreen):
         """A sort or filter is being computed in the background."""
         return self._building is not None
 
-    def _matcher(self, state: ClusterState) -> Callable[[Hashable], bool] | None:
+    def _matcher(self, state: ClusterState) -> Contains | None:
         text = self.filter_text
         if not text:
             return None
         return Contains(text, self.search(state))
 
-    def _show(self, items: dict, keys: list, position: Callable) -> None:
+    def _show(self, items: Mapping[K, V], keys: Sequence[Hashable], position: Callable[[Hashable], int | None]) -> None:
         table = self.table()
         table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
         table.rows = Rows(keys, lambda key: self.cells(items, key), position, self.sort_reverse,
@@ -250,7 +258,7 @@ class IndexedScreen(ClusterScreen):
         self.action_sort(event.column)
 
 
-def _bisect_position(keys: Sequence) -> Callable[[Hashable], int | None]:
+def _bisect_position(keys: Sequence[Hashable]) -> Callable[[Hashable], int | None]:
     def position(key: Hashable) -> int | None:
         i = bisect.bisect_left(keys, natural(key), key=natural)
         return i if i < len(keys) and keys[i] == key else None

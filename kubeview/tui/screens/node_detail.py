@@ -21,7 +21,8 @@ from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.device_table import DeviceTableView
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SHOWN = ("cpu", "memory", "ephemeral-storage", "pods")
 

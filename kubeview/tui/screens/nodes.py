@@ -14,7 +14,8 @@ from kubeview.tui.rows import nodes as rows
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 DETAIL = "node-detail"
 

@@ -17,6 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -29,7 +30,8 @@ from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import TextPrompt
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.policy_editor import PolicyEditor
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 GPU_SIZES = (1, 2, 4, 8)
 MAX_PENDING_SHOWN = 200
@@ -73,7 +75,7 @@ class PackingScreen(ClusterScreen):
         self._pending: list[PodView] = []
         self._gangs: list[Gang] = []  # the cluster's gangs with members waiting (the picker lists them)
         self._last_compute = 0.0
-        self._timer = None
+        self._timer: Timer | None = None
         self.whatif: whatif.WhatIf | None = None
 
     def compose_body(self) -> ComposeResult:

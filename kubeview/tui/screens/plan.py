@@ -10,6 +10,8 @@ applying is `cluster.plan_apply.apply_plan`, in a worker thread whose lines come
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
@@ -21,6 +23,12 @@ from textual.widgets import Label, Static
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_text import describe_plan
 from kubeview.scheduling.plan_types import Plan, Target
+from kubeview.tui.host import host_of
+
+if TYPE_CHECKING:
+    from kubeview.cluster.source import Evicts
+    from kubeview.model.cluster import ClusterModel
+    from kubeview.model.disruption import BudgetView
 
 APPLY_TIMEOUT = 120.0
 
@@ -45,7 +53,7 @@ class PlanScreen(ModalScreen[None]):
         self.applying = False
         self.showing_log = False
         self.lines: list[str] = []
-        self.cluster = None  # what evicts here (plan_apply.evictor_for), None: this source cannot
+        self.cluster: Evicts | None = None  # what evicts here (plan_apply.evictor_for), None: this source cannot
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="plan"):
@@ -64,9 +72,10 @@ class PlanScreen(ModalScreen[None]):
         from kubeview.model.disruption import budgets_of
         from kubeview.scheduling.planner import plan_for
 
-        kv = self.app
+        kv = host_of(self.app)
         cluster = evictor_for(kv.source)
-        budgets, note = [], None
+        budgets: list[BudgetView] = []
+        note = None
         if cluster is not None:
             try:
                 budgets = budgets_of(cluster.budgets())
@@ -82,7 +91,8 @@ class PlanScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show, plan, target if isinstance(target, str) else None, cluster,
                                   config.policy)
 
-    def _target(self, model):  # noqa: ANN001, ANN202 - a Target or why there is none
+    def _target(self, model: ClusterModel) -> Target | str:
+        """What to plan for, or why there is nothing to plan."""
         from kubeview.scheduling.plan_types import hypothetical
         from kubeview.scheduling.planner import target_of_gang
 
@@ -101,7 +111,7 @@ class PlanScreen(ModalScreen[None]):
             return f"pod {'/'.join(self.pod_key)} is bound to {pod.node}: nothing to plan"
         return Target.of_pods([pod])
 
-    def _show(self, plan: Plan | None, error: str | None, cluster, policy: str) -> None:  # noqa: ANN001
+    def _show(self, plan: Plan | None, error: str | None, cluster: Evicts | None, policy: str) -> None:
         self.plan, self.cluster = plan, cluster
         if plan is None:
             self._text(escape(error or "no plan"))
@@ -126,8 +136,8 @@ class PlanScreen(ModalScreen[None]):
     def action_apply(self) -> None:
         from kubeview.tui.screens.prompts import Confirm
 
-        plan = self.plan
-        if self.applying or plan is None or self.cluster is None:
+        plan, cluster = self.plan, self.cluster
+        if self.applying or plan is None or cluster is None:
             return
         if not plan.found or not plan.moves:
             self.app.notify("nothing to apply" if plan.found else "no plan to apply")
@@ -141,12 +151,12 @@ class PlanScreen(ModalScreen[None]):
             if yes:
                 self.applying = True
                 self.lines = []
-                self._apply(plan)
+                self._apply(plan, cluster)
 
         self.app.push_screen(Confirm(f"Evict {pods} to make room for {plan.target}?"), answered)
 
     @work(thread=True, exclusive=True, group="plan-apply", exit_on_error=False)
-    def _apply(self, plan: Plan) -> None:
+    def _apply(self, plan: Plan, cluster: Evicts) -> None:
         from kubeview.cluster.plan_apply import apply_plan
         from kubeview.cluster.plan_log import PlanLog
 
@@ -156,7 +166,7 @@ class PlanScreen(ModalScreen[None]):
             self.app.call_from_thread(self._line, f"audit log not writable ({exc}): not applied")
             self.applying = False
             return
-        out = apply_plan(self.cluster, plan, APPLY_TIMEOUT, log=log, title=self.app.source.title,  # type: ignore[attr-defined]
+        out = apply_plan(cluster, plan, APPLY_TIMEOUT, log=log, title=host_of(self.app).source.title,
                          say=lambda line: self.app.call_from_thread(self._line, line))
         self.applying = False
         self.app.call_from_thread(self._done, out.outcome, out.detail)
@@ -164,7 +174,7 @@ class PlanScreen(ModalScreen[None]):
     def _line(self, line: str) -> None:
         """The plan as shown, then what the apply said so far."""
         self.lines.append(line)
-        policy = (self.app.packing_live or PackingConfig()).policy
+        policy = (host_of(self.app).packing_live or PackingConfig()).policy
         shown = describe_plan(self.plan, policy) if self.plan is not None else ""
         self._text(escape(shown + "\n" + "\n".join(f"  {x}" for x in self.lines)))
 

@@ -10,6 +10,7 @@ node screen.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rich.markup import escape
 from textual.app import App, ComposeResult
@@ -95,7 +96,7 @@ def _raw_pod(source: ClusterSource, key: tuple[str, str]) -> dict | None:
         return None
 
 
-def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: list[str] = (),
+def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: Sequence[str] = (),
              width: int | None = None) -> str:
     """The pod as markup, `kubectl describe` style, one fact a line; `claims`: the DRA lines
     (rows/devices.py: claim -> device -> UUID); the scheduler's message wrapped to `width` under its indent."""

@@ -5,22 +5,24 @@ Enter opens the pod: everything about it, the scheduler's message whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 
+from kubeview.model.views import PodView
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import pods as rows
 from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.pod_detail import NAME as DETAIL
 from kubeview.tui.screens.pod_detail import install_pod_detail
 from kubeview.tui.state import ClusterState
+from kubeview.tui.widgets.table_rows import Cell
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 
-class PodsScreen(IndexedScreen):
+class PodsScreen(IndexedScreen[rows.Key, PodView]):
     SCREEN_TITLE = "Pods"
     KINDS = ("Pod",)
     COLUMNS = rows.COLUMNS
@@ -39,23 +41,23 @@ class PodsScreen(IndexedScreen):
             self.held = rows.dra_held(state.model)
         super().update_from_state(state)
 
-    def items(self, state: ClusterState) -> dict:
+    def items(self, state: ClusterState) -> Mapping[rows.Key, PodView]:
         return state.model.shown_pods()  # -n: the namespace's pods only
 
     def by_name(self, state: ClusterState) -> KeyIndex:
         return state.pods_by_name
 
-    def sort_value(self, column: str, items: dict) -> Callable[[Hashable], object] | None:
+    def sort_value(self, column: str, items: Mapping[rows.Key, PodView]) -> Callable[[rows.Key], object] | None:
         return rows.sort_value(column, items, self.held)
 
-    def search(self, state: ClusterState) -> dict:
+    def search(self, state: ClusterState) -> Mapping[rows.Key, str]:
         return state.pod_search
 
-    def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key, self.table().width_of, self.held)  # type: ignore[arg-type]
+    def cells(self, items: Mapping[rows.Key, PodView], key: rows.Key) -> Sequence[Cell]:
+        return rows.cells(items.get(key), key, self.table().width_of, self.held)
 
-    def stamp(self, items: dict, key: Hashable) -> Hashable:
-        return super().stamp(items, key), self.held.get(key)  # type: ignore[call-overload]
+    def stamp(self, items: Mapping[rows.Key, PodView], key: rows.Key) -> Hashable:
+        return super().stamp(items, key), self.held.get(key)
 
     def action_open(self) -> None:
         key = self.table().cursor_key

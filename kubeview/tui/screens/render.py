@@ -20,6 +20,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from kubeview.cluster.source import MaybeDemo
+from kubeview.render.status import RenderStatus
 from kubeview.tui import format as fmt
 from kubeview.tui.actions import report_action
 from kubeview.tui.messages import RenderUpdated
@@ -27,7 +28,8 @@ from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.widgets.half_block_image import HalfBlockImage
 from kubeview.tui.widgets.render_progress import RenderProgressView
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 POLL_SECONDS = 0.5
 IMAGE_EVERY = 1.0  # fetch the image at most this often while it fills in
@@ -124,9 +126,9 @@ class RenderScreen(ClusterScreen):
         running, pending = getattr(progress, "running", None), getattr(progress, "pending", None)
         if running is not None and self.replicas is None:
             self.replicas = running + (pending or 0)
-        status = getattr(progress, "status", progress)
-        if status is None:
-            return
+        status = getattr(progress, "status", progress)  # a job's poll() has it, a bare status() is it
+        if not isinstance(status, RenderStatus):
+            return  # (None: the producer has not said anything yet)
         consumers = {c.id: c for c in status.consumers}
         order = sorted(consumers, key=lambda cid: (consumers[cid].state == "gone", cid))
         finished = status.finished
@@ -136,7 +138,7 @@ class RenderScreen(ClusterScreen):
             result = self.query_one("#render-result", Static)
             result.update(Text.assemble(("finished ", "bold green"),
                                         f"in {fmt.duration(status.elapsed_seconds)}: image written to ",
-                                        (shown_path(where), "bold")))
+                                        (shown_path(where) if where else "(a path not said)", "bold")))
             result.add_class("-done")
 
     def action_scale(self, delta: int) -> None:

@@ -11,11 +11,12 @@ Quitting cancels the running trial (recorded as failed: interrupted) and deletes
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
@@ -23,7 +24,8 @@ from textual_plotext import PlotextPlot
 from kubeview.tui.messages import TuneUpdated
 from kubeview.tui.rows.column import Column
 from kubeview.tui.screens.base import ClusterScreen
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 from kubeview.tune import records as rec
 
 LIVE_EVERY = 0.25  # seconds between live updates posted by the worker
@@ -47,7 +49,7 @@ PARAM_PLOTS = (("replicas", "replicas"), ("cpu_millis", "cpu (m)"), ("samples_pe
 class TuneScreen(ClusterScreen):
     SCREEN_TITLE = "Tune"
     FILTERABLE = False
-    BINDINGS: list = []
+    BINDINGS: ClassVar[list[BindingType]] = []
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,7 +173,8 @@ class TuneScreen(ClusterScreen):
             pts = [(r.params[key], r.value) for r in done if key in r.params]
             if pts:
                 w.plt.scatter([x for x, _ in pts], [y for _, y in pts], marker="●", color="green")
-                w.plt.xticks(integer_ticks([x for x, _ in pts]))  # parameters are whole numbers
+                ticks: list[float] = [*integer_ticks([x for x, _ in pts])]  # parameters are whole numbers
+                w.plt.xticks(ticks)
             w.refresh()
 
 
@@ -184,9 +187,9 @@ def draw_per_trial(plt: Any, records: list[rec.TrialRecord]) -> None:  # noqa: A
     plt.title("wall time per trial (s)")
     if done:
         best_x, best_y, best = [], [], float("inf")
-        for r in sorted(done, key=lambda r: r.number):
-            best = min(best, r.value)
-            best_x.append(r.number)
+        for number, value in sorted((r.number, r.value) for r in done if r.value is not None):  # (trials' numbers differ)
+            best = min(best, value)
+            best_x.append(number)
             best_y.append(best)
         plt.plot(best_x, best_y, marker="braille", color="cyan", label="best so far")
         plt.scatter([r.number for r in done], [r.value for r in done], marker="●", color="green", label="complete")

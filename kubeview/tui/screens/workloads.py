@@ -13,7 +13,7 @@ Enter on a gang opens its panel: members, where each is or why it waits, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Mapping, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -31,7 +31,8 @@ from kubeview.tui.screens.gang_detail import install_gang_detail
 from kubeview.tui.screens.indexed import IndexedScreen
 from kubeview.tui.screens.prompts import Confirm, NumberPrompt
 from kubeview.tui.state import ClusterState
-from kubeview.tui.widgets.virtual_table import Rows, VirtualTable
+from kubeview.tui.widgets.table_rows import Cell, Rows
+from kubeview.tui.widgets.virtual_table import VirtualTable
 
 JUMP = 10  # a change by more than this factor asks for confirmation
 
@@ -45,7 +46,7 @@ def needs_confirmation(current: int, target: int) -> bool:
     return target > JUMP * max(current, 1) or current > JUMP * target
 
 
-class WorkloadsScreen(IndexedScreen):
+class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
     SCREEN_TITLE = "Workloads"
     KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "Job")
     COLUMNS = rows.COLUMNS
@@ -138,8 +139,8 @@ class WorkloadsScreen(IndexedScreen):
         super().apply_filter(text)
         self.show_gangs()
 
-    def items(self, state: ClusterState) -> dict:
-        return state.workload_items()  # type: ignore[return-value]
+    def items(self, state: ClusterState) -> Mapping[rows.Key, job_rows.Row]:
+        return state.workload_items()
 
     def update_from_state(self, state: ClusterState) -> None:
         super().update_from_state(state)
@@ -165,31 +166,31 @@ class WorkloadsScreen(IndexedScreen):
         with self.state.lock:
             width = (box.content_region.width or self.app.size.width - 2)
             lines = 2 if self.app.size.height < 30 else job_rows.STRIP_LINES  # small: rows of the table first
-            text = job_rows.panel(self.state.model.jobs, key, width, lines)  # type: ignore[arg-type]
+            text = job_rows.panel(self.state.model.jobs, key, width, lines)
         box.update(text)
         box.display = True
 
     def by_name(self, state: ClusterState) -> KeyIndex:
         return state.workloads_by_name
 
-    def sort_value(self, column: str, items: dict) -> Callable[[Hashable], object] | None:
+    def sort_value(self, column: str, items: Mapping[rows.Key, job_rows.Row]) -> Callable[[rows.Key], object] | None:
         return rows.sort_value(column, items)
 
-    def search(self, state: ClusterState) -> dict:
+    def search(self, state: ClusterState) -> Mapping[rows.Key, str]:
         return state.workload_search
 
-    def cells(self, items: dict, key: Hashable) -> list:
-        return rows.cells(items.get(key), key, self.table().width_of)  # type: ignore[arg-type]
+    def cells(self, items: Mapping[rows.Key, job_rows.Row], key: rows.Key) -> Sequence[Cell]:
+        return rows.cells(items.get(key), key, self.table().width_of)
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
         key = self.table().cursor_key
-        if key is None or self.gang_table().has_focus:  # a gang scales through its workload
+        if not isinstance(key, tuple) or self.gang_table().has_focus:  # a gang scales through its workload
             return None
-        w = self.state.workload_items().get(key)  # type: ignore[arg-type]
+        w = self.state.workload_items().get(key)
         if w is None:
             return None
-        return (key, w.parallelism if isinstance(w, JobView) else w.desired)  # type: ignore[return-value]
+        return (key, w.parallelism if isinstance(w, JobView) else w.desired)
 
     def action_scale_by(self, delta: int) -> None:
         sel = self.selected()
@@ -246,7 +247,7 @@ class WorkloadsScreen(IndexedScreen):
 
     def action_suspend(self) -> None:
         key = self.table().cursor_key
-        job = self.state.workload_items().get(key) if isinstance(key, tuple) else None  # type: ignore[arg-type]
+        job = self.state.workload_items().get(key) if isinstance(key, tuple) else None
         if not isinstance(job, JobView):
             self.kv.banner = ("select a Job first: only Jobs can be suspended", "error")
             return

@@ -32,16 +32,18 @@ def half_block_lines(image: Image.Image, width: int, height: int) -> list[Strip]
     w, h = max(1, int(img.width * scale)), max(2, int(img.height * scale))
     h += h % 2
     img = img.resize((w, h), Image.Resampling.BOX)
-    pixels = img.load()
+    rgb = img.tobytes()  # row by row, 3 bytes a pixel
+    row_bytes = 3 * w
     pad_left = (width - w) // 2
     top_pad = (height - h // 2) // 2
     blank = Strip.blank(width)
     lines = [blank] * top_pad
-    styles: dict[tuple, Style] = {}
+    styles: dict[tuple[bytes, bytes], Style] = {}
     for y in range(0, h, 2):
         segments = [Segment(" " * pad_left)] if pad_left else []
-        for x in range(w):
-            key = (pixels[x, y], pixels[x, y + 1])
+        top, bottom = y * row_bytes, (y + 1) * row_bytes
+        for i in range(0, row_bytes, 3):
+            key = (rgb[top + i:top + i + 3], rgb[bottom + i:bottom + i + 3])  # (r, g, b) above and below
             style = styles.get(key)
             if style is None:
                 style = styles[key] = Style(color=Color.from_rgb(*key[0]), bgcolor=Color.from_rgb(*key[1]))

@@ -9,15 +9,11 @@ move the selection. Clicking a header asks the screen to sort by that column.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from collections.abc import Hashable, Sequence
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -27,42 +23,12 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column, fit_widths
+from kubeview.tui.widgets.table_line import draw_line
+from kubeview.tui.widgets.table_rows import Cell, Rows
 
-Cell = str | Text
 CACHE_ROWS = 2048
 MEASURE_ALL = 5000  # up to this many rows, columns are as wide as the whole list wants (`_measure`)
-_parse_style = lru_cache(maxsize=256)(Style.parse)
-
-
-@dataclass(frozen=True, eq=False)
-class Rows:
-    """An immutable view of the table's content: `keys` in display order, `cells(key)` per row."""
-
-    keys: Sequence[Hashable] = ()
-    cells: Callable[[Any], Sequence[Cell]] = lambda key: ()
-    position: Callable[[Any], int | None] | None = None  # fast key -> index (else a scan)
-    reverse: bool = False
-    stamp: Callable[[Any], Hashable] | None = None  # what a row shows: its cached strip lives while this holds
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def key(self, row: int) -> Hashable:
-        return self.keys[len(self.keys) - 1 - row] if self.reverse else self.keys[row]
-
-    def index(self, key: Hashable) -> int | None:
-        if self.position is not None:
-            i = self.position(key)
-        else:
-            try:
-                i = self.keys.index(key)  # type: ignore[attr-defined]
-            except ValueError:
-                i = None
-        if i is None:
-            return None
-        return len(self.keys) - 1 - i if self.reverse else i
 
 
 class VirtualTable(ScrollView, can_focus=True):
@@ -187,6 +153,7 @@ class VirtualTable(ScrollView, can_focus=True):
         rows = self.rows
         if not measured or not len(rows):
             return
+        keys: Sequence[Hashable]
         if len(rows) > MEASURE_ALL:
             top = round(self.scroll_y)
             keys = [rows.key(row) for row in range(top, min(len(rows), top + self.page_height))]
@@ -378,49 +345,8 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _line(self, cells: Sequence[Cell], base: Style, width: int, highlight: Style | None = None,
               highlight_key: str | None = None) -> Strip:
-        console = self.app.console
-        segments: list[Segment] = []
-        add = segments.append
-        for col, w, cell in zip(self.columns, self._column_widths(width), cells, strict=False):
-            style = base + highlight if highlight is not None and col.key == highlight_key else base
-            if isinstance(cell, str):
-                n = len(cell) if cell.isascii() else cell_len(cell)
-                if n > w and col.whole and cell.isascii():  # names differ at their ends: keep both
-                    cell, n = fmt.cut_middle(cell, w), w
-                elif n > w:
-                    text = Text(cell)
-                    text.truncate(w, overflow="ellipsis")
-                    cell, n = text.plain, text.cell_len
-                pad = " " * (w - n)
-                add(Segment((pad + cell if col.align == "right" else cell + pad) + " ", style))
-                continue
-            # A Text's own style: `Text.render` leaves it to the console when there are no spans.
-            own = cell.style
-            cell_style = style + (_parse_style(own) if isinstance(own, str) else own) if own else style
-            if not cell.spans and cell.plain.isascii() and len(cell.plain) <= w:
-                # one style over a cell that fits (most of them): no copy, truncate and render of a
-                # Text per cell (most of a first paint)
-                n = len(cell.plain)
-                body = [Segment(cell.plain, cell_style)] if cell.plain else []
-            else:
-                text = cell.copy()
-                if col.whole and not cell.spans and cell.plain.isascii():
-                    text.plain = fmt.cut_middle(cell.plain, w)
-                text.truncate(w, overflow="ellipsis")
-                n = text.cell_len
-                body = [Segment(seg.text, cell_style + seg.style if seg.style else cell_style)
-                        for seg in text.render(console, end="")]
-            pad = " " * (w - n)
-            if col.align == "right" and pad:
-                add(Segment(pad, style))
-            segments += body
-            add(Segment((pad if col.align != "right" else "") + " ", style))
-        used = sum(len(seg.text) if seg.text.isascii() else cell_len(seg.text) for seg in segments)
-        if used < width:
-            add(Segment(" " * (width - used), base))
-        if used > width:
-            return Strip(segments, used).crop(0, width)
-        return Strip(segments, width)
+        return draw_line(self.app.console, self.columns, self._column_widths(width), cells, base, width,
+                         highlight, highlight_key)
 
     def _header(self, width: int, style: Style, sorted_style: Style) -> Strip:
         labels: list[Cell] = []
