@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
-from kubeview.model.jobs import JobView
+from kubeview.model.jobs.views import JobView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
 from kubeview.tui.key_index import KeyIndex, natural_sorted
 from kubeview.tui.rows.jobs import WorkloadItems

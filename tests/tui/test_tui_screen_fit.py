@@ -7,6 +7,7 @@ Render hint whole, the gang prompt a centred modal; at 160 columns names whole b
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 from test_tui_demo_tables import lines_of
@@ -77,7 +78,8 @@ async def test_the_header_keeps_the_gpu_total_at_80_columns(demo: LocalSource) -
         header = app.screen.query_one(ClusterHeader)
         await wait_for(pilot, lambda: header.summary.memory.used is not None, what="a usage sample")
         line = header.render().plain.splitlines()[1]
-        assert "used 245Mi" in line and "GPU ████···· 4/8 50%" in line, line  # all of it at 160
+        # all of it at 160: the memory used is the demo's live processes' (a measured figure, not a constant)
+        assert re.search(r"used [\d.]+[KMGT]i ", line) and "GPU ████···· 4/8 50%" in line, line
 
 
 @run_async
