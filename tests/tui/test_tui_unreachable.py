@@ -113,7 +113,9 @@ async def test_figures_read_pending_until_their_lists_complete(kube_api: KubeAPI
     app = make_app(source)
     try:
         async with app.run_test(size=(160, 40)) as pilot:
-            await wait_for(pilot, lambda: "5 nodes" in header_lines(app)[0], what="the nodes listed")
+            # the node list can complete before the first pods answer (500) makes the source reconnect
+            await wait_for(pilot, lambda: "5 nodes" in header_lines(app)[0] and "reconnecting" in header_lines(app)[0],
+                           what="the nodes listed and the pods' 500 answered")
             line1, line2, line3 = header_lines(app)
             assert "5 nodes … pods … pending" in line1 and "reconnecting" in line1
             assert line2.split() == ["cpu", "…", "│", "mem", "…", "│", "GPU", "…"]
