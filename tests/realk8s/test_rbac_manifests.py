@@ -23,6 +23,7 @@ from kubeview.commands.extender import WATCHED
 from .access import Ask, allowed, rbac_documents, source_reads
 from .objects import add_node, api, sa_kubeconfig, wait_nodes_ready
 from .plane import REPO, Plane
+from .procs import wait_until
 
 RENDER_NS, READ_SA = "kubeview-render", "kubeview"
 SYSTEM_NS, EXTENDER_SA, SCHEDULER_SA = "kubeview-system", "kubeview-extender", "kubeview-scheduler"
@@ -172,6 +173,10 @@ def test_plan_role_evicts_and_nominates_only_once_bound(plane: Plane, authz, app
     plane.kubectl("create", "clusterrolebinding", "kubeview-plan-planner", "--clusterrole=kubeview-plan",
                   f"--serviceaccount={RENDER_NS}:planner")
     try:
+        # the API server's RBAC authorizer reads bindings from its informer: wait until it has this one
+        # (under load it answered the first review before the binding arrived), then check all of it
+        wait_until(lambda: _denied(authz, RENDER_NS, "planner", apply[:1]) == [], 30,
+                   "the API server's authorizer has the new ClusterRoleBinding")
         assert _denied(authz, RENDER_NS, "planner", apply) == []
         more = [Ask("delete", "pods", namespace="default"), Ask("update", "pods", namespace="default"),
                 Ask("create", "pods", namespace="default"), Ask("get", "secrets", namespace="default")]
