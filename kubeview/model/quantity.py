@@ -79,7 +79,8 @@ def canonical(text: str | int | float) -> str:
     value = parse(text)
     if not value:
         return "0"
-    value = value.quantize(_NANO, rounding="ROUND_CEILING") if value.as_tuple().exponent < -9 else value
+    if isinstance(exponent := value.as_tuple().exponent, int) and exponent < -9:  # finer than nano
+        value = value.quantize(_NANO, rounding="ROUND_CEILING")
     s = str(text).strip()
     sign, magnitude = ("-" if value < 0 else ""), abs(value)
     if s[-2:] in _BINARY and magnitude >= 1024 and magnitude == magnitude.to_integral_value():

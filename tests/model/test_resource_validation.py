@@ -19,7 +19,7 @@ def _errors(limits: dict | None = None, requests: dict | None = None, defaulted:
 @pytest.mark.parametrize(("text", "written"), [
     ("0.5", "500m"), ("-2", "-2"), (2, "2"), ("1000", "1k"), ("2048Mi", "2Gi"), ("1.5Gi", "1536Mi"),
     ("1023Mi", "1023Mi"), ("100m", "100m"), ("1e3", "1e3"), ("1.5e3", "1500"), ("0.1", "100m"), ("0", "0"),
-    ("1e-10", "1e-9"), ("0.0000000001", "1n"), ("-1Gi", "-1Gi"), (0.5, "500m")])
+    ("1e-10", "1e-9"), ("0.0000000001", "1n"), ("8Ei", "8Ei"), ("-9E", "-9E"), ("-1Gi", "-1Gi"), (0.5, "500m")])
 def test_quantities_are_written_back_as_the_api_server_writes_them(text: object, written: str) -> None:
     assert canonical(text) == written  # type: ignore[arg-type]
 

@@ -51,24 +51,26 @@ def dry_run(api: client.ApiClient, objects: list[dict], namespace: str) -> DryRu
                                           header_params={"Accept": "application/json",
                                                          "Content-Type": "application/json"},
                                           body=obj, auth_settings=["BearerToken"])
-            api.call_api(*request, _request_timeout=TIMEOUT).read()
-        except ApiException as exc:
-            status = parse_status(exc.body)
-            message = str(status.get("message") or exc.reason or "").strip()
-            if not exc.status:  # TLS and the like: the cluster read says it in its words
+            response = api.call_api(*request, _request_timeout=TIMEOUT)
+            code, body = response.status, response.read()
+        except ApiException as exc:  # TLS and the like (status 0): the cluster read says it in its words
+            if exc.status:
+                code, body = exc.status, exc.body
+            else:
                 return DryRun(out.refused, asked=False)
-            if exc.status == 403 and RBAC_DENIED in message:
-                return DryRun(out.refused, False, f"no dry run: the API server does not let this identity create "
-                                                  f"{plural} in {ns} (RBAC); kubeview's own checks instead")
-            if exc.status == 409:  # it exists: applying the manifest again is what fit answers
-                continue
-            if 400 <= exc.status < 500:
-                out.refused.append(Refusal(first_cause(status, message), exc.status))
-                continue
-            return DryRun(out.refused, False, f"no dry run: the API server answered {exc.status} "
-                                              f"{exc.reason or ''}".rstrip() + "; kubeview's own checks instead")
         except (urllib3.exceptions.HTTPError, OSError):
             return DryRun(out.refused, asked=False)
+        if 200 <= code <= 299 or code == 409:  # 409: it exists; applying the manifest again is what fit answers
+            continue
+        status = parse_status(body)
+        message = str(status.get("message") or "").strip() or f"the API server answered {code}"
+        if code == 403 and RBAC_DENIED in message:
+            return DryRun(out.refused, False, f"no dry run: the API server does not let this identity create "
+                                              f"{plural} in {ns} (RBAC); kubeview's own checks instead")
+        if not 400 <= code <= 499:
+            return DryRun(out.refused, False, f"no dry run: the API server answered {code}; "
+                                              "kubeview's own checks instead")
+        out.refused.append(Refusal(first_cause(status, message), code))
     return out
 
 
