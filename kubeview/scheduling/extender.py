@@ -77,7 +77,7 @@ class Extender:
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
                          "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "waited_for_nodes": 0,
-                         "asked_api_for_pod": 0, "unknown_pod": 0, "stale_refusals": 0,
+                         "asked_api_for_pod": 0, "unknown_pod": 0, "stale_refusals": 0, "refreshed_for_freed": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -130,13 +130,16 @@ class Extender:
         the ones we bound (`bound_only`, for filter) or our predictions too (for prioritize).
         MustWait when the watch lags behind the request's pod and `may_wait` is false."""
         view = self.feed.view()
+        if view.version < self.feed.freed_version:
+            self.count("refreshed_for_freed")
+            view = self.feed.refresh()  # room freed since it was published (feed.py's docstring)
         self.assumed.prune(view.version)
         config = self._config
         # kube-scheduler calls prioritize right after filter with the same body: answer it from the
         # filter's evaluation, unless the config or what is assumed changed, or it is older than
         # REUSE_SECONDS. A newer model view alone does not count: what it adds that matters (a
         # binding) changes what is assumed.
-        key = (body, config, self.assumed.version, bound_only or not self.assumed.predicting)
+        key = (body, config, self.assumed.version, self.feed.freed_version, bound_only or not self.assumed.predicting)
         last = self._last
         now = time.monotonic()
         if last is not None and last[0] == key and now - last[2] < REUSE_SECONDS:

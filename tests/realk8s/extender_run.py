@@ -160,3 +160,10 @@ class Story:
 def wait_gone(core: client.CoreV1Api, namespace: str, timeout: float = 30) -> None:
     wait_until(lambda: not core.list_namespaced_pod(namespace).items, timeout, f"no pods left in {namespace}")
 
+
+def clear(core: client.CoreV1Api, namespace: str) -> None:
+    """Delete every pod in `namespace` and wait until they are gone: a test starts on an empty
+    namespace even when the one before it failed halfway (its pods were never deleted)."""
+    core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+    wait_gone(core, namespace)
+
