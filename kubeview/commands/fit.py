@@ -5,8 +5,9 @@ Reads the manifest (YAML or JSON, several documents, `-` for stdin), reads the c
 `scheduling/workload_fit.py` (gangs all or nothing through `gang_fit.fit_gang`, the one
 implementation the TUI, the snapshot and the embedded scheduler use). Before placing, what the API server
 would refuse is refused: on a real cluster by a server-side dry run of each Pod and workload
-(`cluster/kube/dry_run.py`), elsewhere, or where RBAC forbids the dry run, by the API server's own
-resource validation (`model/resource_validation.py`), one line per object in its words.
+(`cluster/kube/dry_run.py`), elsewhere, or where RBAC forbids the dry run or the server cannot do
+one, by the API server's own resource validation (`model/resource_validation.py`), one line per object
+in its words.
 Exit 0: everything fits; 1: something does not, the API server refuses it for now (quota, LimitRange),
 or the cluster could not be read (one line); 2: the manifest is bad (one line per object).
 """
@@ -127,8 +128,8 @@ def refusals(args: argparse.Namespace, objects: list[dict], namespace: str) -> l
     """What the API server refuses, one (line, exit code) per object: on a real cluster its dry-run
     answers (422 and the like: 2, what was typed is wrong; 403, quota or LimitRange: 1, not now), else
     its validation of container resources done here (2). Where no dry run could be asked (RBAC, a
-    server error) one line says so and the local checks stand in; an unreachable server says nothing
-    here (reading the cluster says it)."""
+    server that cannot dry-run the kind: 404, 405, 501; a server error) one line says so and the
+    local checks stand in; an unreachable server says nothing here (reading the cluster says it)."""
     from kubeview.cluster.select import wants_kube
     from kubeview.model.resource_validation import object_errors, refusal
 

@@ -3,8 +3,10 @@ workload of a manifest, before `kubeview fit` places them.
 
 One POST per object answers validation, defaulting, LimitRange, ResourceQuota and admission webhooks
 together, and creates nothing. A refusal comes back in the API server's words (a 422's first field,
-as the local checks of `model/resource_validation.py` print it); an identity RBAC does not let
-create the kind gets no answer, and the caller falls back to those local checks, saying so.
+as the local checks of `model/resource_validation.py` print it). No answer, and the caller falls
+back to those local checks, saying so, where RBAC does not let the identity create the kind, or the
+server cannot dry-run a create of it at all: no such route (a 404 that names no object: an API not
+served, or a stand-in API server), or the method or dry run not served there (405, 501).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ PLURALS = {"Pod": "pods", "Deployment": "deployments", "ReplicaSet": "replicaset
            "Job": "jobs"}
 TIMEOUT = (5.0, 10.0)  # connect, read (webhooks run inside the answer)
 RBAC_DENIED = " cannot create resource "  # the authorizer's words (`User "x" cannot create resource "pods" ...`)
+# No route for the create, no create there, no dry run there: the server cannot answer, the local checks
+# stand in. A 404 only when its Status names no object (`namespaces "x" not found` is a refusal).
+CANNOT_DRY_RUN = (404, 405, 501)
 
 
 @dataclass(slots=True)
@@ -67,6 +72,9 @@ def dry_run(api: client.ApiClient, objects: list[dict], namespace: str) -> DryRu
         if code == 403 and RBAC_DENIED in message:
             return DryRun(out.refused, False, f"no dry run: the API server does not let this identity create "
                                               f"{plural} in {ns} (RBAC); kubeview's own checks instead")
+        if code in CANNOT_DRY_RUN and not (code == 404 and (status.get("details") or {}).get("kind")):
+            return DryRun(out.refused, False, f"no dry run: the API server could not dry-run creating {plural} in "
+                                              f"{ns} (it answered {code}); kubeview's own checks instead")
         if not 400 <= code <= 499:
             return DryRun(out.refused, False, f"no dry run: the API server answered {code}; "
                                               "kubeview's own checks instead")
