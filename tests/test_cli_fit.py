@@ -127,3 +127,30 @@ def test_a_gang_job_is_named_once(tmp_path: Path) -> None:
     """"Job default/jg (gang) (gang, minCount 5)" said gang twice."""
     out = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", "pack")
     assert "Job default/small (gang, minCount 2): fits\n" in out.stdout and "(gang) (" not in out.stdout
+
+
+CARELESS = {  # issue 40 item 6: each was "fits", exit 0; the API server refuses all three
+    "gpu-negative.yaml": 'Pod "gpu-negative" is invalid: spec.containers[0].resources.limits[nvidia.com/gpu]: '
+                         'Invalid value: "-2": must be greater than or equal to 0',
+    "gpu-half.yaml": 'Pod "gpu-half" is invalid: spec.containers[0].resources.limits[nvidia.com/gpu]: '
+                     'Invalid value: "500m": must be an integer',
+    "gpu-request-over-limit.yaml": 'Pod "gpu-request-over-limit" is invalid: spec.containers[0].resources.requests: '
+                                   'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1'}
+
+
+@pytest.mark.parametrize("name", sorted(CARELESS))
+def test_what_the_api_server_refuses_fit_refuses_in_its_words(tmp_path: Path, name: str) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / name), "--demo", "--json")
+    assert (out.returncode, out.stdout) == (2, ""), out.stderr
+    assert out.stderr == f"kubeview: fit: {DATA / name}: {CARELESS[name]}\n"
+
+
+def test_each_refused_workload_is_one_line(tmp_path: Path) -> None:
+    out = kubeview(tmp_path, "fit", str(DATA / "careless-workloads.yaml"), "--demo")
+    assert (out.returncode, out.stdout) == (2, "")
+    lead = f"kubeview: fit: {DATA / 'careless-workloads.yaml'}: "
+    assert [line.removeprefix(lead) for line in out.stderr.splitlines()] == [
+        'Deployment.apps "web" is invalid: spec.template.spec.containers[0].resources.requests: '
+        'Invalid value: "2": must be less than or equal to cpu limit of 1',
+        'Job.batch "train" is invalid: spec.template.spec.containers[0].resources.limits: '
+        "Required value: Limit must be set for non overcommitable resources"]

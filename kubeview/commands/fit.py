@@ -3,13 +3,19 @@
 Reads the manifest (YAML or JSON, several documents, `-` for stdin), reads the cluster once like
 `snapshot` (any source: kubeconfig, `--local`, `--demo`), and places the manifest's units with
 `scheduling/workload_fit.py` (gangs all or nothing through `gang_fit.fit_gang`, the one
-implementation the TUI, the snapshot and the embedded scheduler use). Exit 0: everything fits; 1: something
-does not, or the cluster could not be read (one line); 2: the manifest is bad (one line).
+implementation the TUI, the snapshot and the embedded scheduler use). Before placing, what the API server
+would refuse is refused: on a real cluster by a server-side dry run of each Pod and workload
+(`cluster/kube/dry_run.py`), elsewhere, or where RBAC forbids the dry run or the server cannot do
+one, by the API server's own resource validation (`model/resource_validation.py`), one line per object
+in its words.
+Exit 0: everything fits; 1: something does not, the API server refuses it for now (quota, LimitRange),
+or the cluster could not be read (one line); 2: the manifest is bad (one line per object).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from collections import Counter
@@ -47,17 +53,23 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubeview.scheduling.workload_fit import ManifestError, fit_units, resolve_groups, units_from
+    from kubeview.scheduling.workload_fit import ManifestError, fit_units, flatten, resolve_groups, units_from
 
+    namespace = getattr(args, "namespace", None) or "default"
     try:  # the manifest first: a bad one is exit 2 before any cluster is read
         docs = read_manifest(args.manifest)
-        units, skipped = units_from(docs, getattr(args, "namespace", None) or "default", _admission(args))
+        sent = copy.deepcopy(docs)  # as written: units_from fills in what it needs
+        units, skipped = units_from(docs, namespace, _admission(args))
+        refused = refusals(args, flatten(sent), namespace)
     except ManifestError as exc:
         sys.stderr.write(f"kubeview: fit: {args.manifest}: {exc}\n")
         return 2
     except SourceError as exc:  # _admission: cluster options that cannot apply (--demo beside --context)
         sys.stderr.write(f"kubeview: {exc}\n")
         return exc.exit_code
+    if refused:
+        sys.stderr.writelines(f"kubeview: fit: {args.manifest}: {line}\n" for line, _ in refused)
+        return max(code for _, code in refused)
     from kubeview.commands.snapshot import collect_packed
 
     try:
@@ -110,6 +122,28 @@ def read_manifest(path: str) -> list:
     if not any(d is not None for d in docs):
         raise ManifestError("is empty")
     return docs
+
+
+def refusals(args: argparse.Namespace, objects: list[dict], namespace: str) -> list[tuple[str, int]]:
+    """What the API server refuses, one (line, exit code) per object: on a real cluster its dry-run
+    answers (422 and the like: 2, what was typed is wrong; 403, quota or LimitRange: 1, not now), else
+    its validation of container resources done here (2). Where no dry run could be asked (RBAC, a
+    server that cannot dry-run the kind: 404, 405, 501; a server error) one line says so and the
+    local checks stand in; an unreachable server says nothing here (reading the cluster says it)."""
+    from kubeview.cluster.select import wants_kube
+    from kubeview.model.resource_validation import object_errors, refusal
+
+    if wants_kube(args):
+        from kubeview.cluster.kube.config import connect
+        from kubeview.cluster.kube.dry_run import dry_run
+
+        answer = dry_run(connect(getattr(args, "kubeconfig", None), getattr(args, "context", None)).api_client,
+                         objects, namespace)
+        if answer.asked:
+            return [(r.message, 1 if r.status == 403 else 2) for r in answer.refused]
+        if answer.why_not:
+            sys.stderr.write(f"kubeview: fit: {answer.why_not}\n")
+    return [(refusal(obj, errors), 2) for obj in objects if (errors := object_errors(obj))]
 
 
 def _admission(args: argparse.Namespace):

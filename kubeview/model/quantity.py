@@ -67,3 +67,35 @@ def resource_dict(raw: dict | None) -> dict[str, int]:
     if not raw:
         return {}
     return {name: to_units(name, q) for name, q in raw.items()}
+
+
+_SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_NANO = Decimal("1e-9")
+
+
+def canonical(text: str | int | float) -> str:
+    """The quantity as the API server writes it back (`Quantity.String()`): "0.5" is "500m", "1000"
+    "1k", "2048Mi" "2Gi", "1.5Gi" "1536Mi"; precision below nano rounds up, as ParseQuantity does."""
+    value = parse(text)
+    if not value:
+        return "0"
+    if isinstance(exponent := value.as_tuple().exponent, int) and exponent < -9:  # finer than nano
+        value = value.quantize(_NANO, rounding="ROUND_CEILING")
+    s = str(text).strip()
+    sign, magnitude = ("-" if value < 0 else ""), abs(value)
+    if s[-2:] in _BINARY and magnitude >= 1024 and magnitude == magnitude.to_integral_value():
+        number, power = int(magnitude), 0
+        while power < 6 and number % 1024 == 0:
+            number, power = number // 1024, power + 1
+        return f"{sign}{number}{('', *_BINARY)[power]}"
+    exponent_form = not (s[-2:] in _BINARY or (s[-1] in _DECIMAL and not s[-1].isdigit())) and "e" in s.lower()
+    digits, exponent = int(magnitude.scaleb(9)), -9  # whole nanos after the rounding above
+    while digits % 10 == 0:
+        digits, exponent = digits // 10, exponent + 1
+    extra = exponent % 3
+    digits, exponent = digits * 10**extra, exponent - extra
+    if exponent_form:
+        return f"{sign}{digits}" + (f"e{exponent}" if exponent else "")
+    if exponent not in _SI_SUFFIX:  # beyond E: Go writes the exponent
+        return f"{sign}{digits}e{exponent}"
+    return f"{sign}{digits}{_SI_SUFFIX[exponent]}"

@@ -102,7 +102,7 @@ def units_from(docs: list, namespace: str,
     skipped: list[Skipped] = []
     units: list[Unit] = []
     grouped: dict[GroupKey, list[Unit]] = {}  # the pods naming each group, per object
-    for obj in _flatten(docs):
+    for obj in flatten(docs):
         kind, group = obj.get("kind"), str(obj.get("apiVersion") or "").partition("/")[0]
         meta = obj.setdefault("metadata", {}) if isinstance(obj.get("metadata", {}), dict) else None
         if meta is None:
@@ -243,7 +243,7 @@ def fit_units(alloc: Allocation, units: list[Unit], config: PackingConfig,
     return out
 
 
-def _flatten(docs: list) -> list[dict]:
+def flatten(docs: list) -> list[dict]:
     out: list[dict] = []
     for doc in docs:
         if doc is None:
@@ -251,7 +251,7 @@ def _flatten(docs: list) -> list[dict]:
         if not isinstance(doc, dict):
             raise ManifestError(f"a document is a {type(doc).__name__}, not a Kubernetes object")
         if doc.get("kind") == "List" or (str(doc.get("kind", "")).endswith("List") and "items" in doc):
-            out.extend(_flatten(list(doc.get("items") or [])))
+            out.extend(flatten(list(doc.get("items") or [])))
         else:
             out.append(doc)
     return out

@@ -4,12 +4,11 @@ self-signed certificate for 127.0.0.1, made with openssl)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubeapi import KubeAPI
+from kubeapi import KubeAPI, self_signed
 from kubernetes.config import incluster_config
 
 from kubeview.cluster.kube.source import KubeSource
@@ -20,10 +19,7 @@ from kubeview.commands.snapshot import sync
 @pytest.fixture
 def in_pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[KubeAPI, Path]]:
     """A pod's view: the API server over TLS, its token and CA where the loader reads them."""
-    cert, key = tmp_path / "ca.crt", tmp_path / "tls.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    cert, key = self_signed(tmp_path)
     api = KubeAPI().start(tls=(cert, key))
     account = tmp_path / "serviceaccount"
     account.mkdir()

@@ -39,11 +39,13 @@ Attributes and hooks (all on the object the fixture returns):
   holds its lines until the test sets the gate;
 - `add_scale(resource, namespace, name, replicas)`, `scale_of(...)`;
 - `write_kubeconfig(path, token=, server=, namespace=)` for kubeconfigs with a bad token or a
-  server that is not there.
+  server that is not there (or a `SilentServer`'s, kubeapi/silent.py: accepts, never answers).
 """
 
 from __future__ import annotations
 
 from .server import TOKEN, KubeAPI, RecordedRequest, WatchScript, bookmark, error_event, status_body
+from .silent import SilentServer, self_signed
 
-__all__ = ["TOKEN", "KubeAPI", "RecordedRequest", "WatchScript", "bookmark", "error_event", "status_body"]
+__all__ = ["TOKEN", "KubeAPI", "RecordedRequest", "SilentServer", "WatchScript", "bookmark", "error_event",
+           "self_signed", "status_body"]

@@ -204,15 +204,17 @@ class KubeAPI:
             self._server.server_close()
 
     def write_kubeconfig(self, path: Path, *, token: str | None = None, server: str | None = None,
-                         namespace: str | None = None) -> Path:
-        """A kubeconfig with contexts `kubeview-test` (current) and `kubeview-test-default` (namespace default)."""
+                         namespace: str | None = None, ca: Path | None = None) -> Path:
+        """A kubeconfig with contexts `kubeview-test` (current) and `kubeview-test-default` (namespace default);
+        `ca`: the certificate-authority file (a server's self-signed certificate)."""
         ns = f"\n    namespace: {namespace}" if namespace else ""
+        authority = f"\n    certificate-authority: {ca}" if ca else ""
         path.write_text(f"""apiVersion: v1
 kind: Config
 clusters:
 - name: kubeview-test
   cluster:
-    server: {server or self.url}
+    server: {server or self.url}{authority}
 users:
 - name: kubeview-test-user
   user:

@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from kubeapi import KubeAPI, WatchScript, status_body
+from kubeapi import KubeAPI, SilentServer, WatchScript, status_body
 from tui_helpers import run_async, settle, wait_for
 
 from kubeview.cluster.kube.source import KubeSource
@@ -81,13 +81,34 @@ def test_an_unreachable_server_at_start_is_one_line_and_exit_1(tmp_path: Path) -
     env.pop("TEXTUAL_DRIVER", None)
     code, out = run_in_a_terminal([], env)
     assert code == 1, out
-    assert "\x1b[?1049l" in out  # the TUI started (then left its alternate screen)
-    after = out.rpartition("\x1b[?1049l")[2]  # what stays on the terminal
-    text = re.sub(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]|\x1b\][^\x07]*\x07", "", after)
-    said = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
-    assert said == [f"kubeview: {UNREACHABLE}; check that the cluster is running and the kubeconfig's "
-                    "server address is right."], said
+    assert left_on_the_terminal(out) == [f"kubeview: {UNREACHABLE}; check that the cluster is running and the "
+                                         "kubeconfig's server address is right."]
     assert "GPU 0/0" not in out and "none in this cluster" not in out and "Traceback" not in out
+
+
+def left_on_the_terminal(out: str) -> list[str]:
+    """The lines the TUI left behind once it quit its alternate screen (which it must have entered)."""
+    assert "\x1b[?1049l" in out, out  # the TUI started (then left its alternate screen)
+    after = out.rpartition("\x1b[?1049l")[2]
+    text = re.sub(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]|\x1b\][^\x07]*\x07", "", after)
+    return [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
+
+
+def test_a_server_that_accepts_and_never_answers_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """Before: 'connecting…' with '…' figures while discovery waited out 10 s for each of seven group
+    versions, then the lists theirs (over a minute; tests/cluster/test_kube_unanswered.py has the rest)."""
+    with SilentServer() as server:
+        kubeconfig = KubeAPI().write_kubeconfig(tmp_path / "kubeconfig", server=server.url)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "KUBECONFIG": str(kubeconfig),
+               "KUBEVIEW_CONNECT_TIMEOUT": "1"}
+        env.pop("TEXTUAL_DRIVER", None)
+        code, out = run_in_a_terminal([], env)
+        assert code == 1, out
+        assert left_on_the_terminal(out) == [
+            f"kubeview: The API server at {server.url} accepted the connection but did not answer within 1 s; "
+            "check that the cluster is healthy and the kubeconfig's server address is right "
+            "(KUBEVIEW_CONNECT_TIMEOUT sets the wait)."]
+        assert server.accepted == 1 and "Traceback" not in out
 
 
 @run_async

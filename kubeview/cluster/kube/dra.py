@@ -13,6 +13,7 @@ import logging
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.errors import NETWORK_ERRORS
 from kubeview.cluster.kube.raw import RawApi, response_json
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,8 @@ OPTIONAL_API = {
 
 def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The DRA kinds discovery lists with both `list` and `watch`, each group version asked once:
-    (DRA_API's, OPTIONAL_API's); () when the group version is not served (404) or discovery fails
-    otherwise (the other kinds' informers report connection trouble)."""
+    (DRA_API's, OPTIONAL_API's); () when the group version is not served (404) or its discovery is
+    refused or garbled. A network failure (refused, timed out, TLS) raises: it is the first request."""
     v1 = _served("ResourceV1Api", api_client, timeout)
     required = tuple(k for k in DRA_API if {"list", "watch"} <= v1.get(k, set()))
     optional = []
@@ -56,10 +57,14 @@ def _served(api_class: str, api_client: client.ApiClient, timeout: float) -> dic
                                                                _request_timeout=(timeout, timeout))
         body = response_json(resp)
     except ApiException as exc:
+        if not exc.status:  # the client's wrapper for a TLS failure: the network
+            raise ConnectionError(exc.reason) from None
         if exc.status != 404:
             log.info("discovery for %s failed (%s): its kinds are not read", api_class, exc.status)
         return {}
-    except Exception as exc:  # the network: the informers will say so
+    except NETWORK_ERRORS:
+        raise  # the server cannot be read at all: KubeSource.run says so once, at once
+    except Exception as exc:  # not a discovery document
         log.info("discovery for %s failed: %s", api_class, exc)
         return {}
     return {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()

@@ -8,10 +8,14 @@ say the same thing for the same failure: what went wrong, and what to do about i
 from __future__ import annotations
 
 import json
+import re
 import socket
 import ssl
 
 import urllib3.exceptions
+
+NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
+"""What the client raises when the wire fails (refused, timed out, reset, TLS) rather than the API answering."""
 
 
 def parse_status(body: str | bytes | None) -> dict:
@@ -117,8 +121,29 @@ def is_tls_error(exc: BaseException) -> bool:
         or "SSLError" in str(exc) or "CERTIFICATE_VERIFY_FAILED" in str(exc)
 
 
+def unanswered_after(exc: BaseException) -> float | None:
+    """Seconds a server that accepted the TCP connection was waited for before giving up (a TLS
+    handshake never finished, or no response headers came), or None when `exc` is no such timeout.
+
+    urllib3 raises `ReadTimeoutError` for both (the handshake runs under the connect timeout) and
+    names the timeout it waited in its fixed message "Read timed out. (read timeout=10)"; 0.0 when
+    a message does not say."""
+    for e in _chain(exc):
+        if isinstance(e, urllib3.exceptions.ReadTimeoutError):
+            found = re.search(r"read timeout=([0-9.]+)", str(e))
+            return float(found.group(1)) if found else 0.0
+    return None
+
+
 def describe_connection_error(exc: BaseException, server: str, action: str = "") -> str:
     """One sentence for a network failure talking to `server`."""
+    waited = unanswered_after(exc)
+    if waited is not None:
+        within = f"within {waited:g} s" if waited else "in time"
+        lead = f"{action} failed: the" if action else "The"
+        return (f"{lead} API server at {server} accepted the connection but did not answer {within}; check "
+                "that the cluster is healthy and the kubeconfig's server address is right "
+                "(KUBEVIEW_CONNECT_TIMEOUT sets the wait).")
     if is_tls_error(exc):
         detail = next((str(e) for e in _chain(exc) if isinstance(e, ssl.SSLError)), "certificate rejected")
         lead = f"{action} failed: the" if action else "The"

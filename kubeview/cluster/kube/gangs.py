@@ -19,6 +19,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.errors import NETWORK_ERRORS
 from kubeview.cluster.kube.raw import response_json
 from kubeview.model.gangs.messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
 
@@ -48,7 +49,8 @@ CANDIDATES = (
 
 
 def served_gang_apis(api_client: client.ApiClient, timeout: float = 10.0) -> dict[str, GangApi]:
-    """Kind -> the group version serving it with list and watch; kinds not served are left out."""
+    """Kind -> the group version serving it with list and watch; kinds not served are left out. A
+    network failure raises (see dra.served_dra_kinds)."""
     api = client.CustomObjectsApi(api_client)
     found: dict[tuple[str, str], dict[str, set[str]] | None] = {}
     out: dict[str, GangApi] = {}
@@ -69,10 +71,14 @@ def _resources(api: client.CustomObjectsApi, group: str, version: str, timeout: 
         resp = api.get_api_resources(group, version, _preload_content=False, _request_timeout=(timeout, timeout))
         body = response_json(resp)
     except ApiException as exc:
+        if not exc.status:  # the client's wrapper for a TLS failure: the network
+            raise ConnectionError(exc.reason) from None
         if exc.status != 404:
             log.info("discovery of %s/%s failed (%s): its gangs are not shown", group, version, exc.status)
         return None
-    except Exception as exc:  # the network: the informers will say so
+    except NETWORK_ERRORS:
+        raise  # the server cannot be read at all: KubeSource.run says so once, at once
+    except Exception as exc:  # not a discovery document
         log.info("discovery of %s/%s failed: %s", group, version, exc)
         return None
     return {r.get("name"): set(r.get("verbs") or ()) for r in body.get("resources") or ()

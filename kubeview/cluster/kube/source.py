@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -28,13 +29,13 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube.config import connect, kubeconfig_available
 from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
-from kubeview.cluster.kube.errors import describe_call_error
+from kubeview.cluster.kube.errors import NETWORK_ERRORS, describe_call_error, describe_connection_error
 from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
 from kubeview.cluster.kube.raw import RawApi
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
-from kubeview.model.events import Listed, Scope, SourceEvent
+from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
@@ -97,7 +98,7 @@ class KubeSource:
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
         self.namespace = namespace or None
-        self.settings = settings or WatchSettings()
+        self.settings = settings or WatchSettings.from_env()
         self.kinds = kinds  # what must sync before the view is whole (snapshot waits for these)
         self.events = events  # also list+watch Events (optional: never holds up or fails the view)
         self.dra = dra  # also watch the DRA kinds the server serves (decided when `run` starts)
@@ -123,13 +124,7 @@ class KubeSource:
         """Start one informer per kind and block until `stop` (or `close()`); raise SourceError on a
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
-        optional: tuple[str, ...] = ()  # DRA kinds read where served, never held up for, never fatal
-        if self.dra:
-            required, optional = served_dra_kinds(self.api_client, self.settings.connect_timeout)
-            self.kinds = tuple(self.kinds) + tuple(k for k in required if k not in self.kinds)
-        if self.gangs:
-            self.gang_apis = served_gang_apis(self.api_client, self.settings.connect_timeout)
-            self.kinds = tuple(self.kinds) + tuple(k for k in self.gang_apis if k not in self.kinds)
+        optional = self._discover(emit)  # DRA kinds read where served, never held up for, never fatal
         watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
         watched += [k for k in optional if k not in watched]
         link = Link(watched, emit)
@@ -212,6 +207,27 @@ class KubeSource:
             self.api_client.close()
 
     # -- helpers -------------------------------------------------------------------------------
+    def _discover(self, emit: Callable[[SourceEvent], None]) -> tuple[str, ...]:
+        """Ask discovery which DRA and gang kinds are served (adding them to `kinds`); the optional
+        DRA kinds. The first request of a run: a server that cannot be read fails here, once, after
+        at most `connect_timeout` (a handshake or an answer that never comes included), unless
+        `give_up_before_sync` is off (then the informers retry and report)."""
+        timeout = self.settings.connect_timeout
+        try:
+            required, optional = served_dra_kinds(self.api_client, timeout) if self.dra else ((), ())
+            self.kinds = tuple(self.kinds) + tuple(k for k in required if k not in self.kinds)
+            if self.gangs:
+                self.gang_apis = served_gang_apis(self.api_client, timeout)
+                self.kinds = tuple(self.kinds) + tuple(k for k in self.gang_apis if k not in self.kinds)
+        except NETWORK_ERRORS as exc:
+            detail = describe_connection_error(exc, self.server)
+            if self.settings.give_up_before_sync:
+                emit(ConnectionState("failed", time.time(), detail))
+                raise SourceError(detail) from None
+            log.warning("discovery failed (%s): reading without the DRA and gang kinds", detail)
+            return ()
+        return optional
+
     def _spec(self, kind: str) -> KindSpec:
         unavailable = partial(self._unavailable, kind)
         gang = self.gang_apis.get(kind)

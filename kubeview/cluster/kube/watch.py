@@ -17,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import urllib3.exceptions
@@ -28,6 +29,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube import pod_wire
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, retry_after
+from kubeview.cluster.source import SourceError
 from kubeview.model.events import ConnectionState, Listed, Listing, SourceEvent, WatchEvent
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,9 @@ class WatchSettings:
     five watches do not all end and reconnect at the same moment."""
 
     connect_timeout: float = 10.0
-    """TCP/TLS connect timeout of every request."""
+    """TCP/TLS connect timeout of every request, and the whole wait for discovery, the first request:
+    a server that accepts the connection and never answers fails the start after this long.
+    `KUBEVIEW_CONNECT_TIMEOUT` sets it (`from_env`)."""
 
     read_slack: float = 30.0
     """Read timeout beyond the watch's own timeout before a silent stream counts as broken."""
@@ -62,6 +66,21 @@ class WatchSettings:
     give_up_before_sync: bool = True
     """If the very first list of a kind cannot connect, fail (SourceError) instead of retrying:
     a wrong server address should be one clear line, not a spinner."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> WatchSettings:
+        """The defaults, with `connect_timeout` from `KUBEVIEW_CONNECT_TIMEOUT` (seconds) when set;
+        SourceError (exit 1, one line) for a value that is not a positive number."""
+        raw = environ.get("KUBEVIEW_CONNECT_TIMEOUT", "").strip()
+        if not raw:
+            return cls()
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds < float("inf"):
+            raise SourceError(f"KUBEVIEW_CONNECT_TIMEOUT must be a number of seconds above 0, not {raw!r}.")
+        return cls(connect_timeout=seconds)
 
     def backoff(self, failures: int) -> float:
         """Wait before retry number `failures` (1-based)."""

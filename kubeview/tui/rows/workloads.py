@@ -22,13 +22,13 @@ COLUMNS = [
     Column("kind", "KIND", 11, least=10),  # StatefulSet whole; Deployment, ReplicaSet whole at 80 columns
     Column("namespace", "NAMESPACE", 0, whole=True, least=9),
     Column("name", "NAME", 0, whole=True),
-    Column("desired", "DESIRED", 7, "right", least=4, descending=True),
+    Column("desired", "DESIRED", 7, "right", least=4, descending=True, short="WANT"),  # not `DES…` at 80
     Column("ready", "READY", 5, "right", descending=True),
-    Column("done", "DONE", 5, "right", descending=True),  # a Job's succeeded pods
+    Column("done", "DONE", 5, "right", least=4, descending=True),  # a Job's succeeded pods
     Column("bar", "PROGRESS", 16, least=9),
     # a Job's state and the API's counts: as wide as they are, cut at the end (the cell has spans)
     Column("state", "STATE", 0, whole=True, least=9),
-    Column("owner", "OWNER", 0),
+    Column("owner", "OWNER", 0, least=5),  # its header whole at 80 columns (DONE gives the cell), not `OWN…`
 ]
 
 Key = tuple[str, str, str]
