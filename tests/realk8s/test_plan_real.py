@@ -100,6 +100,16 @@ def story(core: client.CoreV1Api, tag: str, before_pods=None) -> tuple[str, str,
     return rs, big, nodes
 
 
+def fresh(core: client.CoreV1Api) -> None:
+    """Start on an empty story even when the test before failed halfway: its ReplicaSet would make
+    new pods, its nodes would take the next round's."""
+    client.AppsV1Api(core.api_client).delete_collection_namespaced_replica_set(NAMESPACE)
+    core.delete_collection_namespaced_pod(NAMESPACE, grace_period_seconds=0)
+    core.delete_collection_node(label_selector=LABEL)
+    wait_gone(core, NAMESPACE)
+    wait_until(lambda: not core.list_node(label_selector=LABEL).items, 30, "the story's nodes gone")
+
+
 def clean(core: client.CoreV1Api, rs: str, nodes: tuple[str, str]) -> None:
     client.AppsV1Api(core.api_client).delete_namespaced_replica_set(rs, NAMESPACE)
     core.delete_collection_namespaced_pod(NAMESPACE, grace_period_seconds=0)
@@ -115,7 +125,7 @@ def plan_argv(plane: Plane, big: str, log: Path) -> list[str]:
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_plan_moves_one_replicaset_pod_and_all_three_bind(plane: Plane, core, round_: int,
                                                           tmp_path, realk8s_counts: dict[str, str]) -> None:
-    wait_gone(core, NAMESPACE)
+    fresh(core)
     rs, big, nodes = story(core, f"r{round_}")
     before = live(core)
     argv = plan_argv(plane, big, tmp_path / "plans.sqlite")
@@ -153,7 +163,7 @@ def test_a_budget_that_allows_nothing_is_said_and_answered_429(plane: Plane, cor
     from kubeview.cluster.evictions import EvictionRefused
     from kubeview.cluster.kube.evict import KubeEvictor
 
-    wait_gone(core, NAMESPACE)
+    fresh(core)
     policy = client.PolicyV1Api(core.api_client)
 
     def budget(rs: str) -> None:
