@@ -24,16 +24,16 @@ def _iso(t: float | None) -> str | None:
 
 def autoscaling_doc(model: ClusterModel, now: float) -> dict:
     store = model.autoscaling
-    waits = model.pod_waits(now)
+    waits = model.pod_waits(now)  # the pods an autoscaler said something about; the others wait for room
     counts = {state: 0 for state in WAIT_STATES}
+    counts[WAIT_ROOM] = model.pending_count() - len(waits)
     waiting_on: dict[tuple[str, str], int] = {}
     said = []
     for key, w in sorted(waits.items()):
         counts[w.state] += 1
         if w.group is not None and w.state != WAIT_ROOM:
             waiting_on[w.group] = waiting_on.get(w.group, 0) + 1
-        if w.state != WAIT_ROOM or w.words or w.group is not None:
-            said.append(wait_doc(key, w))
+        said.append(wait_doc(key, w))
     return {
         "unavailable": autoscaling_unavailable(model.unavailable),
         "problems": store.problems(),
