@@ -162,11 +162,7 @@ class Karpenter:
         """Delete these NodePools; with `wait`, until their NodeClaims and Nodes are gone too (Karpenter
         drains and finalizes them)."""
         for name in names:
-            try:
-                self.custom.delete_cluster_custom_object(GROUP, VERSION, "nodepools", name)
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise
+            _ignore_404(self.custom.delete_cluster_custom_object, GROUP, VERSION, "nodepools", name)
         if wait:
             self.wait_gone(names, timeout)
 
@@ -189,19 +185,22 @@ class Karpenter:
         """What Karpenter did not finalize (it died): NodeClaims and Nodes without their finalizers."""
         unfinalize = {"metadata": {"finalizers": None}}
         try:
-            claims = self.nodeclaims()
+            claims = [c["metadata"]["name"] for c in self.nodeclaims()]
         except client.ApiException:
             claims = []
-        for claim in claims:
-            name = claim["metadata"]["name"]
-            self.custom.patch_cluster_custom_object(GROUP, VERSION, "nodeclaims", name, unfinalize)
+        for name in claims:
+            _ignore_404(self.custom.patch_cluster_custom_object, GROUP, VERSION, "nodeclaims", name, unfinalize)
         for node in self.nodes():
-            try:
-                self.core.patch_node(node.metadata.name, unfinalize)
-                self.core.delete_node(node.metadata.name)
-            except client.ApiException as exc:
-                if exc.status != 404:
-                    raise
+            _ignore_404(self.core.patch_node, node.metadata.name, unfinalize)
+            _ignore_404(self.core.delete_node, node.metadata.name)
+
+
+def _ignore_404(call, *args) -> None:  # noqa: ANN001
+    try:
+        call(*args)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
 
 
 def _crd_name(path: Path) -> str:
