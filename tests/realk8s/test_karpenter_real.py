@@ -16,6 +16,9 @@ depends on them), and at the end Karpenter must have taken all their NodeClaims 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -23,8 +26,11 @@ import pytest
 from kubernetes import client
 
 from .karpenter import Karpenter, gpu_pod, missing, nodepool
+from .karpenter_view import Settled, model_differences, snapshot_differences
+from .live_view import LiveView
 from .objects import ensure_namespace
 from .plane import Plane
+from .procs import wait_until
 
 NS = "karpenter-real"
 ROUNDS = 3
@@ -32,6 +38,7 @@ GPUS = 8  # per node of the instance type, and per pod
 POOLS = (("wide", 2, 3), ("narrow", 1, 2))  # (name, nodes its GPU limit allows, pods beyond them)
 LIMIT_WORDS = "all available instance types exceed limits for nodepool"
 SETTLE_TIMEOUT = 90.0
+VIEW_TIMEOUT = 30.0  # kubeview's watch catching up with a state that no longer changes
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +56,15 @@ def karpenter(request: pytest.FixtureRequest) -> Iterator[Karpenter]:
     finally:
         core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
         k.stop()
+
+
+@pytest.fixture(scope="module")
+def view(karpenter: Karpenter) -> Iterator[LiveView]:
+    """kubeview's KubeSource on the plane (started once Karpenter's CRDs are served), with Events."""
+    v = LiveView(karpenter.plane.kubeconfig, kinds=("Node", "Pod"))
+    v.source.events = True  # the autoscalers' words on pods
+    yield v.start()
+    v.stop()
 
 
 def _true(obj: dict, *types: str) -> bool:
@@ -80,7 +96,8 @@ def _pool_settled(k: Karpenter, pool: str, nodes: int, events: list[client.CoreV
     words = {p.metadata.name: _karpenter_words(events, p.metadata.name) for p in pending}
     if not all(any(LIMIT_WORDS in w and f"NodePool={pool}" in w for w in ws) for ws in words.values()):
         return None
-    return {"status": status, "claims": claims, "nodes": node_names, "bound": bound, "pending": pending, "words": words}
+    return {"status": status, "claims": claims, "nodes": node_names, "bound": bound, "pending": pending,
+            "words": words}
 
 
 def _round(k: Karpenter, r: int) -> dict[str, dict]:
@@ -103,7 +120,39 @@ def _round(k: Karpenter, r: int) -> dict[str, dict]:
                                            "Pending with Karpenter's words")
 
 
-def test_nodepools_stop_at_their_gpu_limits(karpenter: Karpenter, realk8s_counts: dict[str, str]) -> None:
+def _premises(states: dict[str, dict], r: int) -> list[Settled]:
+    return [Settled(pool=f"{name}-{r}", limit=nodes * GPUS, used=int(states[name]["status"]["resources"]["nvidia.com/gpu"]),
+                    nodes=states[name]["status"]["nodes"],
+                    claims={c["metadata"]["name"]: c["status"]["nodeName"] for c in states[name]["claims"]},
+                    pending=states[name]["words"], namespace=NS)
+            for name, nodes, _ in POOLS]
+
+
+def _check_view(view: LiveView, premises: list[Settled]) -> None:
+    """kubeview's live model shows each settled pool as Karpenter wrote it (waited for: its watch lags)."""
+    last: list[str] = []
+
+    def agrees() -> bool:
+        last[:] = view.read(lambda m: [d for s in premises for d in model_differences(m, s, time.time())])
+        return not last
+
+    try:
+        wait_until(agrees, VIEW_TIMEOUT, "kubeview's model to show the NodePools as Karpenter wrote them", 0.2)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}:\n" + "\n".join(last)) from None
+
+
+def _check_snapshot(plane: Plane, premises: list[Settled]) -> None:
+    out = subprocess.run([sys.executable, "-m", "kubeview", "snapshot", "--json", "--kubeconfig", str(plane.kubeconfig)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    differences = [d for s in premises for d in snapshot_differences(doc, s)]
+    assert not differences, "\n".join(differences)
+
+
+def test_nodepools_stop_at_their_gpu_limits(karpenter: Karpenter, view: LiveView,
+                                            realk8s_counts: dict[str, str]) -> None:
     k = karpenter
     took: list[float] = []
     for r in range(ROUNDS):
@@ -122,6 +171,9 @@ def test_nodepools_stop_at_their_gpu_limits(karpenter: Karpenter, realk8s_counts
             for pod in s["pending"]:
                 assert pod.status.phase == "Pending"
                 assert any(f"NodePool={pool}" in w for w in s["words"][pod.metadata.name])
+        premises = _premises(states, r)
+        _check_view(view, premises)
+        _check_snapshot(k.plane, premises)
         k.core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
         k.delete_pools([f"{name}-{r}" for name, _, _ in POOLS], wait=False)  # the next round's pools are others
     start = time.monotonic()
@@ -129,5 +181,6 @@ def test_nodepools_stop_at_their_gpu_limits(karpenter: Karpenter, realk8s_counts
     took.append(time.monotonic() - start)
     realk8s_counts["Karpenter NodePools at their GPU limit"] = (
         f"{ROUNDS} rounds x {len(POOLS)} NodePools (16 and 8 GPUs) held at the limit with the pods beyond it "
-        f"Pending in Karpenter's words; rounds settled in {', '.join(f'{t:.0f}' for t in took[:-1])} s, "
-        f"all their nodes gone {took[-1]:.0f} s after the last")
+        f"Pending in Karpenter's words, kubeview's model and snapshot --json equal to them every round; "
+        f"rounds settled in {', '.join(f'{t:.0f}' for t in took[:-1])} s, all their nodes gone {took[-1]:.0f} s "
+        "after the last")
