@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from kubeview.model.autoscaling.groups import WAIT_ROOM, WAIT_STATES, NodeGroup, PodWait
-from kubeview.model.autoscaling.words import GROUP_STATES, group_state
+from kubeview.model.autoscaling.words import GROUP_STATES, group_state, nodes_it_can_add
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import autoscaling_unavailable
 
@@ -56,7 +56,7 @@ def group_doc(g: NodeGroup, now: float, nodes: list[str], waiting: int, model: C
               for c in model.autoscaling.nodeclaims(g.name)] if g.autoscaler == "karpenter" else []
     return {
         "autoscaler": g.autoscaler, "name": g.name, "state": state, "words": words, "health": g.health,
-        "size": g.size, "minSize": g.min_size, "maxSize": g.max_size, "target": g.target, "canAdd": g.can_add,
+        "size": g.size, "minSize": g.min_size, "maxSize": g.max_size, "target": g.target, "canAdd": nodes_it_can_add(g),
         "limits": [{"resource": lim.resource, "used": lim.used, "limit": lim.limit, "reached": lim.reached}
                    for lim in g.limits],
         "scaleUp": None if g.scale_up is None else {"from": g.scale_up.from_size, "to": g.scale_up.to_size,
@@ -91,7 +91,7 @@ AUTOSCALING_SCHEMA = _obj({
         "words": {**_STR, "description": "its state in one line, as the views show it"},
         "health": _STR,
         "size": _COUNT, "minSize": _OPT_INT, "maxSize": _OPT_INT, "target": _OPT_INT,
-        "canAdd": {**_OPT_INT, "description": "nodes it can still add by its max size (null: no max size)"},
+        "canAdd": {**_OPT_INT, "description": "nodes it can still add by its max size and its limits (null: unbounded)"},
         "limits": {"type": "array", "items": _obj({"resource": _STR, "used": {"type": "integer"},
                                                    "limit": {"type": "integer"}, "reached": {"type": "boolean"}},
                                                   "in model units; a CA group's max size is resource \"nodes\"")},

@@ -11,6 +11,9 @@ them is test_karpenter_real's and the CA recordings' job.
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,3 +199,28 @@ def test_a_role_without_them_is_one_line_and_the_view_runs(plane: Plane, cluster
         assert "configmaps" in note and "nodepools.karpenter.sh" in note
     finally:
         view.stop()
+
+
+def test_fit_says_what_a_node_group_could_add(plane: Plane, cluster: client.ApiClient, tmp_path: Path) -> None:
+    """`kubeview fit` on the plane: four 8-GPU pods for gpu-pool's three nodes; the fourth would fit a
+    node of gpu-pool, which CA's status says is at its maximum (38 asked for, 38 its max)."""
+    manifest = tmp_path / "four.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "four", "namespace": "default"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "four"}}, "template": {
+            "metadata": {"labels": {"app": "four"}},
+            "spec": {"nodeSelector": {"kwok-nodegroup": "gpu-pool"}, "containers": [{
+                "name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"},
+                                                          "limits": {"nvidia.com/gpu": "8"}}}]}}}}))
+    out = subprocess.run([sys.executable, "-m", "kubeview", "fit", str(manifest), "--kubeconfig",
+                          str(plane.kubeconfig), "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    (unit,) = json.loads(out.stdout)["units"]
+    assert unit["autoscaling"] == {
+        "unplaced": 1, "words": "would fit a node of gpu-pool, but gpu-pool is at its maximum 38",
+        "group": {"autoscaler": "cluster-autoscaler", "name": "gpu-pool"}, "canAdd": 0, "perNode": 1,
+        "willCome": False}
+    text = subprocess.run([sys.executable, "-m", "kubeview", "fit", str(manifest), "--kubeconfig",
+                           str(plane.kubeconfig)], capture_output=True, text=True, timeout=120)
+    assert ("  node groups: 1 pod fit no node now; would fit a node of gpu-pool, but gpu-pool is at its "
+            "maximum 38\n") in text.stdout, text.stdout
