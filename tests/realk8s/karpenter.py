@@ -108,7 +108,9 @@ class Karpenter:
         self.proc: Proc | None = None
 
     def start(self) -> Karpenter:
-        self.plane.kubectl("apply", "--server-side", *(f"--filename={c}" for c in self.crds))
+        # an earlier module's copy of these CRDs (test_autoscaling_source's) may still be going away
+        wait_until(lambda: not any(map(self._terminating, self.crds)), 60, "earlier Karpenter CRDs deleted")
+        self.plane.kubectl("apply", "--server-side", "--force-conflicts", *(f"--filename={c}" for c in self.crds))
         self.plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                            *(f"crd/{_crd_name(c)}" for c in self.crds))
         self.custom.create_cluster_custom_object("karpenter.kwok.sh", "v1alpha1", "kwoknodeclasses", {
@@ -121,6 +123,15 @@ class Karpenter:
             "INSTANCE_TYPES_FILE_PATH": str(types), "LOG_LEVEL": "debug"})
         self.wait(self._ready, START_TIMEOUT, "Karpenter's /readyz")
         return self
+
+    def _terminating(self, crd: Path) -> bool:
+        try:
+            found = client.ApiextensionsV1Api(self.api).read_custom_resource_definition(_crd_name(crd))
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return found.metadata.deletion_timestamp is not None
 
     def _ready(self) -> bool:
         try:
@@ -178,7 +189,7 @@ class Karpenter:
             if self.proc is not None:
                 self.proc.stop()
             self._strip_leftovers()
-            self.plane.kubectl("delete", "--ignore-not-found", "--wait=false",
+            self.plane.kubectl("delete", "--ignore-not-found", "--timeout=60s",  # gone before the next module
                                *(f"crd/{_crd_name(c)}" for c in self.crds), check=False)
 
     def _strip_leftovers(self) -> None:
