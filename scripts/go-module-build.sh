@@ -6,11 +6,15 @@
 #
 # Builds inside a writable copy of the module so its own go.mod (and replace directives) apply; two
 # runs at once take turns on a lock in the cache. Prints one line: cached, or built in N s.
+# GO_MODULE_FILES (module-relative paths, space-separated) are copied from the module into
+# GO_MODULE_FILES_DIR too (build-karpenter.sh: the CRDs), and count for "cached" like the binaries.
 
 go_module_build() {
     local tool="$1" module="$2" version="$3" out="$4" ldflags="$5"; shift 5
     local want=("$@") pair missing=0
     for pair in "${want[@]}"; do [ -x "$out/${pair%%=*}" ] || missing=1; done
+    local file
+    for file in ${GO_MODULE_FILES:-}; do [ -f "$GO_MODULE_FILES_DIR/${file##*/}" ] || missing=1; done
     if [ "$missing" = 0 ]; then echo "$tool: cached in $out"; return 0; fi
     command -v go >/dev/null 2>&1 || { echo "$tool: needs Go (go1.26 or newer on PATH)" >&2; return 1; }
     local cache; cache="$(dirname "$out")"
@@ -33,6 +37,10 @@ go_module_build() {
         fi
         dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
         cp -r "$dir" src && chmod -R u+w src && cd src
+        if [ -n "${GO_MODULE_FILES:-}" ]; then
+            mkdir -p "$GO_MODULE_FILES_DIR"
+            for file in $GO_MODULE_FILES; do cp "$file" "$GO_MODULE_FILES_DIR/${file##*/}"; done
+        fi
         for pair in "${want[@]}"; do
             [ -x "$out/${pair%%=*}" ] && continue
             go build -ldflags "$ldflags" -o "$out/${pair%%=*}.tmp" "${pair#*=}"

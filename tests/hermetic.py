@@ -25,11 +25,12 @@ CLUSTER_VARIABLES = ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVIC
 HOME_VARIABLES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "K9S_CONFIG_DIR")
 
 # variable -> the folder under the caller's cache (${XDG_CACHE_HOME:-~/.cache}/kubeview) it defaults to.
-# The build scripts read the first four; tests/hermetic.cache() the last (PyYAML wheels and the like).
+# The build scripts read the first five; tests/hermetic.cache() the last (PyYAML wheels and the like).
 SHARED_CACHES = {
     "KUBEVIEW_K8S_CACHE": "kubernetes",   # scripts/build-kubernetes.sh: the control plane's binaries
     "KUBEVIEW_HELM_CACHE": "helm",        # scripts/build-helm.sh
     "KUBEVIEW_KREW_CACHE": "krew",        # scripts/build-krew.sh
+    "KUBEVIEW_KARPENTER_CACHE": "karpenter",  # scripts/build-karpenter.sh: Karpenter (kwok provider) + CRDs
     "KUBEVIEW_PEERS_CACHE": "peers",      # scripts/build-peers.sh: the bench's peers
     "KUBEVIEW_TEST_CACHE": "test",        # what single tests install once (an old PyYAML release)
 }

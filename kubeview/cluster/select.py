@@ -43,7 +43,7 @@ def wants_kube(args: argparse.Namespace) -> bool:
 
 def open_source(args: argparse.Namespace, *, events: bool = True) -> ClusterSource:
     """The source for these arguments; raises SourceError (one sentence) if it cannot start. `events`:
-    also watch Events (the TUI's pod view shows them; a snapshot has no use for them)."""
+    also watch Events (the TUI's pod view shows them; a snapshot reads the autoscalers' words on pending pods)."""
     if wants_kube(args):
         from kubeview.cluster.kube.source import KubeSource
 

@@ -109,7 +109,7 @@ def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT,
     from kubeview.cluster.packing import current_packing
     from kubeview.cluster.select import open_source
 
-    source = open_source(args, events=False)
+    source = open_source(args, events=True)  # the autoscalers' words on pending pods (`autoscaling.waits`)
     try:
         model = sync(source, timeout)
         return (model, *current_packing(source, policy))
@@ -137,7 +137,9 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     model = ClusterModel(title=source.title)
     deadline = time.monotonic() + timeout  # from the last event: a big list's pages keep it going
     try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
-        while not model.is_synced(kinds := tuple(source.kinds if isinstance(source, ListsKinds) else KINDS)):
+        # a kube source's Events are listed before the snapshot is taken (a refused list is an empty one)
+        while not model.is_synced(kinds := tuple(source.kinds if isinstance(source, ListsKinds) else KINDS)
+                                  + (("Event",) if getattr(source, "events", None) is True else ())):
             if failure:
                 raise _as_source_error(failure[0])
             left = deadline - time.monotonic()

@@ -23,7 +23,7 @@ from kubeview.model.autoscaling.store import (
 from kubeview.model.autoscaling.waits import NO_WAIT, not_triggered_reasons, pod_wait, scale_ups
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
-from kubeview.model.kube_events import parse_time
+from kubeview.model.kube_events import EventView, parse_time
 from kubeview.model.views import PodView
 
 QUOTA = "Instance 'a-pool-40ce0341-t28s' creation failed: Quota 'CPUS' exceeded.  Limit: 57.0 in region us-central1."
@@ -100,6 +100,22 @@ def test_karpenter_nodepool_at_its_limit() -> None:
     assert (w.state, w.words, w.group) == (
         WAIT_NEVER, "NodePool gpu at its limit nvidia.com/gpu 48/48", (KARPENTER, "gpu"))
     assert w.detail == "Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=gpu)"
+
+
+def test_karpenter_names_every_pool_at_its_limit_and_the_pod_waits_on_its_own() -> None:
+    """Karpenter checks every NodePool's limits before whether the pod fits it, so one message names them
+    all (the real v1.15.0's words on a pod of NodePool cpu, tests/realk8s/test_karpenter_real.py)."""
+    s = store()
+    message = ("Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=gpu); "
+               "all available instance types exceed limits for nodepool (NodePool=cpu)")
+    (raw,) = [e for e in fixture("events.yaml") if e["involvedObject"]["name"] == "train-0"]
+    events = [EventView.from_api({**raw, "message": message})]
+    for selector, want in (({"karpenter.sh/nodepool": "cpu"}, "cpu"), ({"karpenter.sh/nodepool": "gpu"}, "gpu"),
+                           (None, "gpu")):  # a pod either could take: the first, as Karpenter lists them
+        view = PodView.from_api(pod("train-0", gpus=8, selector=selector))
+        w = pod_wait(view, events, s.groups(), NOW, s.claims())
+        assert (w.state, w.group, w.detail) == (WAIT_NEVER, (KARPENTER, want), message)
+        assert w.words.startswith(f"NodePool {want} ")
 
 
 def test_karpenter_limit_not_reached_yet_says_near() -> None:

@@ -128,7 +128,7 @@ def _read(event: EventView, groups: list[NodeGroup], now: float, claims: Mapping
         pool = claims[m.group(1)].pool if m and claims and m.group(1) in claims else None
         return PodWait(WAIT_NEVER, f"scale-up failed: {words}", (KARPENTER, pool) if pool else None,
                        event.message, since)
-    return _karpenter_failed(event, groups, since)
+    return _karpenter_failed(event, groups, since, pod)
 
 
 def _named(groups: list[NodeGroup], name: str, karpenter: bool) -> NodeGroup | None:
@@ -211,11 +211,20 @@ def _nominated(event: EventView, groups: list[NodeGroup], now: float,
     return PodWait(WAIT_ROOM, "", key, event.message, since)
 
 
-def _karpenter_failed(event: EventView, groups: list[NodeGroup], since: float | None) -> PodWait:
+def _pool_fits(part: str, groups: list[NodeGroup], pod: PodView) -> bool:
+    m = _POOL.search(part)
+    group = _named(groups, m.group(1), karpenter=True) if m else None
+    return group is not None and bool(group.node_labels) and _fits_labels(pod, group)
+
+
+def _karpenter_failed(event: EventView, groups: list[NodeGroup], since: float | None, pod: PodView) -> PodWait:
     rest = event.message.removeprefix(KARPENTER_FAILED_HEAD)
-    for part in rest.split("; "):
-        if not part.startswith(LIMIT_ERRORS):
-            continue
+    # Karpenter checks each NodePool's limits before whether the pod could go there at all (scheduler.go,
+    # addToNewNodeClaim), so its message names every NodePool at its limit: the pod's own is the one whose
+    # nodes it selects (measured on the real Karpenter, tests/realk8s/test_karpenter_real.py); first otherwise.
+    parts = [part for part in rest.split("; ") if part.startswith(LIMIT_ERRORS)]
+    parts.sort(key=lambda part: not _pool_fits(part, groups, pod))
+    for part in parts:
         m = _POOL.search(part)
         name = m.group(1) if m else ""
         group = _named(groups, name, karpenter=True)
