@@ -14,6 +14,7 @@ processors/status/eventing_scale_up_processor.go (TriggeredScaleUp, NotTriggerSc
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -58,8 +59,9 @@ def rfc3339(t: float) -> str:
 
 def go_time(t: float) -> str:
     """Go's time.Format(`2006-01-02 15:04:05.999999999 -0700 MST`) for a UTC time (trailing zeros cut)."""
-    frac = f"{int(round(t * 1e9)) % 1_000_000_000:09d}".rstrip("0")
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) + (f".{frac}" if frac else "") + " +0000 UTC"
+    whole = math.floor(t)
+    frac = f"{min(999_999_999, round((t - whole) * 1e9)):09d}".rstrip("0")
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(whole)) + (f".{frac}" if frac else "") + " +0000 UTC"
 
 
 def _node_count(registered: int, unregistered: int) -> dict:
