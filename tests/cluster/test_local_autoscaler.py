@@ -230,7 +230,7 @@ def test_the_same_words_are_not_recorded_again_each_loop() -> None:
     assert len(words) == 3 and all(e["count"] == 1 for e in words)  # 10 pods, 7 placed on the one node
     written = [e for e in cluster.events if e.kind == "ca.Status"]
     assert written and all(e.obj["kind"] == "ConfigMap" and e.obj["apiVersion"] == "v1" for e in written)
-    assert written[-1].obj["metadata"]["annotations"][ca_status.EMBEDDED_ANNOTATION] == "embedded"
+    assert written[-1].obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kubeview"
 
 
 def test_a_cluster_without_groups_has_no_autoscaler() -> None:

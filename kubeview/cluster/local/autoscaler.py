@@ -25,13 +25,14 @@ from kubeview.cluster.local import ca_status
 from kubeview.cluster.local import objects as obj
 from kubeview.cluster.local.config import NodeGroupSpec, SystemWorkload
 from kubeview.model.allocation import Allocation
+from kubeview.model.autoscaling.members import EMBEDDED_GROUP_LABEL
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
 from kubeview.model.views import PodView
 from kubeview.scheduling.evaluate import evaluate
 
 Key = tuple[str, str]
-GROUP_LABEL = "kubeview.local/node-group"  # on every node of an embedded node group: its group's name
+GROUP_LABEL = EMBEDDED_GROUP_LABEL  # on every node of an embedded node group: its group's name
 
 
 def template_node(spec: NodeGroupSpec, name: str, index: int) -> dict:

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 import yaml
 
+from kubeview.model.autoscaling.store import MANAGED_BY
+
 NAMESPACE = "kube-system"
 NAME = "cluster-autoscaler-status"
 LAST_UPDATED = "cluster-autoscaler.kubernetes.io/last-updated"
 COMPONENT = "cluster-autoscaler"
-EMBEDDED_ANNOTATION = "kubeview.local/autoscaler"  # "embedded": written by the local cluster, not a CA
 
 # core/scaleup/orchestrator/skippedreasons.go
 MAX_SIZE_REACHED = "max node group size reached"
@@ -137,7 +138,8 @@ def status_yaml(doc: dict) -> str:
 
 def configmap(doc: dict, now: float, metadata: dict) -> dict:
     """The ConfigMap CA writes (`metadata` made by the caller: name, namespace, uid, ...)."""
-    meta = {**metadata, "annotations": {LAST_UPDATED: go_time(now), EMBEDDED_ANNOTATION: "embedded"}}
+    labels = {**(metadata.get("labels") or {}), MANAGED_BY[0]: MANAGED_BY[1]}  # the model: its groups are EMBEDDED
+    meta = {**metadata, "labels": labels, "annotations": {LAST_UPDATED: go_time(now)}}
     return {"metadata": meta, "data": {"status": status_yaml(doc)}}
 
 
