@@ -155,11 +155,12 @@ def test_a_group_below_its_max_rejects_a_pod_it_cannot_take_in_the_schedulers_wo
     assert too_big.scale_up is None
 
 
-def test_a_skipped_group_gives_its_reason_to_every_pod_as_cas_default_does() -> None:
-    """--scaleup-simulation-for-skipped-node-groups-enabled=false: a group at its max (or backing off)
-    is not simulated, so even a pod it could never take hears its reason."""
-    at_max = plan(_groups(target=6), _pods(1, tolerate=False))
-    assert at_max.not_triggered == {("farm", "p0"): MAX_REACHED}
+def test_a_skipped_group_gives_its_reason_to_the_pods_it_could_take() -> None:
+    """As CA with --scaleup-simulation-for-skipped-node-groups-enabled=true: a group at its max (or
+    backing off) gives its reason to a pod it could take, and its rejection to one it never could."""
+    at_max = plan(_groups(target=6), _pods(1) + _pods(1, tolerate=False, ns="other"))
+    assert at_max.not_triggered == {("farm", "p0"): MAX_REACHED,
+                                    ("other", "p0"): "pod didn't trigger scale-up: 1 node(s) had untolerated taint(s)"}
     backing_off = plan(_groups(backoff=True), _pods(1))
     assert backing_off.not_triggered == {("farm", "p0"): "pod didn't trigger scale-up: 1 in backoff after failed scale-up"}
 
@@ -287,7 +288,11 @@ def test_random_batches_never_pass_the_max_and_every_waiting_pod_hears_why(seed:
             continue
         words = said.get(pod["metadata"]["name"], "")
         assert words.startswith("pod didn't trigger scale-up: "), (pod["metadata"]["name"], words)
-        group = pod["spec"]["nodeSelector"][GROUP_LABEL]
-        run = cluster.groups[group]
-        if run.target >= run.spec.max_size:
-            assert "max node group size reached" in words
+        run = cluster.groups[pod["spec"]["nodeSelector"][GROUP_LABEL]]
+        cpu = int(pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) * 1000
+        if cpu > int(run.spec.template.allocatable["cpu"]) * 1000 - 100:  # flannel's 100m on every node
+            assert "Insufficient cpu" in words, words
+        elif run.target >= run.spec.max_size:
+            assert "1 max node group size reached" in words, words
+        else:
+            raise AssertionError(f"{pod['metadata']['name']} waits while its group can grow: {words}")

@@ -8,9 +8,11 @@ template are bin-packed first-fit onto new template nodes, no more than the grou
 (CA's estimation limiter caps at max - target); the option that helps the most pods wins (fewer
 nodes, then the name, on a tie: CA's default expander is random). A scale-up makes the pods it helps
 `TriggeredScaleUp`; a loop without one gives every remaining pod `NotTriggerScaleUp` with each
-skipped group's reason and each other group's rejection (its scheduler reasons on the template),
-counted over groups (`ReasonsMessage`). CA's default (`--scaleup-simulation-for-skipped-node-groups-
-enabled=false`) gives a skipped group's reason to every pod, whether or not it would fit there.
+group's reason, counted over groups (`ReasonsMessage`): a skipped group's (at its max, backing off)
+when the pod would fit its template, else that group's rejection (its scheduler reasons on the
+template). That is CA with `--scaleup-simulation-for-skipped-node-groups-enabled=true`; by default
+CA gives a skipped group's reason to every pod, even one the group could never take (train-c, 2 GPUs,
+would hear that the CPU pool is at its max), which says less.
 """
 
 from __future__ import annotations
@@ -173,10 +175,10 @@ def plan(groups: Sequence[Group], pods: Sequence[tuple[Key, PodView]],
         out.triggered = helped
         return out
     for key, pod in remaining:
-        reasons = [g.skipped for g in groups if g.skipped is not None]
+        reasons: list[str] = []
         for group in groups:
-            if group.skipped is None:
-                reasons += list(fit(group, key, pod).reasons)
+            verdict = fit(group, key, pod)
+            reasons += [group.skipped] if verdict.fits and group.skipped is not None else list(verdict.reasons)
         if reasons:
             out.not_triggered[key] = ca_status.not_triggered(reasons)
     return out
