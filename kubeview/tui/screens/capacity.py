@@ -78,7 +78,7 @@ class CapacityScreen(ClusterScreen):
         table = self.main_widget()
         key = table.cursor_key if table.cursor_key in self.data.groups else next(
             iter(rows.order(self.data, self.filter_text)), None)
-        group = self.data.groups.get(key) if key is not None else None  # type: ignore[arg-type]
+        group = self.data.groups.get(key) if key is not None else None
         if group is None:
             self.panel = ""
             box.update("")
@@ -115,7 +115,7 @@ class CapacityScreen(ClusterScreen):
         key = self.main_widget().cursor_key
         if key is None or key not in self.data.groups:
             return
-        install_group_detail(self.app).show(key)  # type: ignore[arg-type]
+        install_group_detail(self.app).show(key)
         self.app.push_screen(GROUP_DETAIL)
 
     @on(VirtualTable.Selected, "#capacity-table")

@@ -66,8 +66,8 @@ class GroupDetailScreen(ClusterScreen):
                                           len(model.pods_on(name))))
                 for pod, wait in model.pod_waits(now).items():
                     if wait.group == self.key:
-                        view = model.pods.get(pod)
-                        waiting[pod] = (view.owner if view is not None else None, wait)
+                        pod_view = model.pods.get(pod)
+                        waiting[pod] = (pod_view.owner if pod_view is not None else None, wait)
                 if group.autoscaler == KARPENTER:
                     claims = model.autoscaling.nodeclaims(group.name)
         box = self.main_widget()
