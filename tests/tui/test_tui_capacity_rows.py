@@ -37,8 +37,9 @@ def test_rows_put_the_groups_with_pods_waiting_first_and_each_figure_under_its_h
     assert rows.order(data) == [POOL.key, SCALING.key, GPU_POOL.key]
     assert rows.order(data, "karp") == [GPU_POOL.key]
     texts = {k: [str(c) for c in rows.cells(data, k)] for k in data.groups}
-    assert texts[POOL.key] == ["embedded", "batch-pool", "6", "0/6", "0", "224", "at-max", "batch-pool is at its maximum 6"]
-    assert texts[SCALING.key][:7] == ["CA", "gpu-pool", "6→38", "0/38", "48", "3", "scaling"]
+    assert texts[POOL.key] == ["embedded", "batch-pool", "6", "min 0 max 6", "0", "224", "at-max",
+                                "batch-pool is at its maximum 6"]
+    assert texts[SCALING.key][:7] == ["CA", "gpu-pool", "6→38", "min 0 max 38", "48", "3", "scaling"]
     assert texts[SCALING.key][7] == "node group gpu-pool scaling 6 → 38 (in progress, 2 min)"
     assert texts[GPU_POOL.key][:7] == ["Karpenter", "gpu", "6", "nvidia.com/gpu 48/48", "48", "0", "failed"]
     assert texts[GPU_POOL.key][7] == "scale-up failed: InsufficientCapacityError: no capacity in zone a"
@@ -64,7 +65,8 @@ def test_the_rough_time_of_the_demo_batch() -> None:
     assert est.waiting_seconds == 6 * 20.0
     assert est.job_seconds == 85 * 20.0 and est.job_seconds_wanted == 14 * 20.0
     lines = tale.story(POOL, 224, 224, batch, est, [], NOW)
-    assert lines[0] == "[bold]node group batch-pool[/] (embedded): 6 nodes, min 0, max 6"
+    assert lines[0] == ("[bold]node group batch-pool[/] (the embedded cluster's, in Cluster Autoscaler's formats): "
+                        "6 nodes, min 0, max 6")
     assert "batch-pool is at its maximum 6" in lines[1]
     assert lines[3] == ("Job farm/frames: [bold]224[/] waiting; the group can still add [bold]0[/] nodes; its pods "
                         "would need 38 in all, 7 a node")

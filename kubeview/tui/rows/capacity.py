@@ -1,8 +1,8 @@
 """The Capacity screen's table: one row per node group (Cluster Autoscaler's, Karpenter's NodePools, the
 embedded cluster's), its size against its limits, and the pods waiting on it. Pure (rich only).
 
-Each figure has its own header: NODES is the size now (and where it is going, `0→6`); MIN/MAX the CA
-group's range, LIMITS a NodePool's nearest limit used/limit (`nvidia.com/gpu 48/48`); GPUS what its
+Each figure has its own header: NODES is the size now (and where it is going, `0→6`); LIMITS the CA
+group's range (`min 0 max 6`) or a NodePool's nearest limit used/limit (`nvidia.com/gpu 48/48`); GPUS what its
 nodes hold; WAIT the pods an autoscaler said wait on it (`model.pod_waits`, their `group`); STATE one
 word (`model/autoscaling/words.py`: scaling, at-max, at-limit, failed, backoff, steady) and WHY its
 words, the cloud's own when a scale-up failed.
@@ -38,14 +38,16 @@ from kubeview.tui.rows.column import Column
 
 Key = tuple[str, str]  # NodeGroup.key: (autoscaler, name)
 WHO = {CLUSTER_AUTOSCALER: "CA", KARPENTER: "Karpenter", EMBEDDED: "embedded"}
+WHO_LONG = {CLUSTER_AUTOSCALER: "Cluster Autoscaler", KARPENTER: "Karpenter",
+            EMBEDDED: "the embedded cluster's, in Cluster Autoscaler's formats"}
 COLUMNS = [
-    Column("who", "AUTOSCALER", 10, least=4, short="BY"),
+    Column("who", "AUTOSCALER", 10, least=9, short="BY"),
     Column("name", "NAME", 0, whole=True),
     Column("nodes", "NODES", 7, "right", least=5),
-    Column("range", "MIN/MAX·LIMIT", 0, whole=True, least=7, short="LIMIT"),
+    Column("range", "LIMITS", 0, whole=True, least=11),  # `min 0 max 6` whole: WHY gives first
     Column("gpus", "GPUS", 5, "right", least=4),
     Column("wait", "WAIT", 6, "right", least=4),
-    Column("state", "STATE", 9, least=7),
+    Column("state", "STATE", 9, least=8),  # "at-limit" whole
     Column("why", "WHY", 0, point=lambda text: text[:WHY_POINT]),
 ]
 WHY_POINT = 28  # kept before names are cut: "batch-pool is at its maximum 6"
@@ -81,11 +83,11 @@ def size_text(g: NodeGroup) -> str:
 
 
 def range_text(g: NodeGroup) -> str:
-    """A CA group's `min/max` (`0/6`); a NodePool's nearest limit (`nvidia.com/gpu 48/48`), `no limits`."""
+    """A CA group's `min 0 max 6`; a NodePool's nearest limit (`nvidia.com/gpu 48/48`), `no limits`."""
     if g.autoscaler != KARPENTER:
         if g.max_size is None:
             return ""
-        return f"{'' if g.min_size is None else g.min_size}/{g.max_size}"
+        return f"{'' if g.min_size is None else f'min {g.min_size} '}max {g.max_size}"
     limit = nearest(g)
     return limit_words(limit) if limit is not None else "no limits"
 

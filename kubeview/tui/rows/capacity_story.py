@@ -25,7 +25,7 @@ from kubeview.model.autoscaling.words import group_state, limit_words, what
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.kube_events import EventView, human_duration
 from kubeview.tui.format import duration
-from kubeview.tui.rows.capacity import WHO
+from kubeview.tui.rows.capacity import WHO_LONG
 
 CA_STATUS_OBJECT = ("ConfigMap", "kube-system", "cluster-autoscaler-status")
 RECENT = 5  # scale-ups and failures listed
@@ -182,7 +182,7 @@ def story(group: NodeGroup, waiting: int, never: int, batch: Batch | None, est: 
     """The panel's lines (rich markup)."""
     state, words = group_state(group, now)
     style = "bold red" if state == "failed" else "bold yellow" if state in ("at-max", "at-limit") else "cyan"
-    lines = [f"[bold]{escape(what(group))}[/] ({escape(WHO.get(group.autoscaler, group.autoscaler))}): "
+    lines = [f"[bold]{escape(what(group))}[/] ({escape(WHO_LONG.get(group.autoscaler, group.autoscaler))}): "
              f"{escape(size_line(group))}", f"[{style}]{escape(words)}[/]"]
     if group.error and state != "failed":
         lines.append(f"[red]last error: {escape(group.error)}[/]")

@@ -19,6 +19,7 @@ from kubeview.model.autoscaling.groups import NodeGroup, PodWait
 from kubeview.model.autoscaling.karpenter import NodeClaimView
 from kubeview.model.autoscaling.words import group_state, what
 from kubeview.tui import format as fmt
+from kubeview.tui.rows.capacity import WHO_LONG
 
 SHOWN_PODS = 12  # names listed per workload, then "+n more"
 
@@ -40,7 +41,8 @@ def describe(group: NodeGroup | None, key: tuple[str, str], nodes: Sequence[Node
     if group is None:
         return f"[b]node group {escape(key[1])}[/b] ({escape(key[0])})\n\n[dim]this node group is gone[/dim]"
     _, words = group_state(group, now)
-    lines = [f"[b]{escape(what(group))}[/b] ({escape(group.autoscaler)}): {escape(words)}"]
+    lines = [f"[b]{escape(what(group))}[/b] ({escape(WHO_LONG.get(group.autoscaler, group.autoscaler))}): "
+             f"{escape(words)}"]
     about = [f"{group.size} node{'s' * (group.size != 1)}"]
     if group.min_size is not None or group.max_size is not None:
         about.append(f"min {'-' if group.min_size is None else group.min_size} · max "

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from kubeview.model.autoscaling.store import AUTOSCALING_KINDS
-from kubeview.tui.format import wrap_long_lines
+from kubeview.tui.format import wrap_markup
 from kubeview.tui.rows import capacity as rows
 from kubeview.tui.rows import capacity_story as tale
 from kubeview.tui.screens.base import ClusterScreen
@@ -97,7 +97,7 @@ class CapacityScreen(ClusterScreen):
             events = tale.recent(model, group)
         self.panel = "\n".join(tale.story(group, len(waiting), self.data.never[group.key], batch, est, events, now))
         width = max(20, (box.size.width or self.app.size.width) - 2)
-        box.update(wrap_long_lines(self.panel, width))
+        box.update(wrap_markup(self.panel, width))
         box.display = True
 
     def apply_filter(self, text: str) -> None:

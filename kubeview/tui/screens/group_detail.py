@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from kubeview.model.allocation import GPU
 from kubeview.model.autoscaling.groups import KARPENTER
-from kubeview.tui.format import wrap_long_lines
+from kubeview.tui.format import wrap_markup
 from kubeview.tui.rows.group_panel import NodeLine, describe
 from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
@@ -73,7 +73,7 @@ class GroupDetailScreen(ClusterScreen):
         box = self.main_widget()
         width = box.scrollable_content_region.width or max(self.app.size.width - 4, 20)
         self.text = describe(group, self.key, nodes, waiting, claims, now)
-        self.query_one("#group-text", Static).update(wrap_long_lines(self.text, width))
+        self.query_one("#group-text", Static).update(wrap_markup(self.text, width))
 
     def on_resize(self) -> None:
         self.refresh_data()
