@@ -234,6 +234,25 @@ def test_the_same_words_are_not_recorded_again_each_loop() -> None:
     assert written[-1].obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kubeview"
 
 
+def test_words_pushed_out_of_the_kept_events_are_said_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster keeps its last MAX_EVENTS Events; a busy batch pushes out the oldest. CA says it again
+    every loop, so a pod still waiting gets its words back (the Pods screen would lose them otherwise)."""
+    from kubeview.cluster.local import state
+
+    monkeypatch.setattr(state, "MAX_EVENTS", 30)
+    cluster, clock = clocked(group_doc(max_size=1, delay=0))
+    cluster.apply_workload(frames(10))
+    for _ in range(2):
+        cluster.autoscale(clock())
+        clock.t += 10
+    waiting = {p["metadata"]["name"] for p in farm(cluster) if not p["spec"].get("nodeName")}
+    assert set(last_words(cluster)) >= waiting and len(waiting) == 3
+    cluster.apply_workload({**frames(20, name="other"), "metadata": {"name": "other", "namespace": "busy"}})
+    assert not waiting & set(last_words(cluster))  # 20 SuccessfulCreate and more pushed them out
+    cluster.autoscale(clock())
+    assert {k: v for k, v in last_words(cluster).items() if k in waiting} == dict.fromkeys(waiting, MAX_REACHED)
+
+
 def test_a_cluster_without_groups_has_no_autoscaler() -> None:
     cluster = LocalCluster(load_cluster(), seed=1)
     assert cluster.autoscale(0.0) is None

@@ -9,8 +9,8 @@ pods' Events `TriggeredScaleUp` / `NotTriggerScaleUp` (component cluster-autosca
 on the status ConfigMap, and the ConfigMap `kube-system/cluster-autoscaler-status` (watch kind
 "ca.Status", `ca_status.py`). Pure like the rest: `now` comes from the caller's clock.
 
-**Deviations** from CA: a pod's NotTriggerScaleUp is recorded when its words change, not every loop
-(as the local FailedScheduling); the ConfigMap is rewritten when something in it other than the
+**Deviations** from CA: a pod's NotTriggerScaleUp is recorded when its words change (or its Event
+was pushed out of the cluster's last MAX_EVENTS), not every loop (as the local FailedScheduling); the ConfigMap is rewritten when something in it other than the
 probe times changes; nodes register Ready (no NotStarted phase); no scale-down.
 """
 
@@ -81,6 +81,7 @@ class NodeGroups:
         def create(self, kind: str, o: dict) -> dict: ...
         def update(self, kind: str, o: dict) -> dict: ...
         def record(self, event: dict) -> None: ...
+        def recorded(self, event: dict) -> bool: ...
         def reconcile(self, rounds: int = 20) -> None: ...
         def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
         def _kubelet_run(self, pod: dict) -> None: ...
@@ -153,14 +154,16 @@ class NodeGroups:
             self._say(key, "TriggeredScaleUp", message, now)
 
     def _say(self, key: Key, reason: str, message: str, now: float) -> None:
-        """A scale-up Event on a pod, unless the same words are the last it got."""
-        if self._ca_said.get(key) == message:
-            return
+        """A scale-up Event on a pod, unless the same words are the last it got and still kept (the
+        cluster keeps MAX_EVENTS: a busy batch pushes out the oldest, and CA says it again every loop)."""
         pod = self.get("Pod", *key)
         if pod is None:
             return
+        event = ev.legacy_event("Pod", pod, "Normal", reason, message, CA, t=now)
+        if self._ca_said.get(key) == message and self.recorded(event):
+            return
         self._ca_said[key] = message
-        self.record(ev.legacy_event("Pod", pod, "Normal", reason, message, CA, t=now))
+        self.record(event)
 
     # --- nodes -----------------------------------------------------------------------------------
     def _register(self, run: GroupRun) -> dict:

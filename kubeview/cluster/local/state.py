@@ -172,6 +172,11 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
             if gone is not None:
                 self._write("Event", "DELETED", copy.deepcopy(gone))
 
+    def recorded(self, event: dict) -> bool:
+        """Is this occurrence (object, type, reason, message) among the Events kept?"""
+        key = self._event_keys.get(ev.aggregation_key(event))
+        return key is not None and key in self._objects["Event"]
+
     def delete_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
         pod = self._objects["Pod"].get((namespace, name))
         if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
