@@ -229,6 +229,9 @@ def test_the_same_words_are_not_recorded_again_each_loop() -> None:
         clock.t += 10
     words = [e for e in ca_events(cluster, "NotTriggerScaleUp")]
     assert len(words) == 3 and all(e["count"] == 1 for e in words)  # 10 pods, 7 placed on the one node
+    clock.t += 60  # REPEAT_SECONDS after they were said: said again, counted up as CA's recorder does
+    cluster.autoscale(clock())
+    assert [e["count"] for e in ca_events(cluster, "NotTriggerScaleUp")] == [2, 2, 2]
     written = [e for e in cluster.events if e.kind == "ca.Status"]
     assert written and all(e.obj["kind"] == "ConfigMap" and e.obj["apiVersion"] == "v1" for e in written)
     assert written[-1].obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kubeview"

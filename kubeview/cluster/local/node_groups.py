@@ -9,8 +9,8 @@ pods' Events `TriggeredScaleUp` / `NotTriggerScaleUp` (component cluster-autosca
 on the status ConfigMap, and the ConfigMap `kube-system/cluster-autoscaler-status` (watch kind
 "ca.Status", `ca_status.py`). Pure like the rest: `now` comes from the caller's clock.
 
-**Deviations** from CA: a pod's NotTriggerScaleUp is recorded when its words change (or its Event
-was pushed out of the cluster's last MAX_EVENTS), not every loop (as the local FailedScheduling); the ConfigMap is rewritten when something in it other than the
+**Deviations** from CA: a pod's NotTriggerScaleUp is recorded when its words change, when its Event
+was pushed out of the cluster's last MAX_EVENTS, or every REPEAT_SECONDS (counted up), not every loop; the ConfigMap is rewritten when something in it other than the
 probe times changes; nodes register Ready (no NotStarted phase); no scale-down.
 """
 
@@ -41,6 +41,7 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.views import PodView
 
 SCAN_INTERVAL = 2.0  # seconds between loops (CA's --scan-interval is 10 s; the demo wants it brisker)
+REPEAT_SECONDS = 60.0  # the same words on a pod are recorded again (counted up) after this long
 CA = ca_status.COMPONENT
 
 
@@ -72,7 +73,7 @@ class NodeGroups:
     groups: dict[str, GroupRun]
     daemonsets: list[tuple[SystemWorkload, dict]]  # (workload, owner reference) of the system DaemonSets
     _node_index: dict[str, int]
-    _ca_said: dict[Key, str]  # pod -> the last scale-up words recorded on it
+    _ca_said: dict[Key, tuple[str, float]]  # pod -> the last scale-up words recorded on it, and when
     _ca_doc: dict | None  # the status last written
 
     if TYPE_CHECKING:  # provided by LocalCluster and its other mixins
@@ -154,15 +155,17 @@ class NodeGroups:
             self._say(key, "TriggeredScaleUp", message, now)
 
     def _say(self, key: Key, reason: str, message: str, now: float) -> None:
-        """A scale-up Event on a pod, unless the same words are the last it got and still kept (the
-        cluster keeps MAX_EVENTS: a busy batch pushes out the oldest, and CA says it again every loop)."""
+        """A scale-up Event on a pod, unless it got the same words less than REPEAT_SECONDS ago and they
+        are still kept (CA says them every loop and its recorder counts them up; the cluster keeps
+        MAX_EVENTS, and a busy batch pushes out the oldest)."""
         pod = self.get("Pod", *key)
         if pod is None:
             return
         event = ev.legacy_event("Pod", pod, "Normal", reason, message, CA, t=now)
-        if self._ca_said.get(key) == message and self.recorded(event):
+        said = self._ca_said.get(key)
+        if said is not None and said[0] == message and now - said[1] < REPEAT_SECONDS and self.recorded(event):
             return
-        self._ca_said[key] = message
+        self._ca_said[key] = (message, now)
         self.record(event)
 
     # --- nodes -----------------------------------------------------------------------------------
