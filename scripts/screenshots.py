@@ -16,6 +16,10 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         screen's gangs table (Tab), vision/allreduce-workers' panel (2 × 2 GPUs, blocked by
         fragmentation: its members' own words and the fit), and Packing's what-if of vision/etl-stages,
         which does not fit under the live `spread` and fits whole under the edited `pack`.
+        capacity, node-group: the autoscaling story (#39): farm/frames resumed (`z`), 266 frames wait, the
+        embedded autoscaler grows batch-pool to its max 6 and 224 frames wait for good (they needed 38
+        nodes); Capacity once the first frames finished (the rough time is then a measured one) and
+        the group opened (its nodes, the frames waiting on it).
     kubeview --demo --render screenshots/three-spheres.yaml --replicas 4 --cpu 400m -o screenshots/three-spheres.png
         render, render-finished: the same cluster, whose little cpu left takes 3 of the 4 consumers
         (the fourth Pending, "Insufficient cpu"). The scene is the bundled three-spheres, larger and
@@ -27,7 +31,8 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
     kubeview serve -- --demo
         browser.png: the Nodes screen in Debian's headless Chromium (1280x420), driven by Playwright
         as tests/web/test_serve_browser.py drives it (needs /usr/bin/chromium).
-Paths on screen are relative to the repository, where the script runs. Takes about half a minute.
+Paths on screen are relative to the repository, where the script runs. Takes about two minutes (the
+first frames take 20 s).
 """
 
 from __future__ import annotations
@@ -48,8 +53,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kubeview.cli import build_parser  # noqa: E402
-from kubeview.cluster.local.demo import DEMO_PENDING  # noqa: E402
+from kubeview.cluster.local.demo import BATCH_JOB, BATCH_POOL, DEMO_PENDING  # noqa: E402
+from kubeview.cluster.local.source import LocalSource  # noqa: E402
 from kubeview.cluster.select import open_source  # noqa: E402
+from kubeview.model.autoscaling.groups import EMBEDDED  # noqa: E402
 from kubeview.render.local import LocalRenderJob, RenderSettings, resolve_scene  # noqa: E402
 from kubeview.tui.app import KubeviewApp, make_app  # noqa: E402
 from tests.web.serving import CHROMIUM, readable_terminal, serve, wait_text  # noqa: E402
@@ -103,6 +110,7 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
         await pilot.pause(0.8)
         app.save_screenshot("packing.svg", str(out))
         await shoot_gangs(app, pilot, out)
+        await shoot_capacity(app, pilot, out)
         await pilot.press("q")
 
 
@@ -129,6 +137,29 @@ async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN0
     await pick_in_packing(app, pilot, "gang|PodGroup|vision|etl-stages")
     await pilot.pause(0.8)
     app.save_screenshot("packing-gang.svg", str(out))
+
+
+async def shoot_capacity(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001
+    """The autoscaling story: farm/frames resumed (what `z` on it does), batch-pool grown to its max 6
+    with 224 frames waiting, and the first frames finished (so the rough time is a measured one)."""
+    source = app.source
+    assert isinstance(source, LocalSource)
+    source.suspend_job(*BATCH_JOB, False)
+    model = app.state.model
+
+    def told() -> bool:
+        group = model.autoscaling.group((EMBEDDED, BATCH_POOL))
+        job = model.jobs.jobs.get(BATCH_JOB)
+        return (group is not None and group.size == 6 and job is not None and job.succeeded >= 7
+                and sum(w.group == group.key for w in model.pod_waits().values()) >= 200)
+
+    await wait_for(pilot, told, 180, "batch-pool at its max and the first frames done")
+    await pilot.press("escape", "7")
+    await pilot.pause(1.0)
+    app.save_screenshot("capacity.svg", str(out))
+    await pilot.press("enter")  # the group: its nodes and the frames waiting on it
+    await pilot.pause(0.8)
+    app.save_screenshot("node-group.svg", str(out))
 
 
 async def shoot_render(app: KubeviewApp, out: Path, job: LocalRenderJob, size: tuple[int, int]) -> None:

@@ -30,6 +30,7 @@ from kubeview.tui.actions import ActionsMixin
 from kubeview.tui.commands import KubeviewCommands
 from kubeview.tui.format import GPU
 from kubeview.tui.messages import ActionDone, ClusterChanged
+from kubeview.tui.screens.capacity import CapacityScreen
 from kubeview.tui.screens.nodes import NodesScreen, install_detail
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
@@ -39,7 +40,7 @@ from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.summary import STARTING, Summary, summarize
 
-SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune")
+SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune", "capacity")
 OPTIONAL = {"render": "render_job", "tune": "tuner"}  # screens built only when there is one to show
 REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
 LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
@@ -59,7 +60,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     TITLE = "kubeview"
     COMMANDS = App.COMMANDS | {KubeviewCommands}
     MODES = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen,
-             "packing": PackingScreen, "render": RenderScreen, "tune": TuneScreen}
+             "packing": PackingScreen, "render": RenderScreen, "tune": TuneScreen, "capacity": CapacityScreen}
     BINDINGS = [
         Binding("colon", "command_bar", ":screen", id="app.command", tooltip="Jump to a screen by name"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="Show every key"),

@@ -291,3 +291,26 @@ def wrap_long_lines(markup: str, width: int) -> str:
         out += [escape(part) for part in textwrap.wrap(body, width, initial_indent=lead,
                                                        subsequent_indent=lead + "  ", break_on_hyphens=False)]
     return "\n".join(out)
+
+
+def wrap_markup(markup: str, width: int) -> str:
+    """`wrap_long_lines` that keeps the styles: a long line is cut between words (a word longer than a
+    line is cut in it) and its other lines go under its indent + 2, each still in its own markup."""
+    out = []
+    for line in markup.split("\n"):
+        text = Text.from_markup(line)
+        plain = text.plain
+        if len(plain) <= width:
+            out.append(line)
+            continue
+        lead = len(plain) - len(plain.lstrip())
+        room, start, starts = width, 0, []
+        for word in re.finditer(r"\S+", plain):
+            while word.end() - start > room:
+                cut = word.start() if word.start() > start else start + room
+                starts.append(cut)
+                start, room = cut, max(1, width - lead - 2)
+        for i, piece in enumerate(text.divide(starts)):
+            piece.rstrip()
+            out.append((" " * (lead + 2) if i else "") + piece.markup)
+    return "\n".join(out)

@@ -85,3 +85,16 @@ def test_render_running(snap_compare) -> None:  # noqa: ANN001
 def test_render_finished(snap_compare) -> None:  # noqa: ANN001
     app = make_app(cluster(), RecordedRenderJob("finished"))
     assert snap_compare(app, terminal_size=SIZE, run_before=_render("finished"))
+
+
+def test_capacity(snap_compare) -> None:  # noqa: ANN001
+    """A CA node group at its max with a Job's pods waiting (its story and rough time) beside a NodePool."""
+    from capacity_source import CapacitySource
+
+    assert snap_compare(make_app(CapacitySource()), terminal_size=SIZE, run_before=keys("7"))
+
+
+def test_capacity_group(snap_compare) -> None:  # noqa: ANN001
+    from capacity_source import CapacitySource
+
+    assert snap_compare(make_app(CapacitySource()), terminal_size=SIZE, run_before=keys("7", "enter"))

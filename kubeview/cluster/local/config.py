@@ -1,4 +1,4 @@
-"""The local cluster's YAML file (`--cluster FILE`): nodes and system workloads, validated.
+"""The local cluster's YAML file (`--cluster FILE`): nodes, node groups and system workloads, validated.
 
 Every problem is one `ClusterFileError` naming the file and the field, so `kubeview` prints one
 line and exits instead of showing a traceback. The bundled default lives in `clusters/default.yaml`.
@@ -54,6 +54,20 @@ class NodeSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeGroupSpec:
+    """An autoscaled node group (`nodeGroups:`): `size` nodes at start, grown by the embedded autoscaler
+    (local/node_groups.py) up to `max_size` when pods wait; each node is `template` (its name unused:
+    nodes are `<group>-<5 letters>`), registered `provision_seconds` after the scale-up asked for it."""
+
+    name: str
+    min_size: int
+    max_size: int
+    size: int
+    template: NodeSpec
+    provision_seconds: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
 class SystemWorkload:
     kind: str  # DaemonSet | Deployment | Static
     name: str
@@ -71,6 +85,7 @@ class ClusterConfig:
     source: str
     nodes: list[NodeSpec]
     system: list[SystemWorkload]
+    node_groups: list[NodeGroupSpec] = field(default_factory=list)
 
 
 def _fmt_bytes(value: int) -> str:
@@ -137,8 +152,8 @@ class _Checker:
             out.append(tol)
         return out
 
-    def node(self, raw: object, i: int) -> NodeSpec:
-        where = f"nodes[{i}]"
+    def node(self, raw: object, i: int, where: str = "") -> NodeSpec:
+        where = where or f"nodes[{i}]"
         raw = self.mapping(raw, where)
         name = raw.get("name")
         if not isinstance(name, str) or not name:
@@ -168,6 +183,34 @@ class _Checker:
                         labels=self.strings(raw.get("labels"), f"{where}.labels"), taints=clean,
                         control_plane=bool(raw.get("controlPlane", False)),
                         dra=self.dra(raw.get("dra"), f"{where}.dra"))
+
+    def node_group(self, raw: object, i: int) -> NodeGroupSpec:
+        """`{name, minSize, maxSize, size, provisionSeconds, template: {labels, capacity, taints, ...}}`."""
+        where = f"nodeGroups[{i}]"
+        raw = self.mapping(raw, where)
+        unknown = set(raw) - {"name", "minSize", "maxSize", "size", "provisionSeconds", "template"}
+        if unknown:
+            raise self.fail(f"{where}.{sorted(unknown)[0]}",
+                            "unknown field (name, minSize, maxSize, size, provisionSeconds, template)")
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(f"{where}.name", "missing")
+        sizes = {}
+        for key, default in (("minSize", 0), ("maxSize", None), ("size", raw.get("minSize", 0))):
+            value = raw.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise self.fail(f"{where}.{key}", "must be a non-negative integer")
+            sizes[key] = value
+        if not sizes["minSize"] <= sizes["size"] <= sizes["maxSize"]:
+            raise self.fail(f"{where}.size", f"must be between minSize {sizes['minSize']} and maxSize "
+                            f"{sizes['maxSize']}")
+        delay = raw.get("provisionSeconds", 5.0)
+        if not isinstance(delay, int | float) or isinstance(delay, bool) or delay < 0:
+            raise self.fail(f"{where}.provisionSeconds", "must be a non-negative number")
+        template = {**self.mapping(raw.get("template"), f"{where}.template"), "name": name}
+        spec = self.node(template, i, f"{where}.template")
+        return NodeGroupSpec(name=name, min_size=sizes["minSize"], max_size=sizes["maxSize"], size=sizes["size"],
+                             template=spec, provision_seconds=float(delay))
 
     def dra(self, value: object, where: str) -> DraSpec | None:
         """`dra: {gpus: N, driver:, productName:, memory:, mig: {profile: count per GPU}}`."""
@@ -223,8 +266,12 @@ def parse_cluster(text: str, source: str = "<cluster>") -> ClusterConfig:
         where = f"line {mark.line + 1}" if mark is not None else "yaml"
         raise check.fail(where, f"not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     doc = check.mapping(doc, "top level")
-    raw_nodes = doc.get("nodes")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
+    raw_groups = doc.get("nodeGroups") or []
+    if not isinstance(raw_groups, list):
+        raise check.fail("nodeGroups", "must be a list")
+    groups = [check.node_group(g, i) for i, g in enumerate(raw_groups)]
+    raw_nodes = doc.get("nodes") or []
+    if not isinstance(raw_nodes, list) or not (raw_nodes or groups):
         raise check.fail("nodes", "must be a non-empty list")
     nodes = [check.node(n, i) for i, n in enumerate(raw_nodes)]
     seen: set[str] = set()
@@ -232,10 +279,14 @@ def parse_cluster(text: str, source: str = "<cluster>") -> ClusterConfig:
         if n.name in seen:
             raise check.fail(f"nodes[{i}].name", f"duplicate node {n.name!r}")
         seen.add(n.name)
+    for i, g in enumerate(groups):
+        if g.name in {h.name for h in groups[:i]}:
+            raise check.fail(f"nodeGroups[{i}].name", f"duplicate node group {g.name!r}")
     raw_system = doc.get("system") or []
     if not isinstance(raw_system, list):
         raise check.fail("system", "must be a list")
-    return ClusterConfig(source=source, nodes=nodes, system=[check.workload(w, i) for i, w in enumerate(raw_system)])
+    return ClusterConfig(source=source, nodes=nodes, system=[check.workload(w, i) for i, w in enumerate(raw_system)],
+                         node_groups=groups)
 
 
 def load_cluster(path: str | Path | None = None) -> ClusterConfig:

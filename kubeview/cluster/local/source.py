@@ -26,6 +26,7 @@ from pathlib import Path
 
 import kubeview
 import renderer
+from kubeview.cluster.local.autoscaler import Plan
 from kubeview.cluster.local.config import ClusterConfig, load_cluster
 from kubeview.cluster.local.kubelet import (
     ContainerSpec,
@@ -38,6 +39,7 @@ from kubeview.cluster.local.kubelet import (
 )
 from kubeview.cluster.local.kubelet import Usage as ProcessUsage
 from kubeview.cluster.local.kubelet_status import Key, StartPod, StopPod
+from kubeview.cluster.local.node_groups import SCAN_INTERVAL
 from kubeview.cluster.local.state import LocalCluster
 from kubeview.model.events import ConnectionState, SourceEvent
 from kubeview.model.usage import NodeUsage, PodUsage, UsageUpdate
@@ -103,11 +105,14 @@ class LocalSource:
 
     def __init__(self, cluster_file: str | None = None, policy: PackingConfig | None = None, *,
                  kubelet: KubeletSettings | None = None, seed: int | None = None,
-                 metrics_listen: tuple[str, int] | None = None, config: ClusterConfig | None = None) -> None:
+                 metrics_listen: tuple[str, int] | None = None, config: ClusterConfig | None = None,
+                 clock: Callable[[], float] = time.time, autoscale_every: float | None = SCAN_INTERVAL) -> None:
+        """`clock` is the autoscaler's (node groups); `autoscale_every` None leaves its loop to the caller
+        (`autoscale_now`), as tests do."""
         self.config = config if config is not None else load_cluster(cluster_file)
         self._lock = threading.RLock()
         self._subscribers: list[queue.Queue[SourceEvent]] = []
-        self._state = LocalCluster(self.config, policy, seed=seed)
+        self._state = LocalCluster(self.config, policy, seed=seed, clock=clock)
         self._state.events.clear()  # the bootstrap is what the first Listed shows
         self.log_dir = Path(tempfile.mkdtemp(prefix="kubeview-local-"))
         self._usage: dict[Key, tuple[float, int]] = {}
@@ -118,6 +123,12 @@ class LocalSource:
             from kubeview.cluster.local.metrics import start_local_metrics
 
             self.metrics = start_local_metrics(self, *metrics_listen)
+        self._autoscaling = threading.Event()  # set: the autoscaler's loop stops
+        self._autoscaler: threading.Thread | None = None
+        if self.config.node_groups and autoscale_every is not None:
+            self._autoscaler = threading.Thread(target=self._autoscale_loop, args=(autoscale_every,),
+                                                name="kubeview-local-autoscaler", daemon=True)
+            self._autoscaler.start()
         atexit.register(self.close)
 
     # --- ClusterSource ------------------------------------------------------------------------------
@@ -148,6 +159,7 @@ class LocalSource:
 
     def close(self) -> None:
         """Stop every process this cluster started (SIGTERM, then SIGKILL after their grace period)."""
+        self._autoscaling.set()
         with self._lock:
             if self._closed:
                 return
@@ -216,6 +228,23 @@ class LocalSource:
 
         with self._lock:
             return budgets_with_status(self._state)
+
+    def autoscale_now(self) -> Plan | None:
+        """One loop of the node groups' autoscaler at the clock's time (None: the cluster has no groups)."""
+        return self._act(lambda s: s.autoscale(s.clock()))
+
+    def _autoscale_loop(self, every: float) -> None:
+        """Every `every` seconds, or when the next node asked for is due, whichever is first."""
+        while True:
+            with self._lock:
+                due = self._state.next_due()
+                wait = every if due is None else min(every, max(0.05, due - self._state.clock()))
+            if self._autoscaling.wait(wait):
+                return
+            with self._lock:
+                if self._closed:
+                    return
+                self.autoscale_now()
 
     # --- reading ---------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> dict | None:

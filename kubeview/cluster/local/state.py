@@ -13,15 +13,17 @@ import builtins
 import copy
 import itertools
 import random
+import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 
 from kubeview.cluster.local import dra as dra
 from kubeview.cluster.local import events as ev
 from kubeview.cluster.local import objects as obj
 from kubeview.cluster.local.actions import ClusterActions
 from kubeview.cluster.local.claims import TEMPLATE, ClaimControllers
-from kubeview.cluster.local.config import ClusterConfig
+from kubeview.cluster.local.config import ClusterConfig, SystemWorkload
 from kubeview.cluster.local.controllers import (
     collect_garbage,
     controller_uid,
@@ -34,8 +36,10 @@ from kubeview.cluster.local.gang_cycle import GangCycle
 from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, pod_group_of
 from kubeview.cluster.local.jobs import JobLedger, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
+from kubeview.cluster.local.node_groups import NodeGroups
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
 from kubeview.cluster.source import ActionError
+from kubeview.model.autoscaling.store import CA_STATUS
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.gpus.dra import DRA_KINDS
@@ -45,10 +49,11 @@ LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job") + GANG
 MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
 
 
-class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
+class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, NodeGroups):
     """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
 
-    def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None) -> None:
+    def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.packing = packing or PackingConfig()
         self.model = ClusterModel("local cluster")
         self.rng = random.Random(seed)
@@ -57,10 +62,12 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
         self.ties = random.Random(f"ties-{seed}") if seed is not None else random.Random()
         self.events: list[SourceEvent] = []
         self.intents: list[Intent] = []
+        self.clock = clock  # the autoscaler's time (node_groups.py); tests pass their own
         self.daemon_uids: set[str] = set()
+        self.daemonsets: list[tuple[SystemWorkload, dict]] = []
         self.budgets: dict[Key, dict] = {}  # PodDisruptionBudgets, for the Eviction API (local/eviction.py)
         self.nominated: dict[Key, str] = {}  # pending pods with status.nominatedNodeName (local/eviction.py)
-        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE,)}
+        self._objects: dict[str, dict[Key, dict]] = {k: {} for k in LOCAL_KINDS + DRA_KINDS + (TEMPLATE, CA_STATUS)}
         self._dra = any(n.dra is not None for n in config.nodes)  # serve the DRA kinds (resource.k8s.io/v1)
         self._seq: dict[tuple[str, Key], int] = {}
         self._counter = itertools.count()
@@ -73,6 +80,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
         self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
         self.job_ledgers: dict[str, JobLedger] = {}  # Job uid -> what its controller has counted
         self._bootstrap(config)
+        self._start_groups(config, clock(), seed)
         self.reconcile()
 
     # --- the apiserver (also the controllers' Api) -------------------------------------------------
@@ -164,6 +172,11 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
             if gone is not None:
                 self._write("Event", "DELETED", copy.deepcopy(gone))
 
+    def recorded(self, event: dict) -> bool:
+        """Is this occurrence (object, type, reason, message) among the Events kept?"""
+        key = self._event_keys.get(ev.aggregation_key(event))
+        return key is not None and key in self._objects["Event"]
+
     def delete_pod(self, namespace: str, name: str, grace: float | None = None) -> None:
         pod = self._objects["Pod"].get((namespace, name))
         if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -186,8 +199,9 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
 
         StatefulSets are listed too, empty: the local cluster runs none, and a client waiting for every
         kind to sync must not wait for ever."""
+        kinds = LOCAL_KINDS + (DRA_KINDS if self._dra else ()) + ((CA_STATUS,) if self.groups else ())
         listed = [Listed(kind, [copy.deepcopy(o) for o in self._objects[kind].values()], self.resource_version)
-                  for kind in LOCAL_KINDS + (DRA_KINDS if self._dra else ())]
+                  for kind in kinds]
         return listed + [Listed("StatefulSet", [], self.resource_version)]
 
     # --- bootstrap ------------------------------------------------------------------------------
@@ -211,6 +225,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus):
             else:
                 owner = {"kind": "DaemonSet", "name": w.name, "uid": str(uuid.uuid4())}
                 self.daemon_uids.add(owner["uid"])
+                self.daemonsets.append((w, owner))  # nodes that join later get theirs (node_groups.py)
                 for node in nodes:
                     labels = node["metadata"].get("labels") or {}
                     if all(labels.get(k) == v for k, v in w.node_selector.items()):

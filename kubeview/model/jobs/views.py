@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubeview.model.kube_events import parse_time
+
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_JOB_NAME_LABEL = "job-name"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
@@ -175,6 +177,8 @@ class JobPodView:
     exit_code: int | None
     disruption: Disruption | None
     resource_version: str = ""
+    started_at: float | None = None  # its container's startedAt (running or terminated), epoch seconds
+    finished_at: float | None = None  # its container's terminated finishedAt
 
     @classmethod
     def from_api(cls, obj: dict) -> JobPodView | None:
@@ -194,11 +198,14 @@ class JobPodView:
                 disruption = Disruption(c.get("reason", ""), c.get("message", ""))
             elif c.get("type") == "Ready":
                 ready = c.get("status") == "True"
-        exit_code = None
+        exit_code = started_at = finished_at = None
         for cs in status.get("containerStatuses") or ():
-            term = (cs.get("state") or {}).get("terminated")
+            state = cs.get("state") or {}
+            term = state.get("terminated")
             if term is not None:
                 exit_code = int(term.get("exitCode", 0))
+                finished_at = parse_time(term.get("finishedAt"))
+            started_at = parse_time((term or state.get("running") or {}).get("startedAt"))
         return cls(
             namespace=meta.get("namespace", ""),
             name=meta.get("name", ""),
@@ -215,11 +222,20 @@ class JobPodView:
             exit_code=exit_code,
             disruption=disruption,
             resource_version=meta.get("resourceVersion", ""),
+            started_at=started_at,
+            finished_at=finished_at,
         )
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
+
+    @property
+    def ran(self) -> float | None:
+        """Seconds its container ran, once it has ended (None before, or without both times)."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return max(0.0, self.finished_at - self.started_at)
 
     @property
     def finished(self) -> bool:

@@ -30,7 +30,9 @@ def key_table(title: str, bindings: list[Binding]) -> Table:
 
 def sections(app_bindings: list) -> list[tuple[str, list]]:
     """The help's sections: a title and its keys, each screen's from its own BINDINGS."""
+    from kubeview.tui.screens.capacity import CapacityScreen
     from kubeview.tui.screens.gang_detail import GangDetailScreen
+    from kubeview.tui.screens.group_detail import GroupDetailScreen
     from kubeview.tui.screens.indexed import IndexedScreen
     from kubeview.tui.screens.node_detail import NodeDetailScreen
     from kubeview.tui.screens.nodes import NodesScreen
@@ -51,6 +53,11 @@ def sections(app_bindings: list) -> list[tuple[str, list]]:
         ("Workloads", WorkloadsScreen.BINDINGS),
         ("Gang", GangDetailScreen.BINDINGS),
         ("Packing", PackingScreen.BINDINGS),
+        ("Capacity", [*CapacityScreen.BINDINGS,
+                      Binding("7", "", "", tooltip="Capacity (:capacity): the node groups and NodePools, their "
+                                                   "sizes against their limits, the pods waiting on each; the panel "
+                                                   "tells the selected group's story and a rough time")]),
+        ("Node group", GroupDetailScreen.BINDINGS),
         ("Render", RenderScreen.BINDINGS),
         ("Tune", [*TuneScreen.BINDINGS,
                   Binding("colon", "", "", tooltip=":tune shows the study of `kubeview tune SCENE`: its trials, "
