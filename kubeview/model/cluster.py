@@ -19,6 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.autoscaling.groups import PodWait
+from kubeview.model.autoscaling.store import AUTOSCALING_KINDS, AutoscalingStore
+from kubeview.model.autoscaling.waits import pod_wait
 from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gangs.messages import GANG_KINDS
@@ -51,6 +54,7 @@ class ClusterModel:
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
+        self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
@@ -62,9 +66,10 @@ class ClusterModel:
         self._alloc: Allocation | None = None
         self._alloc_version = -1
         # The kinds: list/watch events of each go to these stores, in this order. A new kind is a row.
-        jobs, gangs = self.jobs, self.gangs
+        jobs, gangs, scaling = self.jobs, self.gangs, self.autoscaling
+        self._waits: tuple[tuple[int, int], dict[PodKey, PodWait]] | None = None
         self.kinds: dict[str, tuple[KindStore, ...]] = {
-            "Node": (self.node_pods.node_kind,),
+            "Node": (self.node_pods.node_kind, Calls(scaling.put_node, scaling.delete_node, scaling.relist_nodes)),
             "Pod": (self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
                     Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
@@ -72,6 +77,7 @@ class ClusterModel:
             **rows_of(self._workloads, WORKLOAD_KINDS),
             **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
             **rows_of(gangs, GANG_KINDS),
+            **rows_of(scaling, AUTOSCALING_KINDS),
         }
 
     @property
@@ -187,6 +193,25 @@ class ClusterModel:
         pod of the same name."""
         pod = self.pods.get(key)
         return self.events.for_object("Pod", *key, uid=pod.uid if pod is not None else "")
+
+    def pod_wait(self, key: PodKey, now: float | None = None) -> PodWait | None:
+        """What a pending pod waits for, from the autoscalers' Events on it and its node group's state
+        (model/autoscaling/waits.py); None for a pod that is not pending (or not known)."""
+        pod = self.pods.get(key)
+        if pod is None or not pod.pending:
+            return None
+        scaling = self.autoscaling
+        now = time.time() if now is None else now
+        return pod_wait(pod, self.pod_events(key), scaling.groups(), now, scaling.claims())
+
+    def pod_waits(self, now: float | None = None) -> dict[PodKey, PodWait]:
+        """`pod_wait` of every pending pod shown, cached per model version (and per 10 s, for the ages)."""
+        now = time.time() if now is None else now
+        stamp = (self.version, int(now // 10))
+        if self._waits is None or self._waits[0] != stamp:
+            waits = {p.key: w for p in self.pending() if (w := self.pod_wait(p.key, now)) is not None}
+            self._waits = (stamp, waits)
+        return self._waits[1]
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from kubeview.model.autoscaling.store import AUTOSCALING_KINDS
 from kubeview.model.gangs.messages import GANG_KINDS
 
 
@@ -83,3 +84,9 @@ def gangs_unavailable(unavailable: Mapping[str, str]) -> str | None:
     """Why some gang kinds are not shown (their lists were refused), each kind's reason once."""
     whys = [why for kind, why in unavailable.items() if kind in GANG_KINDS]
     return f"some gangs are not shown: {'; '.join(whys)}" if whys else None
+
+
+def autoscaling_unavailable(unavailable: Mapping[str, str]) -> str | None:
+    """Why some node groups are not shown (NodePools, NodeClaims or CA's status refused), each reason once."""
+    whys = list(dict.fromkeys(why for kind, why in unavailable.items() if kind in AUTOSCALING_KINDS))
+    return f"node groups are not shown: {'; '.join(whys)}" if whys else None

@@ -54,6 +54,7 @@ class NodeGroup:
     health: str = ""  # as the autoscaler says: "Healthy", "Unhealthy", "Ready", ...
     gpus: int = 0  # GPUs on its nodes now
     node_labels: dict[str, str] = field(default_factory=dict)  # labels its nodes carry
+    taints: tuple[dict, ...] = ()  # taints its nodes carry (a member node's, or the NodePool template's)
     template: dict[str, int] | None = None  # what one more node would offer (None: unknown)
 
     @property
