@@ -8,7 +8,7 @@ realk8s `plane` (tests/realk8s/plane.py, Kubernetes v1.37.2, kwok as the kubelet
 its kwok cloud provider and four node groups (tests/realk8s/ca_objects.py) through the story in
 tests/realk8s/ca_story.py: a GPU batch larger than gpu-pool's max 6, a group whose nodes the "cloud"
 refuses (quota-pool), a group whose nodes never finish starting (slow-pool), a plain scale-up
-(cpu-pool). Every status ConfigMap state is saved as the server answered it at that moment, then the
+(cpu-pool), a group held by CA's own --cores-total (batch-pool). Every status ConfigMap state is saved as the server answered it at that moment, then the
 events (on the pods and on the status ConfigMap), pods and nodes. The README says what each file is.
 """
 
@@ -112,12 +112,17 @@ def record(plane: Plane, out: Path, binary: Path) -> None:
     rec.say("== cpu-pool: 3 pods x 6 cpu; max 3 nodes of 8 cpu")
     story.cpu()
     describe(rec, story, "cpu-pool")
-    keeper.keep("status-final.json", story.status(), "every state at once: at max, two backoffs, a finished scale-up")
+    keeper.keep("status-cpu-done.json", story.status(), "cpu-pool's scale-up done: 3 of 3 nodes ready")
+
+    rec.say(f"== batch-pool: 4 pods x 12 cpu; 16-cpu nodes, max 10, but --cores-total=0:{ca.CORES_TOTAL} leaves room for 2")
+    story.limited()
+    describe(rec, story, "batch-pool")
+    keeper.keep("status-final.json", story.status(),
+                "every state at once: at max, two backoffs, finished scale-ups, one held by the cores limit")
 
     sel = f"involvedObject.name%3D{ca.STATUS}"
     for name, path, note in (
             ("events-pods.json", f"/api/v1/namespaces/{NS}/events", "every event on the pods: scheduler and CA"),
-            ("events-v1-pods.json", f"/apis/events.k8s.io/v1/namespaces/{NS}/events", "the same through events.k8s.io/v1"),
             ("events-status.json", f"/api/v1/namespaces/{ca.NS}/events?fieldSelector={sel}",
              "CA's events on its status ConfigMap: ScaledUpGroup, FailedToScaleUpGroup, ScaleUpTimedOut, ..."),
             ("pods.json", f"/api/v1/namespaces/{NS}/pods", ""),

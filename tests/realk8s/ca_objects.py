@@ -16,6 +16,9 @@ The groups, each with its own pods (a nodeSelector on `GROUP_LABEL`, so no expan
 - `slow-pool`: its nodes carry a startup taint (`startup-taint.cluster-autoscaler.kubernetes.io/`,
   utils/taints/taints.go) that nothing removes, so CA counts them as not started: scale-up
   InProgress until `--max-node-provision-time`, then ScaleUpTimedOut and a backoff ("timeout");
+- `batch-pool`: 16-cpu nodes, max 10, but CA's own cluster-wide limit `--cores-total` leaves room for
+  two of them once the groups above have their nodes (`CORES_TOTAL`): "exceeded quota: "cluster-wide",
+  resources: cpu" (core/scaleup/orchestrator/skippedreasons.go NewMaxResourceLimitReached);
 - `quota-pool`: a ValidatingAdmissionPolicy refuses its Nodes with a cloud's quota words (a stand-in
   for the cloud: the API server's refusal is what the kwok provider's IncreaseSize returns, as a
   cloud's API error is for a real provider), so CA's scale-up fails: FailedToScaleUpGroup and a
@@ -44,6 +47,9 @@ GPU_TYPE = "nvidia-h100-80gb"
 GPU_MAX = 6
 PROVISION_TIME = "40s"  # --max-node-provision-time: slow-pool's scale-up times out after this
 QUOTA_WORDS = ("QUOTA_EXCEEDED: Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 48.0 in region us-central1.")
+# cores the story's nodes have before batch-pool: gpu-pool 6 x 32, slow-pool 1 x 4, cpu-pool 3 x 8 = 220;
+# and two batch-pool nodes of 16
+CORES_TOTAL = 6 * 32 + 1 * 4 + 3 * 8 + 2 * 16
 STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/driver-install"
 # group -> (min, max, allocatable, extra labels, taints)
 GROUPS: dict[str, tuple[int, int, dict[str, str], dict[str, str], list[dict]]] = {
@@ -52,6 +58,7 @@ GROUPS: dict[str, tuple[int, int, dict[str, str], dict[str, str], list[dict]]] =
     "cpu-pool": (0, 3, {"cpu": "8", "memory": "32Gi", "pods": "110"}, {}, []),
     "slow-pool": (0, 4, {"cpu": "4", "memory": "16Gi", "pods": "110"}, {},
                   [{"key": STARTUP_TAINT, "value": "true", "effect": "NoSchedule"}]),
+    "batch-pool": (0, 10, {"cpu": "16", "memory": "64Gi", "pods": "110"}, {}, []),
     "quota-pool": (0, 4, {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "4"},
                    {GPU_LABEL: GPU_TYPE}, []),
 }
@@ -134,7 +141,7 @@ def start(plane: Plane, ca: Path, extra: list[str] | None = None) -> Proc:
     """Start CA against the plane (the admin's kubeconfig, leader election off, a 2 s loop, no scale-down)."""
     argv = [str(ca), "--cloud-provider=kwok", f"--kubeconfig={plane.kubeconfig}", f"--namespace={NS}",
             "--leader-elect=false", "--scan-interval=2s", f"--max-node-provision-time={PROVISION_TIME}",
-            "--scale-down-enabled=false", f"--address=127.0.0.1:{free_port()}", "--kube-client-qps=50",
+            "--scale-down-enabled=false", f"--cores-total=0:{CORES_TOTAL}", f"--address=127.0.0.1:{free_port()}", "--kube-client-qps=50",
             "--kube-client-burst=100", "--v=2", *(extra or [])]
     env = {"KWOK_PROVIDER_MODE": "local", "KUBECONFIG": str(plane.kubeconfig), "POD_NAMESPACE": NS}
     proc = Proc("cluster-autoscaler", argv, plane.logs, env=env)

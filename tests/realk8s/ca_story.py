@@ -11,6 +11,8 @@ ConfigMap read while waiting (the recorder saves the states it wants from there)
 3. `slow`: 2 pods on slow-pool, whose nodes never lose their startup taint: scale-up InProgress,
    then ScaleUpTimedOut after --max-node-provision-time and Backoff ("timeout").
 4. `cpu`: 3 pods x 6 cpu on cpu-pool (max 3, 8 cpu a node): a scale-up that completes.
+5. `limited`: 4 pods x 12 cpu on batch-pool (16 cpu a node, max 10), but CA's --cores-total leaves
+   room for 2 nodes: 2 pods run, 2 stay Pending with "exceeded quota: "cluster-wide", resources: cpu".
 """
 
 from __future__ import annotations
@@ -127,3 +129,15 @@ class Story:
             return (ready == 3 and (g.get("scaleUp") or {}).get("status") == "NoActivity"
                     and all(p.status.phase == "Running" for p in self.pods("cpu-pool")))
         self._wait(done, "cpu-pool at 3 ready nodes, its scale-up over, its 3 pods running")
+
+    def limited(self) -> None:
+        self._create([ca.gpu_pod(f"etl-{i}", "batch-pool", gpus=0, cpu="12") for i in range(4)])
+
+        def capped() -> bool:
+            g = self.group("batch-pool")
+            ready = ((g.get("health") or {}).get("nodeCounts") or {}).get("registered", {}).get("ready")
+            pods = self.pods("batch-pool")
+            pending = [p for p in pods if p.status.phase == "Pending"]
+            return (ready == 2 and len(pending) == 2 and len(pods) - len(pending) == 2
+                    and all("NotTriggerScaleUp" in self.reasons(p.metadata.name) for p in pending))
+        self._wait(capped, "batch-pool at 2 ready nodes (the cores limit), 2 pods running, NotTriggerScaleUp on the rest")
