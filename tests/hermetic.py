@@ -30,6 +30,7 @@ SHARED_CACHES = {
     "KUBEVIEW_K8S_CACHE": "kubernetes",   # scripts/build-kubernetes.sh: the control plane's binaries
     "KUBEVIEW_HELM_CACHE": "helm",        # scripts/build-helm.sh
     "KUBEVIEW_KREW_CACHE": "krew",        # scripts/build-krew.sh
+    "KUBEVIEW_CA_CACHE": "cluster-autoscaler",  # scripts/build-cluster-autoscaler.sh
     "KUBEVIEW_PEERS_CACHE": "peers",      # scripts/build-peers.sh: the bench's peers
     "KUBEVIEW_TEST_CACHE": "test",        # what single tests install once (an old PyYAML release)
 }

@@ -71,8 +71,9 @@ def binary() -> Path | None:
     return path if path.is_file() else None
 
 
-def template(name: str) -> dict:
+def template(name: str, max_size: int | None = None) -> dict:
     lo, hi, alloc, labels, taints = GROUPS[name]
+    hi = hi if max_size is None else max_size
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": f"{name}-template",
                          "labels": {GROUP_LABEL: name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
@@ -116,10 +117,11 @@ def apply(plane: Plane, *docs: dict) -> None:
         raise AssertionError(f"kubectl apply: {out.stderr.strip()}")
 
 
-def setup_groups(plane: Plane, groups: tuple[str, ...] = tuple(GROUPS)) -> None:
-    """The kwok provider's two ConfigMaps and the quota policy; the policy is in force (a dry-run create
-    of a quota-pool Node is refused) before this returns."""
-    templates = "\n---\n".join(yaml.safe_dump(template(g)) for g in groups)
+def setup_groups(plane: Plane, maxes: dict[str, int] | None = None) -> None:
+    """The kwok provider's two ConfigMaps (`maxes`: other max sizes than GROUPS') and the quota policy;
+    the policy is in force (a dry-run create of a quota-pool Node is refused) before this returns.
+    CA reads them when it starts."""
+    templates = "\n---\n".join(yaml.safe_dump(template(g, (maxes or {}).get(g))) for g in GROUPS)
     policy, binding = quota_policy()
     apply(plane,
           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kwok-provider-config", "namespace": NS},

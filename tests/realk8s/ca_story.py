@@ -30,10 +30,11 @@ TIMEOUT = 180.0  # CA waits 30 s before it acts on pods that ask for GPUs (core/
 
 class Story:
     def __init__(self, core: client.CoreV1Api, watch: Callable[[dict | None], None] | None = None,
-                 read: Callable[[], dict | None] | None = None) -> None:
+                 read: Callable[[], dict | None] | None = None, ns: str = NS) -> None:
         """`read` returns the status ConfigMap (None before CA wrote it); the default reads it with
         the Python client, the recorder passes one that keeps the server's JSON as it came."""
         self.core = core
+        self.ns = ns
         self.watch = watch or (lambda cm: None)
         self.read = read or (lambda: ca.status(core))
 
@@ -47,11 +48,11 @@ class Story:
         return ca.group_status(self.status(), name)
 
     def pods(self, group: str) -> list[client.V1Pod]:
-        return self.core.list_namespaced_pod(NS, label_selector=f"group={group}").items
+        return self.core.list_namespaced_pod(self.ns, label_selector=f"group={group}").items
 
     def reasons(self, pod: str) -> list[str]:
         """The reasons of CA's events on this pod, oldest write first (resourceVersion order)."""
-        items = self.core.list_namespaced_event(NS, field_selector=f"involvedObject.name={pod}").items
+        items = self.core.list_namespaced_event(self.ns, field_selector=f"involvedObject.name={pod}").items
         mine = [e for e in items if (e.source and e.source.component) == "cluster-autoscaler"]
         return [e.reason for e in sorted(mine, key=lambda e: int(e.metadata.resource_version))]
 
@@ -65,7 +66,7 @@ class Story:
 
     def _create(self, pods: list[dict]) -> None:
         for pod in pods:
-            self.core.create_namespaced_pod(NS, pod)
+            self.core.create_namespaced_pod(self.ns, pod)
 
     # --- phases -------------------------------------------------------------------------------
     def idle(self) -> None:
@@ -75,21 +76,22 @@ class Story:
             return doc.get("autoscalerStatus") == "Running" and names >= set(ca.GROUPS)
         self._wait(running, "CA's status Running with every kwok node group")
 
-    def gpu_batch(self, count: int = 10) -> None:
+    def gpu_batch(self, count: int = 10, gpu_max: int = ca.GPU_MAX, huge: bool = True) -> None:
+        """`count` pods x 8 GPUs (one a node) on gpu-pool, whose max is `gpu_max` (as CA was started)."""
         self._create([ca.gpu_pod(f"train-{i}", "gpu-pool") for i in range(count)]
-                     + [ca.gpu_pod("huge", "gpu-pool", gpus=16, labels={"group": "gpu-pool"})])
+                     + ([ca.gpu_pod("huge", "gpu-pool", gpus=16)] if huge else []))
 
         def settled() -> bool:
             g = self.group("gpu-pool")
             health = g.get("health") or {}
-            if health.get("cloudProviderTarget") != ca.GPU_MAX or health["nodeCounts"]["registered"]["ready"] != ca.GPU_MAX:
+            if health.get("cloudProviderTarget") != gpu_max or health["nodeCounts"]["registered"]["ready"] != gpu_max:
                 return False
             pods = self.pods("gpu-pool")
             running = [p for p in pods if p.status.phase == "Running"]
             pending = [p for p in pods if p.status.phase == "Pending"]
-            return (len(running) == min(count, ca.GPU_MAX) and len(pending) == len(pods) - len(running)
+            return (len(running) == min(count, gpu_max) and len(pending) == len(pods) - len(running)
                     and all("NotTriggerScaleUp" in self.reasons(p.metadata.name) for p in pending))
-        self._wait(settled, f"gpu-pool at {ca.GPU_MAX} ready nodes, {ca.GPU_MAX} pods running, "
+        self._wait(settled, f"gpu-pool at {gpu_max} ready nodes, {min(count, gpu_max)} pods running, "
                             "a NotTriggerScaleUp on every pending one")
 
     def quota(self) -> None:

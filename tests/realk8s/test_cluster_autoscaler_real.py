@@ -1,0 +1,151 @@
+"""The real Cluster Autoscaler (1.36.1, kwok provider) on its own realk8s plane, and kubeview reading it.
+
+Several rounds, each with a node-group max chosen for it: CA is (re)started with gpu-pool's max M, a
+fresh namespace gets M + extra pods of 8 GPUs (one a node) and 2 pods on quota-pool, whose Nodes the
+"cloud" refuses (a ValidatingAdmissionPolicy standing in for a cloud's quota error: ca_objects.py).
+Premises by construction: M nodes can hold M pods, so exactly `extra` must stay Pending. CA waits 30 s
+before it acts when every pending pod that asks for GPUs is younger than that (core/static_autoscaler.go
+allPodsAreNew); a GPU pod no group can take, made in the first round (`anchor`), keeps the later rounds
+from waiting.
+Judged first on what CA itself wrote (its events on the pods, its status ConfigMap), then on what
+kubeview shows: KubeSource feeding a ClusterModel (nodes, pods, events, as the TUI does) and CA's status
+ConfigMap applied as the `ca.Status` row (read raw, as KubeSource will once it lists that row).
+
+Skips, in one line, where the CA binary is not built: its source is not on the Go module proxy
+(scripts/build-cluster-autoscaler.sh says why), so a machine without a source checkout cannot build
+it; tests/model/test_autoscaling_ca_recorded.py covers the same story from a recording of this CA.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from kubeview.model.autoscaling.groups import CLUSTER_AUTOSCALER, NODES, WAIT_NEVER, Limit
+from kubeview.model.autoscaling.store import CA_STATUS
+from kubeview.model.events import Listed
+
+from . import ca_objects as ca
+from .ca_story import Story
+from .conftest import _started
+from .live_view import LiveView
+from .objects import api, ensure_namespace
+from .plane import Plane
+from .procs import wait_until
+
+ROUNDS = ((2, 3), (4, 1), (3, 2))  # (gpu-pool's max, pods more than that)
+NOT_BUILT = ("no Cluster Autoscaler binary: CA's source is not served by the Go module proxy; built here "
+             "from a source checkout (tests/fixtures/autoscaling/ca-recorded/README.md)")
+
+
+@pytest.fixture(scope="module")
+def ca_plane() -> Iterator[Plane]:
+    """A plane of its own: CA acts on every pending pod it sees, so it must not see other tests' pods."""
+    if ca.binary() is None:
+        pytest.skip(NOT_BUILT)
+    yield from _started("CA plane")
+
+
+def restart_ca(plane: Plane, core: client.CoreV1Api, gpu_max: int) -> None:
+    """Stop CA, remove the nodes it made and its status, rewrite the groups, start it again."""
+    if "cluster-autoscaler" in plane.procs:
+        plane.procs.pop("cluster-autoscaler").stop()
+    for node in core.list_node(label_selector=ca.GROUP_LABEL).items:
+        core.delete_node(node.metadata.name)
+    wait_until(lambda: not core.list_node(label_selector=ca.GROUP_LABEL).items, 30, "CA's nodes gone")
+    try:
+        core.delete_namespaced_config_map(ca.STATUS, ca.NS)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+    ca.setup_groups(plane, {"gpu-pool": gpu_max})
+    ca.start(plane, ca.binary() or ca.BUILD)
+
+
+def anchor(core: client.CoreV1Api) -> None:
+    """A pod asking for GPUs that no group takes (its nodeSelector names none), Pending for good."""
+    ensure_namespace(core, "ca-anchor")
+    if not core.list_namespaced_pod("ca-anchor").items:
+        pod = ca.gpu_pod("anchor", "no-such-pool", gpus=16)
+        core.create_namespaced_pod("ca-anchor", pod)
+
+
+def raw(plane: Plane, path: str) -> dict:
+    got = plane._get(path)  # the admin's GET, raw JSON as kubeview lists
+    assert got is not None, path
+    return got
+
+
+@pytest.mark.parametrize(("gpu_max", "extra"), ROUNDS, ids=[f"max{m}+{e}" for m, e in ROUNDS])
+def test_a_group_at_its_max_and_a_refused_group(ca_plane: Plane, gpu_max: int, extra: int,
+                                                realk8s_counts: dict[str, str]) -> None:
+    plane = ca_plane
+    core = client.CoreV1Api(api(plane.kubeconfig))
+    ns = f"ca-max{gpu_max}"
+    start = time.monotonic()
+    for old in core.list_namespace().items:  # the rounds before: their pods would still ask CA
+        if old.metadata.name.startswith("ca-max") and old.metadata.name != ns:
+            core.delete_namespace(old.metadata.name, grace_period_seconds=0)
+    wait_until(lambda: not [p for p in core.list_pod_for_all_namespaces().items
+                            if p.metadata.namespace.startswith("ca-max") and p.metadata.namespace != ns],
+               60, "the earlier rounds' pods gone")
+    anchor(core)
+    restart_ca(plane, core, gpu_max)
+    ensure_namespace(core, ns)
+    story = Story(core, ns=ns)
+    story.idle()
+    story.gpu_batch(gpu_max + extra, gpu_max, huge=False)
+    story.quota()
+
+    # --- what CA wrote ---------------------------------------------------------------------------------
+    cm = story.status()
+    gpu, quota = ca.group_status(cm, "gpu-pool"), ca.group_status(cm, "quota-pool")
+    assert (gpu["health"]["maxSize"], gpu["health"]["cloudProviderTarget"]) == (gpu_max, gpu_max)
+    assert quota["scaleUp"]["status"] == "Backoff"
+    assert quota["scaleUp"]["backoffInfo"]["errorCode"] == "cloudProviderError"
+    assert ca.QUOTA_WORDS in quota["scaleUp"]["backoffInfo"]["errorMessage"]
+    pending = sorted(p.metadata.name for p in story.pods("gpu-pool") if p.status.phase == "Pending")
+    assert len(pending) == extra
+    triggered = [e.message for e in core.list_namespaced_event(ns, field_selector="reason=TriggeredScaleUp").items]
+    # one step (0->M) or several (0->1, 1->2, ...) as the pods arrive, never past M; a pod says
+    # TriggeredScaleUp once in 5 minutes (utils/kubernetes/factory.go), so a later step may have none:
+    # the last step is in CA's events on its status ConfigMap, keyed by message and never dropped
+    steps = {(int(a), int(b)) for m in triggered for a, b in re.findall(rf"{{gpu-pool (\d+)->(\d+) \(max: {gpu_max}\)}}", m)}
+    assert steps and all(m.startswith("pod triggered scale-up: [{gpu-pool ") for m in triggered), triggered
+    assert min(a for a, _ in steps) == 0 and max(b for _, b in steps) <= gpu_max, steps
+    scaled = story.status_events("ScaledUpGroup")
+    assert any(re.search(rf"group gpu-pool size set to {gpu_max} instead of \d+ \(max: {gpu_max}\)$", m) for m in scaled), scaled
+    for name in pending:
+        said = [e.message for e in core.list_namespaced_event(
+            ns, field_selector=f"involvedObject.name={name},reason=NotTriggerScaleUp").items]
+        assert said and all("1 max node group size reached" in m for m in said), said
+    failed = story.status_events("FailedToScaleUpGroup")
+    assert any(ca.QUOTA_WORDS in m and m.startswith("Scale-up failed for group quota-pool: ") for m in failed)
+
+    # --- what kubeview shows -------------------------------------------------------------------------
+    view = LiveView(plane.kubeconfig, events=True).start()
+    try:
+        def shown() -> bool:
+            view.read(lambda m: m.apply(Listed(CA_STATUS, [raw(plane, f"/api/v1/namespaces/{ca.NS}/configmaps/{ca.STATUS}")])))
+            waits = view.read(lambda m: {k[1]: w for k, w in m.pod_waits().items() if k[0] == ns})
+            return all(n in waits for n in pending) and all(waits[n].state == WAIT_NEVER for n in pending)
+        wait_until(shown, 30, "kubeview's waits for the pending pods", interval=0.5)
+        groups = view.read(lambda m: {g.name: g for g in m.autoscaling.groups()})
+        waits = view.read(lambda m: {k[1]: w for k, w in m.pod_waits().items() if k[0] == ns})
+    finally:
+        view.stop()
+    g = groups["gpu-pool"]
+    assert (g.autoscaler, g.size, g.max_size, g.gpus, g.can_add) == (CLUSTER_AUTOSCALER, gpu_max, gpu_max, 8 * gpu_max, 0)
+    assert g.at_limit == Limit(NODES, gpu_max, gpu_max)
+    for name in pending:
+        assert waits[name].words == f"will not get a node: gpu-pool is at its maximum {gpu_max}"
+        assert waits[name].group == (CLUSTER_AUTOSCALER, "gpu-pool")
+    assert groups["quota-pool"].error is not None and ca.QUOTA_WORDS in groups["quota-pool"].error
+    for p in story.pods("quota-pool"):
+        w = waits[p.metadata.name]
+        assert w.state == WAIT_NEVER and w.words.startswith("scale-up failed: ") and ca.QUOTA_WORDS in w.words
+    realk8s_counts[f"CA round max {gpu_max}"] = f"{time.monotonic() - start:.1f} s"
