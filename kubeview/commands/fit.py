@@ -3,7 +3,10 @@
 Reads the manifest (YAML or JSON, several documents, `-` for stdin), reads the cluster once like
 `snapshot` (any source: kubeconfig, `--local`, `--demo`), and places the manifest's units with
 `scheduling/workload_fit.py` (gangs all or nothing through `gang_fit.fit_gang`, the one
-implementation the TUI, the snapshot and the embedded scheduler use). Before placing, what the API server
+implementation the TUI, the snapshot and the embedded scheduler use). Pods that fit no node now are
+tried on a new node of each node group the cluster's autoscalers keep (`scheduling/group_fit.py`): "would
+fit a new node of gpu-pool (it can add 32)", or "would fit a node of gpu-pool, but gpu-pool is at its
+maximum 6". Before placing, what the API server
 would refuse is refused: on a real cluster by a server-side dry run of each Pod and workload
 (`cluster/kube/dry_run.py`), elsewhere, or where RBAC forbids the dry run or the server cannot do
 one, by the API server's own resource validation (`model/resource_validation.py`), one line per object
@@ -29,6 +32,8 @@ from renderer import bounded_yaml
 
 if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
     from kubeview.model.cluster import ClusterModel
+    from kubeview.scheduling.config import PackingConfig
+    from kubeview.scheduling.group_fit import GroupAnswer
     from kubeview.scheduling.workload_fit import Skipped, Unit, UnitFit
 
 MAX_BYTES = 16 * 2**20  # a manifest is text a person wrote; more is a mistake
@@ -80,13 +85,16 @@ def run(args: argparse.Namespace) -> int:
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     ok = all(f.fits for f in fits)
+    groups = model.autoscaling.groups()
+    scaling = [autoscaling_answer(f, groups, config) for f in fits]
     if getattr(args, "json", False):
         doc = {"fits": ok, "policy": config.policy, "policySource": where, "cluster": model.title,
                "skipped": [{"what": s.what, "why": s.why} for s in skipped],
-               "units": [_unit_doc(f, config.policy) for f in fits]}
+               "units": [{**_unit_doc(f, config.policy), "autoscaling": _scaling_doc(a)}
+                         for f, a in zip(fits, scaling, strict=True)]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(text(fits, config.policy, where, skipped))
+        sys.stdout.write(text(fits, config.policy, where, skipped, scaling))
     return 0 if ok else 1
 
 
@@ -176,6 +184,31 @@ def _claim_nodes(model: ClusterModel, unit: Unit) -> tuple[str, ...] | None:
     return group_claim_nodes(model, gang) if gang is not None else None
 
 
+def autoscaling_answer(f: UnitFit, groups: list, config: PackingConfig) -> tuple[int, GroupAnswer] | None:
+    """For a unit some of whose pods fit no node now: how many, and whether a node its node groups
+    could add would take them (scheduling/group_fit.py); None when all fit or no group is known."""
+    from kubeview.scheduling.group_fit import group_answer
+
+    if f.fits or f.unit.missing_group is not None or not groups:
+        return None
+    placed = f.fit.room if f.room is None else f.room
+    unplaced = f.unit.size - placed
+    pod = next((m.pod for m in f.fit.members if m.node is None), f.unit.template)
+    if unplaced <= 0 or pod is None:
+        return None
+    answer = group_answer(pod, groups, config)
+    return None if answer is None else (unplaced, answer)
+
+
+def _scaling_doc(scaling: tuple[int, GroupAnswer] | None) -> dict | None:
+    if scaling is None:
+        return None
+    unplaced, a = scaling
+    group = None if a.group is None else {"autoscaler": a.group.autoscaler, "name": a.group.name}
+    return {"unplaced": unplaced, "words": a.words, "group": group, "canAdd": a.can_add, "perNode": a.per_node,
+            "willCome": a.will_come}
+
+
 def _unit_doc(f: UnitFit, policy: str) -> dict:
     from kubeview.snapshot.gangs import fit_doc
 
@@ -188,9 +221,10 @@ def _unit_doc(f: UnitFit, policy: str) -> dict:
             "untried": {"count": f.untried, "message": f.untried_message} if f.untried else None}
 
 
-def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped]) -> str:
+def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
+         scaling: list[tuple[int, GroupAnswer] | None] | None = None) -> str:
     lines = [f"policy: {policy} ({where})"]
-    for f in fits:
+    for f, said in zip(fits, scaling or [None] * len(fits), strict=True):
         unit, fit = f.unit, f.fit
         size = unit.size
         kind = f"gang, minCount {unit.min_count:,}" if unit.gang else f"{size:,} pod{'s' * (size != 1)}"
@@ -205,6 +239,9 @@ def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped]) -
             lines.append(f"  saturated {node}: " + ", ".join(f"{n} {r}" for r, n in reasons.items()))
         for reason, count in fit.excluded_counts().items():
             lines.append(f"  excluded: {count} node{'s' * (count != 1)} {reason}")
+        if said is not None:
+            unplaced, answer = said
+            lines.append(f"  node groups: {unplaced:,} pod{'s' * (unplaced != 1)} fit no node now; {answer.words}")
         lines.extend(member_lines(f))
         lines.extend(f"  note: {n}" for n in (*fit.notes, *f.notes))
     lines.extend(f"ignored: {s.what}: {s.why}" for s in skipped)

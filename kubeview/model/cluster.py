@@ -21,7 +21,7 @@ import numpy as np
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.autoscaling.groups import PodWait
 from kubeview.model.autoscaling.store import AUTOSCALING_KINDS, AutoscalingStore
-from kubeview.model.autoscaling.waits import pod_wait
+from kubeview.model.autoscaling.waits import NO_WAIT, pod_wait
 from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gangs.messages import GANG_KINDS
@@ -205,11 +205,18 @@ class ClusterModel:
         return pod_wait(pod, self.pod_events(key), scaling.groups(), now, scaling.claims())
 
     def pod_waits(self, now: float | None = None) -> dict[PodKey, PodWait]:
-        """`pod_wait` of every pending pod shown, cached per model version (and per 10 s, for the ages)."""
+        """The pending pods shown that an autoscaler said something about, and what each waits for (a
+        pod left out waits for room: `NO_WAIT`); cached per model version (and per 10 s, for the ages)."""
         now = time.time() if now is None else now
         stamp = (self.version, int(now // 10))
         if self._waits is None or self._waits[0] != stamp:
-            waits = {p.key: w for p in self.pending() if (w := self.pod_wait(p.key, now)) is not None}
+            scaling = self.autoscaling
+            groups, claims = scaling.groups(), scaling.claims()
+            waits = {}
+            for p in self.pending():
+                events = self.pod_events(p.key)
+                if events and (w := pod_wait(p, events, groups, now, claims)) != NO_WAIT:
+                    waits[p.key] = w
             self._waits = (stamp, waits)
         return self._waits[1]
 

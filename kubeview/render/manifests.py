@@ -141,6 +141,12 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+    # the autoscalers (kube/autoscaling.py): Karpenter's NodePools and NodeClaims where served, and Cluster
+    # Autoscaler's status ConfigMap, that one name only (listed with fieldSelector metadata.name=...,
+    # which the authorizer checks against resourceNames); without them node groups are left out
+    {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cluster-autoscaler-status"],
+     "verbs": ["get", "list", "watch"]},
     # `kubeview plan` reads the budgets a plan must respect (kube/evict.py)
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"]},
 ]

@@ -21,6 +21,7 @@ from kubeview.model.gpus.idle import find_idle, idle_count
 from kubeview.model.kinds import gangs_unavailable
 from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
+from kubeview.snapshot.autoscaling import AUTOSCALING_SCHEMA, autoscaling_doc
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
 from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
 from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
@@ -30,6 +31,7 @@ _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps u
 SCHEMA_VERSION = 3  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim-mapped requests moved to "dra"; `jobs` (batch/v1 Jobs, #18)
 # 3: `gangs` (#27: upstream, KAI, Kueue, Volcano groups, members and their fit), `cluster.noGangs`
 #    and (#27 DRA 1.37): a tainted DRA device (NoSchedule/NoExecute) is no longer free: `dra.devices[].state` "tainted"
+#    (#39 added `autoscaling`: node groups and pending pods' waits; a new field, so still 3)
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 
@@ -239,9 +241,10 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
     idle = find_idle(model.pods.values(), usage.pods, dra=model.gpus.pod_devices(),
                      by_uuid=usage.gpus)
     conn = model.connection
+    at = time.time() if now is None else now
     return {
         "schemaVersion": SCHEMA_VERSION,
-        "generatedAt": _iso(time.time() if now is None else now),
+        "generatedAt": _iso(at),
         "units": {r: unit_of(r) for r in resources},
         "cluster": {
             "title": model.title,
@@ -266,6 +269,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits),
         "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
+        "autoscaling": autoscaling_doc(model, at),
     }
 
 
@@ -294,7 +298,7 @@ SNAPSHOT_SCHEMA: dict = {
     "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
     "type": "object",
     "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "jobs",
-                 "gangs", "fragmentation", "dra"],
+                 "gangs", "fragmentation", "dra", "autoscaling"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -324,6 +328,7 @@ SNAPSHOT_SCHEMA: dict = {
         "gangs": {"type": "array", "items": {"$ref": "#/$defs/gang"}},
         "fragmentation": {"$ref": "#/$defs/fragmentation"},
         "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
+        "autoscaling": AUTOSCALING_SCHEMA,
     },
     "$defs": {
         "figures": _obj({

@@ -9,10 +9,12 @@ header shows "…" for it, never a 0 it does not have (#42: an unreachable serve
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from kubeview.model.autoscaling.groups import WAIT_NEVER, WAIT_NODES
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
 from kubeview.model.gpus.dra import DRA_KINDS
@@ -44,6 +46,10 @@ class Summary:
     idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
     listing: tuple[tuple[str, int], ...] = ()  # (kind, read so far) of lists in progress (pages)
     unlisted: frozenset[str] = frozenset()  # kinds of FIGURE_KINDS the source lists, not listed yet
+    # of `pending`, those waiting for nodes an autoscaler is adding, and those for nothing that will come
+    # (model/autoscaling/waits.py); the rest wait for room on the nodes there are
+    pending_nodes: int = 0
+    pending_never: int = 0
 
     def known(self, *kinds: str) -> bool:
         """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
@@ -81,6 +87,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         return Totals(t.get("requested", 0), t.get("allocatable", 0), used)
 
     frag = model.fragmentation(GPU, largest_fit)
+    waits = Counter(w.state for w in model.pod_waits().values())
     return Summary(
         title=model.title,
         connection=model.connection,
@@ -97,6 +104,8 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         idle_gpus=idle_gpus(model),
         listing=tuple(sorted(model.listing.items())),
         unlisted=unlisted(model, kinds),
+        pending_nodes=waits[WAIT_NODES],
+        pending_never=waits[WAIT_NEVER],
     )
 
 
@@ -117,6 +126,21 @@ class Part:
     text: str
     style: str
     rank: int  # lower is kept longer: 0 always
+
+
+def pending_parts(s: Summary) -> list[tuple[str, str]]:
+    """What the pending pods wait for, as (text, style): only where an autoscaler said something
+    ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never)" — room on the nodes there
+    are, nodes being added, nothing that will come."""
+    if not (s.pending_nodes or s.pending_never):
+        return []
+    room = max(0, s.pending - s.pending_nodes - s.pending_never)
+    parts = [(f"{room:,} room", "dim")] if room else []
+    if s.pending_nodes:
+        parts.append((f"{s.pending_nodes:,} nodes", "cyan"))
+    if s.pending_never:
+        parts.append((f"{s.pending_never:,} never", "bold red"))
+    return parts
 
 
 def gpu_parts(s: Summary) -> list[Part]:

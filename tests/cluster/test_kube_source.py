@@ -66,7 +66,9 @@ def test_initial_sync(kube_api: KubeAPI) -> None:
     kube_api.script_watch(PODS, WatchScript([], end="close"))
     events, model = run(kube_api, 1)
     listed = {e.kind: e for e in events if isinstance(e, Listed)}
-    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job"}
+    # ca.Status: Cluster Autoscaler's status ConfigMap, read on every cluster (none here: empty)
+    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", "ca.Status"}
+    assert listed["ca.Status"].objects == []
     assert listed["Pod"].resource_version == "345" and len(listed["Pod"].objects) == 6
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
     assert state(model) == state(fresh())

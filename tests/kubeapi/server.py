@@ -48,6 +48,7 @@ _EMPTY_LISTS = {
     "/apis/apps/v1/statefulsets": "StatefulSetList",
     "/apis/apps/v1/namespaces/default/statefulsets": "StatefulSetList",
 }
+CA_STATUS_LIST = "/api/v1/namespaces/kube-system/configmaps"
 _EMPTY_JOB_LISTS = ("/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/default/jobs")
 _RESOURCE_KIND = {"replicasets": "ReplicaSet", "deployments": "Deployment", "statefulsets": "StatefulSet"}
 
@@ -169,6 +170,10 @@ class KubeAPI:
                                          "metadata": {"resourceVersion": "345"}, "items": []}).encode()
         for p in _EMPTY_JOB_LISTS:
             self._lists[p] = json.dumps(job_api.job_list([], "345")).encode()
+        # kubeview reads CA's status ConfigMap (kube-system, by field selector): none here, a cluster
+        # without Cluster Autoscaler (a made-up empty list in kube-apiserver's shape, not a recording)
+        self._lists[CA_STATUS_LIST] = json.dumps({"kind": "ConfigMapList", "apiVersion": "v1",
+                                                  "metadata": {"resourceVersion": "345"}, "items": []}).encode()
         self._jobs: dict[tuple[str, str], dict] = {}  # Jobs GET/PATCH serves (tests/kubeapi/jobs.py)
         self.add_scale("replicasets", "default", "consumer", fixtures.load("scale-get-final.json"))
 

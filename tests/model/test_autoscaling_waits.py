@@ -12,7 +12,6 @@ from kubeview.model.autoscaling.groups import (
     KARPENTER,
     WAIT_NEVER,
     WAIT_NODES,
-    WAIT_ROOM,
     PodWait,
 )
 from kubeview.model.autoscaling.store import (
@@ -147,7 +146,7 @@ def test_the_model_reads_waits_from_its_own_events() -> None:
     model.apply(Listed(CA_STATUS, fixture("ca-status-yaml.yaml")))
     model.apply(Listed(KARPENTER_NODEPOOL, of_kind("karpenter.yaml", "NodePool")))
     waits = model.pod_waits(NOW)
-    assert {k[1]: w.state for k, w in waits.items()} == {"batch-0": WAIT_NODES, "train-0": WAIT_NEVER,
-                                                           "quiet": WAIT_ROOM}
+    assert {k[1]: w.state for k, w in waits.items()} == {"batch-0": WAIT_NODES, "train-0": WAIT_NEVER}
+    assert model.pod_wait(("default", "quiet"), NOW) == NO_WAIT  # nothing said: it waits for room
     assert model.pod_wait(("default", "done"), NOW) is None
     assert model.pod_waits(NOW) is waits  # cached per version

@@ -77,6 +77,16 @@ def test_read_account_may_read_what_kubeview_reads(authz, applied) -> None:  # n
     assert _denied(authz, RENDER_NS, READ_SA, asks) == [], "kubeview-read lacks what kubeview reads"
 
 
+def test_read_account_may_read_the_autoscalers(authz, applied) -> None:  # noqa: ARG001
+    """Karpenter's kinds cluster-wide, and CA's status ConfigMap by its name only (kube/autoscaling.py)."""
+    asks = [Ask(v, p, "karpenter.sh") for p in ("nodepools", "nodeclaims") for v in ("list", "watch")]
+    asks += [Ask(v, "configmaps", "", "kube-system", "cluster-autoscaler-status") for v in ("get", "list", "watch")]
+    assert _denied(authz, RENDER_NS, READ_SA, asks) == []
+    others = [Ask("list", "configmaps", "", "kube-system"), Ask("get", "configmaps", "", "kube-system", "kubeadm-config"),
+              Ask("create", "nodepools", "karpenter.sh"), Ask("patch", "nodeclaims", "karpenter.sh")]
+    assert _granted(authz, RENDER_NS, READ_SA, others) == []
+
+
 def test_read_account_snapshot_succeeds(plane: Plane, core, applied: Path) -> None:
     """`kubeview snapshot --json` as the read ServiceAccount (token from the TokenRequest API)."""
     kc = sa_kubeconfig(plane, core, RENDER_NS, READ_SA, applied / "read.kubeconfig")

@@ -39,18 +39,18 @@ def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tup
     """The DRA kinds discovery lists with both `list` and `watch`, each group version asked once:
     (DRA_API's, OPTIONAL_API's); () when the group version is not served (404) or its discovery is
     refused or garbled. A network failure (refused, timed out, TLS) raises: it is the first request."""
-    v1 = _served("ResourceV1Api", api_client, timeout)
+    v1 = served_kinds("ResourceV1Api", api_client, timeout)
     required = tuple(k for k in DRA_API if {"list", "watch"} <= v1.get(k, set()))
     optional = []
     if required:
         for api_class in dict.fromkeys(v[1] for v in OPTIONAL_API.values()):
-            served = v1 if api_class == "ResourceV1Api" else _served(api_class, api_client, timeout)
+            served = v1 if api_class == "ResourceV1Api" else served_kinds(api_class, api_client, timeout)
             optional += [k for k, v in OPTIONAL_API.items()
                          if v[1] == api_class and {"list", "watch"} <= served.get(k, set())]
     return required, tuple(optional)
 
 
-def _served(api_class: str, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
+def served_kinds(api_class: str, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
     """kind -> verbs of one group version's discovery; {} when not served (404) or on failure."""
     try:
         resp = RawApi(api_client, api_class).get_api_resources(_preload_content=False,

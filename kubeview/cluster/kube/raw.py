@@ -21,7 +21,8 @@ from kubernetes import client
 
 # the API class kubeview would use -> its path prefix
 PREFIX = {"CoreV1Api": "/api/v1", "AppsV1Api": "/apis/apps/v1", "BatchV1Api": "/apis/batch/v1",
-          "ResourceV1Api": "/apis/resource.k8s.io/v1", "ResourceV1alpha3Api": "/apis/resource.k8s.io/v1alpha3"}
+          "ResourceV1Api": "/apis/resource.k8s.io/v1", "ResourceV1alpha3Api": "/apis/resource.k8s.io/v1alpha3",
+          "KarpenterV1Api": "/apis/karpenter.sh/v1"}  # no generated class: Karpenter's CRDs, by path
 # keyword argument of the generated methods -> query parameter
 QUERY = {"watch": "watch", "resource_version": "resourceVersion", "allow_watch_bookmarks": "allowWatchBookmarks",
          "timeout_seconds": "timeoutSeconds", "limit": "limit", "_continue": "continue",

@@ -2,7 +2,8 @@
 
 One informer thread per kind (nodes, pods, replicasets, deployments, statefulsets, jobs, the DRA
 kinds where discovery serves `resource.k8s.io/v1` (see kube/dra.py), the gang kinds discovery serves
-(upstream, KAI, Kueue, Volcano: kube/gangs.py; optional like DRA), and core/v1 events with
+(upstream, KAI, Kueue, Volcano: kube/gangs.py; optional like DRA), the autoscalers' objects (Karpenter's
+NodePools and NodeClaims where served, CA's status ConfigMap: kube/autoscaling.py; optional), and core/v1 events with
 `events=True`, as the TUI asks; see kube/watch.py for the loop), all emitting into the one `emit`
 callback, which must be thread-safe (a queue, or Textual's `post_message`). Events, Jobs and the
 DRA kinds are optional: when they cannot be read (a 403), the view goes on without them, and
@@ -27,6 +28,13 @@ import urllib3.exceptions
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kubeview.cluster.kube.autoscaling import (
+    CA_SELECTOR,
+    KARPENTER_API,
+    KARPENTER_KINDS,
+    STATUS_NAMESPACE,
+    served_autoscaling_kinds,
+)
 from kubeview.cluster.kube.config import connect, kubeconfig_available
 from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import NETWORK_ERRORS, describe_call_error, describe_connection_error
@@ -35,6 +43,7 @@ from kubeview.cluster.kube.jobs import patch_job
 from kubeview.cluster.kube.raw import RawApi
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
+from kubeview.model.autoscaling.store import CA_STATUS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
@@ -60,6 +69,9 @@ class KubeKind:
     optional: bool = False
     wide_first: bool = False  # with -n, still read cluster-wide when allowed (node figures need it)
     in_figures: bool = False  # node figures count it: left out, the title and `Scope.partial` say so
+    # one object, always read in this namespace with this field selector (CA's status ConfigMap)
+    only_in: str | None = None
+    field_selector: str | None = None
 
 
 # The source's table of kinds (the model's is `ClusterModel.kinds`); nodes are cluster-scoped. The
@@ -81,6 +93,11 @@ KUBE_KINDS: dict[str, KubeKind] = {
        for kind, (plural, method) in DRA_API.items()},
     **{kind: KubeKind(plural, api, method, optional=True) for kind, (plural, api, method) in OPTIONAL_API.items()},
     "Job": KubeKind("jobs", "BatchV1Api", "list_job_for_all_namespaces", "list_namespaced_job", optional=True),
+    # the autoscalers (kube/autoscaling.py): Karpenter's where discovery serves them, CA's status always
+    **{kind: KubeKind(plural, KARPENTER_API, method, optional=True)
+       for kind, (plural, _, method) in KARPENTER_KINDS.items()},
+    CA_STATUS: KubeKind("configmaps", "CoreV1Api", "list_namespaced_config_map", "list_namespaced_config_map",
+                        optional=True, only_in=STATUS_NAMESPACE, field_selector=CA_SELECTOR),
 }
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -93,7 +110,7 @@ class KubeSource:
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
                  *, settings: WatchSettings | None = None, kinds: tuple[str, ...] = KINDS,
-                 events: bool = False, dra: bool = True, gangs: bool = True) -> None:
+                 events: bool = False, dra: bool = True, gangs: bool = True, autoscaling: bool = True) -> None:
         self.connection = connect(kubeconfig, context)
         self.api_client: client.ApiClient = self.connection.api_client
         self.server = self.connection.server
@@ -112,6 +129,7 @@ class KubeSource:
         self.no_dra: str | None = None  # why DRA devices are not shown (their lists failed)
         self.gangs = gangs  # also watch the gang APIs the server serves (kube/gangs.py; decided in `run`)
         self.gang_apis: dict[str, GangApi] = {}
+        self.autoscaling = autoscaling  # also watch NodePools/NodeClaims (where served) and CA's status
         self.unavailable: dict[str, str] = {}  # kind -> why it is not read (a 403, another failure)
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
@@ -219,6 +237,9 @@ class KubeSource:
             if self.gangs:
                 self.gang_apis = served_gang_apis(self.api_client, timeout)
                 self.kinds = tuple(self.kinds) + tuple(k for k in self.gang_apis if k not in self.kinds)
+            if self.autoscaling:
+                scaling = served_autoscaling_kinds(self.api_client, timeout)
+                self.kinds = tuple(self.kinds) + tuple(k for k in scaling if k not in self.kinds)
         except NETWORK_ERRORS as exc:
             detail = describe_connection_error(exc, self.server)
             if self.settings.give_up_before_sync:
@@ -237,6 +258,13 @@ class KubeSource:
         row = KUBE_KINDS[kind]
         api = RawApi(self.api_client, row.api)
         on = unavailable if row.optional else None
+        if row.only_in is not None and row.list_namespaced:  # one namespace whatever -n says
+            method, where, selector = getattr(api, row.list_namespaced), row.only_in, row.field_selector
+
+            def only(**kwargs: object) -> object:
+                return method(where, field_selector=selector, **kwargs)
+
+            return KindSpec(kind, row.plural, only, where, optional=row.optional, on_unavailable=on)
         if self.namespace and row.list_namespaced:
             in_namespace = self._namespaced(kind, row.plural, getattr(api, row.list_namespaced))
             in_namespace.optional, in_namespace.on_unavailable = row.optional, on

@@ -72,3 +72,21 @@ def group_state(group: NodeGroup, now: float) -> tuple[str, str]:
     if group.backoff:
         return BACKOFF, f"{group.name} is backing off after a failed scale-up"
     return STEADY, f"{what(group)}: {group.size} node{'s' * (group.size != 1)}"
+
+
+def nodes_it_can_add(group: NodeGroup) -> int | None:
+    """Nodes it can still add: by its max size (CA's, or a NodePool's `nodes` limit), and by each other
+    limit one more node of its template counts against (a NodePool's cpu, memory, GPUs; Karpenter
+    drops an instance type that would pass one). None: nothing bounds it that kubeview knows."""
+    bounds = []
+    if group.max_size is not None:
+        bounds.append(max(0, group.max_size - max(group.size, group.target or 0)))
+    for lim in group.limits:
+        if lim.resource == NODES:
+            if group.max_size is None:
+                bounds.append(max(0, lim.limit - lim.used))
+            continue
+        per = (group.template or {}).get(lim.resource, 0)
+        if per > 0:
+            bounds.append(max(0, (lim.limit - lim.used) // per))
+    return min(bounds) if bounds else None

@@ -1,5 +1,9 @@
 """The Pods table: columns, sort values and cells of one pod; the order itself is a `KeyIndex`.
 
+A pending pod's REASON is what an autoscaler says it waits for where one said something
+("waiting for a node: node group gpu-pool scaling 6 → 38 (in progress, 2 min)", "NodePool gpu at
+its limit nvidia.com/gpu 48/48": model/autoscaling/waits.py), else the scheduler's message.
+
 Sort values are plain numbers or strings so that a rebuild over 150,000 pods is one numpy argsort;
 numbers sort largest first (negated), as k9s does for cpu and memory. The GPU column counts what a
 pod holds: device-plugin GPUs from its requests plus the DRA devices its claims hold (`Held`, from
@@ -12,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 from rich.text import Text
 
+from kubeview.model.autoscaling.groups import WAIT_NEVER, PodWait
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
@@ -34,6 +39,8 @@ PHASE_STYLE = {"Running": "green", "Pending": "bold yellow", "Succeeded": "dim",
 
 Key = tuple[str, str]
 Held = Mapping[Key, tuple[int, bool]]  # DRA GPUs a pod's claims hold: (how many, any of them a MIG slice)
+Waits = Mapping[Key, PodWait]  # what pending pods wait for, where an autoscaler said (ClusterModel.pod_waits)
+WAIT_STYLE = {WAIT_NEVER: "bold red"}  # waiting for nodes on their way: cyan
 _GONE = PodView("", "", None, "", {}, {}, [], 0, None, False, None)
 
 
@@ -49,12 +56,16 @@ def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
     return pod.requests.get(GPU, 0) + n, mig
 
 
-def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = None) -> Callable[[Key], object] | None:
+def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = None,
+               waits: Waits | None = None) -> Callable[[Key], object] | None:
     """The `KeyIndex` value function for `column` (None: by namespace/name, the key order; NAME sorts by
     the pod's name across namespaces, as its header says: #42, "NAME ▲" listed kube-system after default)."""
     held = held or {}
     if column in ("namespace", ""):
         return None
+    if column == "reason" and waits:
+        said = waits
+        return ItemValue(pods, lambda p: reason_of(p, said.get(p.key)), _GONE)
     getters: dict[str, Callable[[PodView], object]] = {
         "name": lambda p: natural(p.name),
         "node": lambda p: p.node or "",
@@ -71,6 +82,11 @@ def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = Non
 def search_text(pod: PodView) -> str:
     """What `/` matches a pod against: namespace/name, node and phase (short: 150,000 of them)."""
     return f"{pod.namespace}/{pod.name} {pod.node or '<none>'} {pod.phase}".lower()
+
+
+def reason_of(pod: PodView, wait: PodWait | None) -> str:
+    """The REASON a pending pod shows: what an autoscaler says it waits for, else the scheduler's words."""
+    return wait.words if wait is not None and wait.words else pod.pending_reason or ""
 
 
 def asks_gpus(pod: PodView) -> bool:
@@ -110,7 +126,7 @@ def name_cell(pod: PodView) -> Text | str:
 
 
 def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
-          held: Held | None = None) -> list[Text | str]:
+          held: Held | None = None, waits: Waits | None = None) -> list[Text | str]:
     if pod is None:
         return [key[0], Text(key[1], style="strike dim")]
     phase = "Terminating" if pod.deleting else pod.phase
@@ -125,6 +141,12 @@ def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
         fmt.mem(r["memory"]) if "memory" in r else "-",
         Text(f"{gpu} mig" if mig else str(gpu), style="bold") if gpu else Text("-", style="dim"),
         Text(str(pod.restarts), style="bold red" if pod.restarts else ""),
-        Text(reason_cell(pod.pending_reason or "", (width_of or {}).get("reason"), asks_gpus(pod)), style="yellow")
-        if pod.pending else "",
+        _reason(pod, (waits or {}).get(key), (width_of or {}).get("reason")) if pod.pending else "",
     ]
+
+
+def _reason(pod: PodView, wait: PodWait | None, width: int | None) -> Text:
+    """An autoscaler's words whole (the table cuts them), else the scheduler's message's key part."""
+    if wait is not None and wait.words:
+        return Text(wait.words, style=WAIT_STYLE.get(wait.state, "cyan"))
+    return Text(reason_cell(pod.pending_reason or "", width, asks_gpus(pod)), style="yellow")

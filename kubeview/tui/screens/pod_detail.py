@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from kubeview.cluster.source import ClusterSource, GetsObjects
+from kubeview.model.autoscaling.groups import WAIT_NEVER, WAIT_NODES, WAIT_ROOM, PodWait
 from kubeview.model.kinds import events_unavailable
 from kubeview.model.kube_events import EventView
 from kubeview.model.views import PodView
@@ -63,9 +64,10 @@ class PodDetailScreen(ClusterScreen):
             events = state.model.pod_events(self.key)
             no_events = events_unavailable(state.model.unavailable)
             claims = pod_claim_lines(state.model, pod) if pod is not None else []
+            wait = state.model.pod_wait(self.key) if pod is not None else None
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
         width = self._text_width()
-        text = describe(pod, self.key, raw, claims, width)
+        text = describe(pod, self.key, raw, claims, width, wait)
         if pod is not None:
             text += "\n\n" + describe_events(events, time.time(), no_events, width)
         self.query_one("#pod-text", Static).update(wrap_long_lines(text, width))
@@ -97,9 +99,10 @@ def _raw_pod(source: ClusterSource, key: tuple[str, str]) -> dict | None:
 
 
 def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None, claims: Sequence[str] = (),
-             width: int | None = None) -> str:
+             width: int | None = None, wait: PodWait | None = None) -> str:
     """The pod as markup, `kubectl describe` style, one fact a line; `claims`: the DRA lines
-    (rows/devices.py: claim -> device -> UUID); the scheduler's message wrapped to `width` under its indent."""
+    (rows/devices.py: claim -> device -> UUID); the scheduler's message wrapped to `width` under its indent;
+    `wait`: what an autoscaler says the pending pod waits for (model/autoscaling/waits.py)."""
     if pod is None:
         return f"[b]{escape('/'.join(key))}[/b]\n\n[dim]this pod is gone[/dim]"
     phase = "Terminating" if pod.deleting else pod.phase
@@ -122,11 +125,32 @@ def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None,
     lines += list(claims)
     lines += ["", "[b]Conditions[/b]"]
     lines += [f"  {escape(c)}" for c in _conditions(pod, raw)]
+    lines += wait_lines(wait, width)
     if pod.pending_reason:
         lines += ["", "[b]Why it is not scheduled[/b] (the scheduler's message)"]
         lines += [f"  [yellow]{escape(part)}[/yellow]"
                   for part in hanging("", pod.pending_reason, None if width is None else width - 2)]
     return "\n".join(lines)
+
+
+WAIT_HEADS = {WAIT_ROOM: "room on the nodes there are", WAIT_NODES: "a node an autoscaler is adding",
+              WAIT_NEVER: "nothing that will come"}
+WAIT_STYLES = {WAIT_NODES: "cyan", WAIT_NEVER: "bold red"}
+
+
+def wait_lines(wait: PodWait | None, width: int | None = None) -> list[str]:
+    """"What it waits for": the views' words, then the autoscaler's own (its event's message), wrapped."""
+    if wait is None or not (wait.words or wait.detail):
+        return []
+    style = WAIT_STYLES.get(wait.state, "")
+    inner = None if width is None else width - 2
+    lines = ["", f"[b]What it waits for[/b]: {WAIT_HEADS.get(wait.state, wait.state)}"]
+    if wait.words:
+        lines += [f"  [{style}]{escape(part)}[/{style}]" if style else f"  {escape(part)}"
+                  for part in hanging("", wait.words, inner)]
+    if wait.detail and wait.detail != wait.words:
+        lines += [f"  [dim]{escape(part)}[/dim]" for part in hanging("autoscaler: ", wait.detail, inner)]
+    return lines
 
 
 def describe_events(events: list[EventView], now: float, unavailable: str | None = None,

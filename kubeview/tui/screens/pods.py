@@ -1,4 +1,5 @@
-"""Pods: namespace, name, node, phase, requests, restarts; Pending pods say why (the scheduler's words).
+"""Pods: namespace, name, node, phase, requests, restarts; Pending pods say why (what an autoscaler says
+they wait for, else the scheduler's words).
 
 Enter opens the pod: everything about it, the scheduler's message whole.
 """
@@ -32,6 +33,7 @@ class PodsScreen(IndexedScreen[rows.Key, PodView]):
                         tooltip="Show the pod: requests, node, conditions, the scheduler's whole message")]
 
     held: rows.Held = {}  # DRA GPUs per pod, taken from the GPU ledger at each refresh
+    waits: rows.Waits = {}  # what pending pods wait for (the autoscalers' words), at each refresh
 
     def compose_body(self) -> ComposeResult:
         yield self.make_table()
@@ -39,6 +41,7 @@ class PodsScreen(IndexedScreen[rows.Key, PodView]):
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
             self.held = rows.dra_held(state.model)
+            self.waits = state.model.pod_waits()
         super().update_from_state(state)
 
     def items(self, state: ClusterState) -> Mapping[rows.Key, PodView]:
@@ -48,16 +51,16 @@ class PodsScreen(IndexedScreen[rows.Key, PodView]):
         return state.pods_by_name
 
     def sort_value(self, column: str, items: Mapping[rows.Key, PodView]) -> Callable[[rows.Key], object] | None:
-        return rows.sort_value(column, items, self.held)
+        return rows.sort_value(column, items, self.held, self.waits)
 
     def search(self, state: ClusterState) -> Mapping[rows.Key, str]:
         return state.pod_search
 
     def cells(self, items: Mapping[rows.Key, PodView], key: rows.Key) -> Sequence[Cell]:
-        return rows.cells(items.get(key), key, self.table().width_of, self.held)
+        return rows.cells(items.get(key), key, self.table().width_of, self.held, self.waits)
 
     def stamp(self, items: Mapping[rows.Key, PodView], key: rows.Key) -> Hashable:
-        return super().stamp(items, key), self.held.get(key)
+        return super().stamp(items, key), self.held.get(key), self.waits.get(key)
 
     def action_open(self) -> None:
         key = self.table().cursor_key

@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kubeview.tui import format as fmt
-from kubeview.tui.summary import STARTING, Summary, Totals, fit_parts, gpu_parts
+from kubeview.tui.summary import STARTING, Summary, Totals, fit_parts, gpu_parts, pending_parts
 
 _LINK = {
     "live": ("● live", "bold green"),
@@ -27,6 +27,9 @@ _LINK = {
 # GPU usage shown); the first that fits is drawn.
 LINE2_STEPS = ((8, True, 8, True), (8, False, 8, True), (4, False, 8, True), (0, False, 8, True),
                (0, False, 4, False), (0, False, 0, False))
+
+
+PACKING_KEPT = len(" │ packing …")  # what of the packing policy line 1 keeps before the pending split goes
 
 
 class ClusterHeader(Widget):
@@ -52,12 +55,23 @@ class ClusterHeader(Widget):
 
     def render(self) -> RenderableType:
         s = self.summary
-        lines = [self._line1(s), self._line2(s, max(self.size.width, 1)), self._line3(s, max(self.size.width, 1))]
+        lines = [self._line1(s, max(self.size.width, 1)), self._line2(s, max(self.size.width, 1)), self._line3(s, max(self.size.width, 1))]
         for line in lines:
             line.truncate(max(self.size.width, 1), overflow="ellipsis")
         return Text("\n", no_wrap=True).join(lines)
 
-    def _line1(self, s: Summary) -> Text:
+    def _line1(self, s: Summary, width: int | None = None) -> Text:
+        """Source, link, counts and the packing policy; what pending pods wait for (`pending_parts`)
+        whole where it fits before the packing policy's first cells (the policy is cut first, as
+        before), else only those waiting for nothing, else none (the count stays)."""
+        waits = pending_parts(s)
+        room = None if width is None else width - (PACKING_KEPT if self.packing else 0)
+        for shown in [waits, [p for p in waits if p[1] == "bold red"]] if waits else []:
+            if room is None or self._line1_with(s, shown, packing=False).cell_len <= room:
+                return self._line1_with(s, shown)
+        return self._line1_with(s, [])
+
+    def _line1_with(self, s: Summary, waits: list[tuple[str, str]], packing: bool = True) -> Text:
         out = Text()
         out.append(f" {self.screen_title} ", style="bold reverse")
         out.append(" ")
@@ -76,7 +90,12 @@ class ClusterHeader(Widget):
         _gap(out, "│", "dim")
         out.append(f"{_count(s.nodes, s.known('Node'))} nodes {_count(s.pods, s.known('Pod'))} pods ")
         out.append(f"{_count(s.pending, s.known('Pod'))} pending", style="bold yellow" if s.pending else "")
-        if self.packing:
+        for i, (text, style) in enumerate(waits):  # what they wait for, where an autoscaler said something
+            _space(out)
+            out.append(("(" if i == 0 else ""), style="dim")
+            out.append(text, style=style)
+            out.append(("," if i < len(waits) - 1 else ")"), style="dim")
+        if self.packing and packing:
             _gap(out, "│", "dim")
             out.append("packing ", style="dim")
             out.append(self.packing, style="bold cyan")
