@@ -8,8 +8,8 @@ before it acts when every pending pod that asks for GPUs is younger than that (c
 allPodsAreNew); a GPU pod no group can take, made in the first round (`anchor`), keeps the later rounds
 from waiting.
 Judged first on what CA itself wrote (its events on the pods, its status ConfigMap), then on what
-kubeview shows: KubeSource feeding a ClusterModel (nodes, pods, events, as the TUI does) and CA's status
-ConfigMap applied as the `ca.Status` row (read raw, as KubeSource will once it lists that row).
+kubeview shows: KubeSource feeding a ClusterModel live (nodes, pods, events and CA's status ConfigMap, as
+the TUI does), and `kubeview snapshot --json` run once.
 
 Skips, in one line, where the CA binary is not built: its source is not on the Go module proxy
 (scripts/build-cluster-autoscaler.sh says why), so a machine without a source checkout cannot build
@@ -18,7 +18,10 @@ it; tests/model/test_autoscaling_ca_recorded.py covers the same story from a rec
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -27,7 +30,6 @@ from kubernetes import client
 
 from kubeview.model.autoscaling.groups import CLUSTER_AUTOSCALER, NODES, WAIT_NEVER, Limit
 from kubeview.model.autoscaling.store import CA_STATUS
-from kubeview.model.events import Listed
 
 from . import ca_objects as ca
 from .ca_story import Story
@@ -72,12 +74,6 @@ def anchor(core: client.CoreV1Api) -> None:
     if not core.list_namespaced_pod("ca-anchor").items:
         pod = ca.gpu_pod("anchor", "no-such-pool", gpus=16)
         core.create_namespaced_pod("ca-anchor", pod)
-
-
-def raw(plane: Plane, path: str) -> dict:
-    got = plane._get(path)  # the admin's GET, raw JSON as kubeview lists
-    assert got is not None, path
-    return got
 
 
 @pytest.mark.parametrize(("gpu_max", "extra"), ROUNDS, ids=[f"max{m}+{e}" for m, e in ROUNDS])
@@ -126,14 +122,14 @@ def test_a_group_at_its_max_and_a_refused_group(ca_plane: Plane, gpu_max: int, e
     failed = story.status_events("FailedToScaleUpGroup")
     assert any(ca.QUOTA_WORDS in m and m.startswith("Scale-up failed for group quota-pool: ") for m in failed)
 
-    # --- what kubeview shows -------------------------------------------------------------------------
+    # --- what kubeview shows: KubeSource live (it lists CA's status ConfigMap itself) ---------------
     view = LiveView(plane.kubeconfig, events=True).start()
     try:
         def shown() -> bool:
-            view.read(lambda m: m.apply(Listed(CA_STATUS, [raw(plane, f"/api/v1/namespaces/{ca.NS}/configmaps/{ca.STATUS}")])))
             waits = view.read(lambda m: {k[1]: w for k, w in m.pod_waits().items() if k[0] == ns})
-            return all(n in waits for n in pending) and all(waits[n].state == WAIT_NEVER for n in pending)
+            return all(n in waits and waits[n].state == WAIT_NEVER for n in pending)
         wait_until(shown, 30, "kubeview's waits for the pending pods", interval=0.5)
+        assert CA_STATUS in view.read(lambda m: m.autoscaling.listed)
         groups = view.read(lambda m: {g.name: g for g in m.autoscaling.groups()})
         waits = view.read(lambda m: {k[1]: w for k, w in m.pod_waits().items() if k[0] == ns})
     finally:
@@ -141,11 +137,26 @@ def test_a_group_at_its_max_and_a_refused_group(ca_plane: Plane, gpu_max: int, e
     g = groups["gpu-pool"]
     assert (g.autoscaler, g.size, g.max_size, g.gpus, g.can_add) == (CLUSTER_AUTOSCALER, gpu_max, gpu_max, 8 * gpu_max, 0)
     assert g.at_limit == Limit(NODES, gpu_max, gpu_max)
+    at_max = f"will not get a node: gpu-pool is at its maximum {gpu_max}"
     for name in pending:
-        assert waits[name].words == f"will not get a node: gpu-pool is at its maximum {gpu_max}"
-        assert waits[name].group == (CLUSTER_AUTOSCALER, "gpu-pool")
+        assert (waits[name].words, waits[name].group) == (at_max, (CLUSTER_AUTOSCALER, "gpu-pool"))
     assert groups["quota-pool"].error is not None and ca.QUOTA_WORDS in groups["quota-pool"].error
-    for p in story.pods("quota-pool"):
-        w = waits[p.metadata.name]
+    quota_pods = [p.metadata.name for p in story.pods("quota-pool")]
+    for name in quota_pods:
+        w = waits[name]
         assert w.state == WAIT_NEVER and w.words.startswith("scale-up failed: ") and ca.QUOTA_WORDS in w.words
+
+    # --- and `kubeview snapshot --json`, a separate process reading the plane once ---------------------
+    out = subprocess.run([sys.executable, "-m", "kubeview", "snapshot", "--json", "-n", ns,
+                          "--kubeconfig", str(plane.kubeconfig)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["autoscaling"]
+    snap = {g["name"]: g for g in doc["groups"]}
+    assert (snap["gpu-pool"]["state"], snap["gpu-pool"]["size"], snap["gpu-pool"]["maxSize"]) == ("at-max", gpu_max, gpu_max)
+    assert snap["gpu-pool"]["words"] == f"gpu-pool is at its maximum {gpu_max}"
+    assert snap["quota-pool"]["state"] == "failed" and ca.QUOTA_WORDS in snap["quota-pool"]["error"]
+    said = {w["name"]: w for w in doc["waits"]}
+    assert {n: said[n]["words"] for n in pending} == dict.fromkeys(pending, at_max)
+    assert all(ca.QUOTA_WORDS in said[n]["words"] for n in quota_pods)
+    assert doc["pending"]["never"] == len(pending) + len(quota_pods)
     realk8s_counts[f"CA round max {gpu_max}"] = f"{time.monotonic() - start:.1f} s"
