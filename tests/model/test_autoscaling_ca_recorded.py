@@ -175,3 +175,17 @@ def test_ca_limit_words_of_1_36_and_before(message: str, words: str) -> None:
     said "max cluster cpu, memory limit reached" (the same file's history)."""
     from kubeview.model.autoscaling.waits import _quota_words, not_triggered_reasons
     assert _quota_words(not_triggered_reasons(message)) == words
+
+
+def test_snapshot_json_of_the_recording() -> None:
+    """`snapshot --json`'s autoscaling section over the recorded objects: every group's state in one
+    word, and every pending pod counted as waiting for nothing that will come."""
+    from kubeview.snapshot.autoscaling import autoscaling_doc
+    doc = autoscaling_doc(model_of(), status_time("status-final.json"))
+    states = {g["name"]: (g["state"], g["size"], g["maxSize"]) for g in doc["groups"]}
+    assert states == {"gpu-pool": ("at-max", 6, 6), "cpu-pool": ("at-max", 3, 3), "batch-pool": ("steady", 2, 10),
+                      "slow-pool": ("failed", 1, 4), "quota-pool": ("failed", 0, 4)}
+    pending = sum(len(pods_of(g, "Pending")) for g in ("gpu-pool", "quota-pool", "slow-pool", "batch-pool"))
+    assert doc["pending"] == {"room": 0, "nodes": 0, "never": pending}
+    assert {w["name"] for w in doc["waits"]} == {n for g in ("gpu-pool", "quota-pool", "slow-pool", "batch-pool")
+                                                  for n in pods_of(g, "Pending")}
