@@ -28,7 +28,14 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from kubeview.model.autoscaling.groups import CLUSTER_AUTOSCALER, NODES, WAIT_NEVER, Limit
+from kubeview.model.autoscaling.groups import (
+    CLUSTER_AUTOSCALER,
+    NODES,
+    WAIT_NEVER,
+    WAIT_NODES,
+    Limit,
+    PodWait,
+)
 from kubeview.model.autoscaling.store import CA_STATUS
 
 from . import ca_objects as ca
@@ -68,6 +75,15 @@ def restart_ca(plane: Plane, core: client.CoreV1Api, gpu_max: int) -> None:
     ca.start(plane, ca.binary() or ca.BUILD)
 
 
+def clear_rounds(core: client.CoreV1Api) -> None:
+    """The tests before: their pods would still ask CA for nodes."""
+    for old in core.list_namespace().items:
+        if old.metadata.name.startswith("ca-round-"):
+            core.delete_namespace(old.metadata.name, grace_period_seconds=0)
+    wait_until(lambda: not [p for p in core.list_pod_for_all_namespaces().items
+                            if p.metadata.namespace.startswith("ca-round-")], 60, "the earlier rounds' pods gone")
+
+
 def anchor(core: client.CoreV1Api) -> None:
     """A pod asking for GPUs that no group takes (its nodeSelector names none), Pending for good."""
     ensure_namespace(core, "ca-anchor")
@@ -81,14 +97,9 @@ def test_a_group_at_its_max_and_a_refused_group(ca_plane: Plane, gpu_max: int, e
                                                 realk8s_counts: dict[str, str]) -> None:
     plane = ca_plane
     core = client.CoreV1Api(api(plane.kubeconfig))
-    ns = f"ca-max{gpu_max}"
+    ns = f"ca-round-max{gpu_max}"
     start = time.monotonic()
-    for old in core.list_namespace().items:  # the rounds before: their pods would still ask CA
-        if old.metadata.name.startswith("ca-max") and old.metadata.name != ns:
-            core.delete_namespace(old.metadata.name, grace_period_seconds=0)
-    wait_until(lambda: not [p for p in core.list_pod_for_all_namespaces().items
-                            if p.metadata.namespace.startswith("ca-max") and p.metadata.namespace != ns],
-               60, "the earlier rounds' pods gone")
+    clear_rounds(core)
     anchor(core)
     restart_ca(plane, core, gpu_max)
     ensure_namespace(core, ns)
@@ -160,3 +171,57 @@ def test_a_group_at_its_max_and_a_refused_group(ca_plane: Plane, gpu_max: int, e
     assert all(ca.QUOTA_WORDS in said[n]["words"] for n in quota_pods)
     assert doc["pending"]["never"] == len(pending) + len(quota_pods)
     realk8s_counts[f"CA round max {gpu_max}"] = f"{time.monotonic() - start:.1f} s"
+
+
+def test_a_scale_up_in_progress_then_timed_out(ca_plane: Plane, realk8s_counts: dict[str, str]) -> None:
+    """slow-pool's node keeps CA's startup taint, so CA counts it as not started: InProgress for
+    --max-node-provision-time (40 s), then ScaleUpTimedOut and a backoff. kubeview, live, says the pods
+    wait for a node while it is in progress, then that the scale-up failed, in CA's words."""
+    plane = ca_plane
+    core = client.CoreV1Api(api(plane.kubeconfig))
+    ns = "ca-round-slow"
+    start = time.monotonic()
+    clear_rounds(core)
+    anchor(core)
+    restart_ca(plane, core, ca.GPU_MAX)
+    ensure_namespace(core, ns)
+    story = Story(core, ns=ns)
+    story.idle()
+    view = LiveView(plane.kubeconfig, events=True).start()
+
+    def waits() -> dict[str, PodWait]:
+        return view.read(lambda m: {k[1]: w for k, w in m.pod_waits().items() if k[0] == ns})
+
+    def scaling(cm: dict | None) -> None:  # called once CA's status says InProgress
+        assert (ca.group_status(cm, "slow-pool").get("scaleUp") or {}).get("status") == "InProgress"
+        # the pods CA said TriggeredScaleUp on: both, or one when CA acted between the two creations
+        # (the other then fits the coming node and CA says nothing about it)
+        triggered = {p.metadata.name for p in story.pods("slow-pool") if "TriggeredScaleUp" in story.reasons(p.metadata.name)}
+        assert triggered
+        try:
+            wait_until(lambda: set(waits()) >= triggered and all(waits()[n].state == WAIT_NODES for n in triggered),
+                       20, f"kubeview: {sorted(triggered)} wait for a node")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; kubeview's waits: {waits()}") from None
+        for w in (waits()[n] for n in triggered):
+            assert w.words.startswith("waiting for a node: node group slow-pool scaling 0 → 1 (in progress"), w.words
+            assert w.group == (CLUSTER_AUTOSCALER, "slow-pool")
+            assert w.detail == "pod triggered scale-up: [{slow-pool 0->1 (max: 4)}]"
+
+    try:
+        story.slow(in_progress=scaling)
+        timed_out = "scale-up failed: Scale-up timed out for node group slow-pool after "
+        try:
+            wait_until(lambda: len(waits()) == 2 and all(w.words.startswith(timed_out) for w in waits().values()),
+                       20, "kubeview: the slow-pool pods' scale-up failed")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; kubeview's waits: {waits()}") from None
+        assert all(w.state == WAIT_NEVER for w in waits().values())
+        slow = view.read(lambda m: m.autoscaling.group((CLUSTER_AUTOSCALER, "slow-pool")))
+        assert slow is not None and slow.scale_up is None and slow.size == 1
+        assert slow.error is not None and slow.error.startswith("Scale-up timed out for node group slow-pool after ")
+    finally:
+        view.stop()
+    assert any(m.startswith("Nodes added to group slow-pool failed to register within ")
+               for m in story.status_events("ScaleUpTimedOut"))
+    realk8s_counts["CA in progress, then timed out"] = f"{time.monotonic() - start:.1f} s"
