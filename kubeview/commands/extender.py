@@ -67,7 +67,8 @@ def _open_source(args: argparse.Namespace):
 
         return KubeSource(kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
                           namespace=getattr(args, "namespace", None), kinds=WATCHED,
-                          gangs=False)  # scoring is per pod: the extender has no use for gangs
+                          gangs=False,  # scoring is per pod: the extender has no use for gangs
+                          autoscaling=False)  # nor for node groups (its role reads neither)
     from kubeview.cluster.local.source import LocalSource
 
     return LocalSource(getattr(args, "cluster", None))

@@ -213,10 +213,13 @@ class ClusterModel:
             scaling = self.autoscaling
             groups, claims = scaling.groups(), scaling.claims()
             waits = {}
-            for p in self.pending():
-                events = self.pod_events(p.key)
-                if events and (w := pod_wait(p, events, groups, now, claims)) != NO_WAIT:
-                    waits[p.key] = w
+            # only pods with Events can have an autoscaler's word: a walk bounded by the EventLog, not the pods
+            for key in sorted(self.events.involved("Pod")):
+                p = self.pods.get(key)
+                if p is None or not p.pending or not self.shown(key):
+                    continue
+                if (w := pod_wait(p, self.pod_events(key), groups, now, claims)) != NO_WAIT:
+                    waits[key] = w
             self._waits = (stamp, waits)
         return self._waits[1]
 

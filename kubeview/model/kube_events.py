@@ -168,6 +168,10 @@ class EventLog:
             found = [e for e in found if not e.involved_uid or e.involved_uid == uid]
         return sorted(found, key=_second)  # stable: within a second, as they arrived
 
+    def involved(self, kind: str) -> list[tuple[str, str]]:
+        """(namespace, name) of every object of `kind` the log holds Events about (at most `total`)."""
+        return [(ns, name) for k, ns, name in self._by_object if k == kind]
+
     def latest_warning(self, kind: str, namespace: str, name: str, uid: str = "") -> EventView | None:
         warnings = [e for e in self.for_object(kind, namespace, name, uid) if e.warning]
         return warnings[-1] if warnings else None

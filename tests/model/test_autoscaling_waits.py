@@ -150,3 +150,10 @@ def test_the_model_reads_waits_from_its_own_events() -> None:
     assert model.pod_wait(("default", "quiet"), NOW) == NO_WAIT  # nothing said: it waits for room
     assert model.pod_wait(("default", "done"), NOW) is None
     assert model.pod_waits(NOW) is waits  # cached per version
+
+
+def test_not_triggered_for_predicates_only_names_no_group() -> None:
+    w = wait_of("batch-3", {"pool": "nowhere"})
+    assert (w.state, w.words, w.group) == (
+        WAIT_NEVER, "will not get a node: no node group fits (3 node(s) didn't match Pod's node affinity/selector)",
+        None)

@@ -40,7 +40,7 @@ class ListedOnce:
             "Node": [node(f"g{i}", {"kwok-nodegroup": "gpu-pool", "pool": "gpu"}) for i in range(6)]
             + [node(f"k{i}", {"karpenter.sh/nodepool": "gpu"}) for i in range(6)],
             "Pod": [pod("batch-0", gpus=8, selector={"pool": "gpu"}), pod("train-0", gpus=8),
-                    pod("train-1", gpus=8), pod("quiet")],
+                    pod("train-1", gpus=8), pod("quiet"), pod("batch-3", gpus=8, selector={"pool": "none"})],
             "Event": fixture("events.yaml"),
             CA_STATUS: fixture("ca-status-yaml.yaml"),
             KARPENTER_NODEPOOL: of_kind("karpenter.yaml", "NodePool"),
@@ -66,9 +66,9 @@ async def test_the_reason_the_detail_and_the_header_say_it() -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         header = app.screen.query_one(ClusterHeader)
-        await wait_for(pilot, lambda: app.summary.pending_never == 1, what="the header's counts")
+        await wait_for(pilot, lambda: app.summary.pending_never == 2, what="the header's counts")
         line1 = str(header.render()).splitlines()[0]
-        assert "4 pending (1 room, 2 nodes, 1 never)" in line1, line1
+        assert "5 pending (1 room, 2 nodes, 2 never)" in line1, line1
         await pilot.press("2")
         await settle(pilot)
         assert "NodePool gpu at its limit nvidia.com/gpu 48/48" in row_text(app, ("default", "train-0"))
@@ -77,6 +77,8 @@ async def test_the_reason_the_detail_and_the_header_say_it() -> None:
         assert "waiting for a node: NodeClaim gpu-x7k2p of NodePool gpu launching" in row_text(
             app, ("default", "train-1"))
         assert "Insufficient nvidia.com/gpu" in row_text(app, ("default", "quiet"))  # nothing said: the scheduler's
+        # CA said no group fits it, naming none: the scheduler's words stay (in red), the verdict is counted
+        assert "Insufficient nvidia.com/gpu" in row_text(app, ("default", "batch-3"))
         await pilot.press("slash", *"train-0", "enter")
         await settle(pilot)
         await pilot.press("enter")
@@ -93,8 +95,8 @@ async def test_the_header_fits_80_columns() -> None:
     app = make_app(ListedOnce())
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: app.summary.pending_never == 1, what="the header's counts")
+        await wait_for(pilot, lambda: app.summary.pending_never == 2, what="the header's counts")
         await pilot.pause()
         line1 = str(app.screen.query_one(ClusterHeader).render()).splitlines()[0]
         # the split kept whole; the packing policy after it cut, as it always was at 80 columns
-        assert len(line1) <= 80 and "4 pending (1 never) │ packing" in line1, line1
+        assert len(line1) <= 80 and "5 pending (2 never) │ packing" in line1, line1

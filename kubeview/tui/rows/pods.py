@@ -2,7 +2,8 @@
 
 A pending pod's REASON is what an autoscaler says it waits for where one said something
 ("waiting for a node: node group gpu-pool scaling 6 → 38 (in progress, 2 min)", "NodePool gpu at
-its limit nvidia.com/gpu 48/48": model/autoscaling/waits.py), else the scheduler's message.
+its limit nvidia.com/gpu 48/48": model/autoscaling/waits.py), else the scheduler's message (also where
+the autoscaler only says no group's node would fit it: then in red).
 
 Sort values are plain numbers or strings so that a rebuild over 150,000 pods is one numpy argsort;
 numbers sort largest first (negated), as k9s does for cpu and memory. The GPU column counts what a
@@ -41,6 +42,9 @@ Key = tuple[str, str]
 Held = Mapping[Key, tuple[int, bool]]  # DRA GPUs a pod's claims hold: (how many, any of them a MIG slice)
 Waits = Mapping[Key, PodWait]  # what pending pods wait for, where an autoscaler said (ClusterModel.pod_waits)
 WAIT_STYLE = {WAIT_NEVER: "bold red"}  # waiting for nodes on their way: cyan
+# Cluster Autoscaler's NotTriggerScaleUp naming no group, only predicates on its groups' templates (waits.py's
+# words): the scheduler's words about the nodes there are say more; they stay, in red (nothing will come)
+NO_GROUP_FITS = "will not get a node: no node group fits"
 _GONE = PodView("", "", None, "", {}, {}, [], 0, None, False, None)
 
 
@@ -86,7 +90,9 @@ def search_text(pod: PodView) -> str:
 
 def reason_of(pod: PodView, wait: PodWait | None) -> str:
     """The REASON a pending pod shows: what an autoscaler says it waits for, else the scheduler's words."""
-    return wait.words if wait is not None and wait.words else pod.pending_reason or ""
+    if wait is None or not wait.words or (wait.group is None and wait.words.startswith(NO_GROUP_FITS)):
+        return pod.pending_reason or ""
+    return wait.words
 
 
 def asks_gpus(pod: PodView) -> bool:
@@ -147,6 +153,8 @@ def cells(pod: PodView | None, key: Key, width_of: dict[str, int] | None = None,
 
 def _reason(pod: PodView, wait: PodWait | None, width: int | None) -> Text:
     """An autoscaler's words whole (the table cuts them), else the scheduler's message's key part."""
+    if wait is not None and wait.group is None and wait.words.startswith(NO_GROUP_FITS) and pod.pending_reason:
+        return Text(reason_cell(pod.pending_reason, width, asks_gpus(pod)), style="red")
     if wait is not None and wait.words:
         return Text(wait.words, style=WAIT_STYLE.get(wait.state, "cyan"))
     return Text(reason_cell(pod.pending_reason or "", width, asks_gpus(pod)), style="yellow")
