@@ -109,7 +109,8 @@ def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT,
     from kubeview.cluster.packing import current_packing
     from kubeview.cluster.select import open_source
 
-    source = open_source(args, events=True)  # the autoscalers' words on pending pods (`autoscaling.waits`)
+    # Events too: what a pending pod waits for is in the autoscalers' Events on it (model/autoscaling/waits.py)
+    source = open_source(args, events=True)
     try:
         model = sync(source, timeout)
         return (model, *current_packing(source, policy))
@@ -137,15 +138,16 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
     model = ClusterModel(title=source.title)
     deadline = time.monotonic() + timeout  # from the last event: a big list's pages keep it going
     try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
-        # a kube source's Events are listed before the snapshot is taken (a refused list is an empty one)
-        while not model.is_synced(kinds := tuple(source.kinds if isinstance(source, ListsKinds) else KINDS)
-                                  + (("Event",) if getattr(source, "events", None) is True else ())):
+        # Events are optional (never fatal) but waited for once asked: listed, or refused (`unavailable`)
+        extra = ("Event",) if getattr(source, "events", False) else ()
+        while not (model.is_synced(kinds := tuple(source.kinds if isinstance(source, ListsKinds) else KINDS))
+                   and all(k in model.synced or k in model.unavailable for k in extra)):
             if failure:
                 raise _as_source_error(failure[0])
             left = deadline - time.monotonic()
             if left <= 0:
                 missing = ", ".join(k + (f" ({model.listing[k]:,} read)" if k in model.listing else "")
-                                    for k in kinds if k not in model.synced)
+                                    for k in (*kinds, *extra) if k not in model.synced and k not in model.unavailable)
                 detail = f" ({model.connection.detail})" if model.connection.detail else ""
                 raise SourceError(f"The cluster sent nothing for {timeout:g} s during its initial sync "
                                   f"(still waiting for: {missing}){detail}; check the API server and try again.")

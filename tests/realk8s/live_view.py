@@ -30,8 +30,9 @@ FAST = WatchSettings(error_backoffs=(0.2, 0.5, 1.0), connect_timeout=3.0)
 
 
 class LiveView:
-    def __init__(self, kubeconfig: Path, kinds: tuple[str, ...] = ("Node", "Pod"), dra: bool = False) -> None:
-        self.source = KubeSource(kubeconfig=str(kubeconfig), kinds=kinds, settings=FAST, dra=dra)
+    def __init__(self, kubeconfig: Path, kinds: tuple[str, ...] = ("Node", "Pod"), dra: bool = False,
+                 events: bool = False) -> None:
+        self.source = KubeSource(kubeconfig=str(kubeconfig), kinds=kinds, settings=FAST, dra=dra, events=events)
         self.kinds = kinds
         self.model = ClusterModel()
         self.states: list[str] = []

@@ -100,11 +100,17 @@ class Recorder:
 
 def on_gated_plane(record: Callable[[Plane], None]) -> int:
     """Start a gated plane (the `gated_plane` fixture's), run `record` on it, stop it; 1 without binaries."""
+    return on_plane(record, gated=True)
+
+
+def on_plane(record: Callable[[Plane], None], gated: bool = False) -> int:
+    """Start a plane (the `plane` fixture's, or with `gated` the `gated_plane`'s), run `record` on it,
+    stop it; 1 without binaries."""
     binaries = bin_dir()
     if missing_binaries(binaries):
         sys.stderr.write(f"missing {', '.join(missing_binaries(binaries))}: bash scripts/build-kubernetes.sh\n")
         return 1
-    plane = new_plane("kubeview-realk8s-record-", gated=True)
+    plane = new_plane("kubeview-realk8s-record-", gated=gated)
     try:
         plane.start()
         record(plane)
