@@ -21,7 +21,7 @@ from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
 from kubeview.snapshot.schema import validate
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
-KINDS = ("Pod", "Job")
+KINDS = ("Pod", "Job")  # and no other kind: autoscaling=False leaves CA's status ConfigMap out too
 WATCHES = ("/api/v1/pods", "/apis/batch/v1/jobs")
 JOB = "/apis/batch/v1/namespaces/batch/jobs/tunable"
 
@@ -41,7 +41,7 @@ STEPS = [
 
 def run(api: KubeAPI, **kwargs) -> tuple[list, ClusterModel]:
     """One list and one watch per kind through the real client; the model after every event."""
-    events = collect_events(KubeSource(str(api.kubeconfig), settings=FAST, kinds=KINDS, **kwargs), 1)
+    events = collect_events(KubeSource(str(api.kubeconfig), settings=FAST, kinds=KINDS, autoscaling=False, **kwargs), 1)
     model = ClusterModel()
     for e in events:
         model.apply(e)
@@ -96,7 +96,7 @@ def test_the_recorded_watch_ends_where_the_recording_ends_and_succeeded_never_go
 
 def test_parallelism_and_suspend_send_the_recorded_requests(kube_api: KubeAPI) -> None:
     kube_api.add_job(job_api.load("patch", "job-01-running.json"))
-    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS)
+    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS, autoscaling=False)
     try:
         results = [src.set_parallelism("batch", "tunable", 4), src.set_parallelism("batch", "tunable", 1),
                    src.suspend_job("batch", "tunable", True), src.suspend_job("batch", "tunable", False),
@@ -117,7 +117,7 @@ def test_parallelism_and_suspend_send_the_recorded_requests(kube_api: KubeAPI) -
 
 
 def test_refusals_are_one_line(kube_api: KubeAPI) -> None:
-    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS)
+    src = KubeSource(str(kube_api.kubeconfig), settings=FAST, kinds=KINDS, autoscaling=False)
     try:
         with pytest.raises(ActionError) as missing:
             src.set_parallelism("batch", "nope", 2)

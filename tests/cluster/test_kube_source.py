@@ -14,6 +14,7 @@ import time
 
 import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
+from kubeapi.server import CA_STATUS_LIST
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube.source import KINDS, KubeSource, WatchSettings
@@ -23,7 +24,7 @@ from kubeview.model.events import ConnectionState, Listed, Listing, Scope, Watch
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 OTHER_WATCHES = ["/api/v1/nodes", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
-                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs"]
+                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST]
 PODS = "/api/v1/pods"
 
 
@@ -178,7 +179,7 @@ def test_429_waits_for_retry_after(kube_api: KubeAPI) -> None:
 
 NS_WATCHES = ("/api/v1/nodes", "/apis/apps/v1/namespaces/default/replicasets",
               "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets",
-              "/apis/batch/v1/namespaces/default/jobs")
+              "/apis/batch/v1/namespaces/default/jobs", CA_STATUS_LIST)
 
 
 def other_namespace_pods() -> dict:
