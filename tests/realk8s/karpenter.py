@@ -55,7 +55,7 @@ GPU_INSTANCE = {
 
 
 def bin_dir() -> Path:
-    """Where build-karpenter.sh puts (or would put) the binary; the CRDs are in ../crds."""
+    """Where build-karpenter.sh puts (or would put) the binary; the CRDs sit in its sibling `crds` folder."""
     out = subprocess.run(["bash", str(BUILD), "--print-dir"], capture_output=True, text=True, check=True)
     return Path(out.stdout.strip())
 
