@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import kubeapi` from any test directory
 
 import hermetic  # noqa: E402
+import thread_guard  # noqa: E402
 from kubeapi import KubeAPI  # noqa: E402
 from kubeapi import fixtures as _fixtures  # noqa: E402
 
@@ -26,8 +27,13 @@ from kubeapi import fixtures as _fixtures  # noqa: E402
 hermetic.scrub()
 
 
+_exit_status: list[int] = []
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     hermetic.unscrub()
+    thread_guard.exit_if_threads_are_left((_exit_status or [0])[-1])
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +80,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _missing and os.environ.get("CI") and exitstatus in (0, 5):
         session.exitstatus = 1
+    _exit_status.append(int(session.exitstatus))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int) -> None:  # noqa: ANN001 -- pytest hook

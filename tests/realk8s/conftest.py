@@ -1,4 +1,4 @@
-"""The `plane` fixture: one real control plane per test session (tests/realk8s/plane.py).
+"""The `plane` fixture: one real control plane for the tests of this directory (tests/realk8s/plane.py).
 
 Every test in this directory is marked `realk8s`. Without the binaries every one of them skips
 with the same single line saying how to build them (`-ra` groups it); CI builds them first and
@@ -87,14 +87,15 @@ def _started(name: str, gated: bool = False) -> Iterator[Plane]:
         cleanup_dir(p.root)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def plane() -> Iterator[Plane]:
     """The started plane with 1.37's default feature gates; `plane.kubeconfig` is the admin's. Stopped
-    and its directory removed after the session."""
+    and its directory removed after the last test of tests/realk8s (package scope: the rest of the suite
+    runs without its processes beside it)."""
     yield from _started("plane")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def gated_plane() -> Iterator[Plane]:
     """A second plane with 1.37's gang and DRA gates on (plane.GATED): Workload/PodGroup at
     scheduling.k8s.io/v1beta1, Jobs with `spec.scheduling`, group claims, ResourcePoolStatusRequest."""

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 from standin_harness import RECORDED, SHIPPED, Rig, scheduler_config
 
-RUNS = int(os.environ.get("KUBEVIEW_STANDIN_RUNS", "200"))
+RUNS = int(os.environ.get("KUBEVIEW_STANDIN_RUNS", "100"))  # the real scheduler runs the story 100 times in tests/realk8s
 
 
 def _story(rig: Rig, runs: int, prefix: str) -> None:
