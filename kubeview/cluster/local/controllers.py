@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import copy
 import random
+import re
 from collections.abc import Callable
 from typing import Protocol
 
@@ -21,6 +22,7 @@ from kubeview.cluster.local import objects as obj
 from kubeview.cluster.local.quota_admission import QuotaRefused
 from kubeview.model.pod_status import restarts as pod_restarts
 
+_POD_NAME = re.compile(r'pods "[^"]*"')
 RANK_PHASE = {"Pending": 0, "Unknown": 1, "Running": 2}
 RS_CONTROLLER = "replicaset-controller"
 DEPLOYMENT_CONTROLLER = "deployment-controller"
@@ -38,7 +40,8 @@ class Api(Protocol):
     def delete(self, kind: str, namespace: str, name: str) -> None: ...
     def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
     def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
-    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
+    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str,
+                   same: str) -> None: ...
     # below `list` names the method above: the type is builtins.list
     def owned(self, uid: str) -> builtins.list[dict]: ...  # pods whose controller has this uid
     def pod_owners(self) -> builtins.list[str]: ...  # every controller uid some pod names
@@ -84,13 +87,15 @@ def try_create_pod(api: Api, kind: str, owner: dict, build: Callable[[], dict], 
     name stream is put back (a refused pod takes no name, so later names stay what they were for a
     seed), `FailedCreate` "Error creating: <the API server's message>" is recorded on the owner as
     upstream's PodControl records it, and the message is returned. **Deviation**: recorded once per
-    message while it is kept (upstream records every retry of its backoff)."""
+    refusal (its words less the pod's name) while that Event is kept; upstream records every retry
+    of its backoff, each naming a new pod, until client-go's correlator combines them."""
     state = api.rng.getstate()
     try:
         return api.create("Pod", build())
     except QuotaRefused as e:
         api.rng.setstate(state)
-        api.event_once(kind, owner, "Warning", "FailedCreate", f"Error creating: {e}", component)
+        api.event_once(kind, owner, "Warning", "FailedCreate", f"Error creating: {e}", component,
+                       _POD_NAME.sub('pods "…"', str(e), count=1))
         return str(e)
 
 

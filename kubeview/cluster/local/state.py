@@ -79,6 +79,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
         self._node_index: dict[str, int] = {}
         self._schedule_needed = True
         self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
+        self._said: dict[tuple[str, str, str], Key] = {}  # event_once: (uid, reason, what) -> its Event
         self.job_ledgers: dict[str, JobLedger] = {}  # Job uid -> what its controller has counted
         self._init_quotas()
         self._bootstrap(config)
@@ -160,11 +161,17 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
         """Record a controller's or kubelet's Event about `o` (a kind of LOCAL_KINDS)."""
         self.record(ev.legacy_event(kind, o, type_, reason, message, component, host=host, field_path=field_path))
 
-    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None:
-        """`event`, unless the same occurrence is already kept (a controller's retry, not a new fact)."""
+    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str,
+                   same: str) -> None:
+        """`event`, unless one with the same `same` (the message less what changes between retries, such
+        as a refused pod's name) about `o` is still kept: a controller's retry, not a new fact."""
+        said = (o["metadata"]["uid"], reason, same)
+        kept = self._said.get(said)
+        if kept is not None and kept in self._objects["Event"]:
+            return
         event = ev.legacy_event(kind, o, type_, reason, message, component)
-        if not self.recorded(event):
-            self.record(event)
+        self.record(event)
+        self._said[said] = self._event_keys[ev.aggregation_key(event)]
 
     def record(self, event: dict) -> None:
         """Write an Event; the same occurrence again (object, type, reason, message) counts up instead,
