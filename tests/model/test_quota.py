@@ -162,3 +162,23 @@ def test_replicaset_held_and_indexed_strip() -> None:
 def test_quota_unavailable_words() -> None:
     assert quota_unavailable({"ResourceQuota": "forbidden (403)"}) == "quotas are not shown: forbidden (403)"
     assert quota_unavailable({}) is None
+
+
+def test_snapshot_quotas_validate_and_carry_the_hold() -> None:
+    import json
+
+    from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
+    from kubeview.snapshot.schema import validate
+    m = held_model()
+    doc = build_snapshot(m, now=0)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    quotas = doc["quotas"]
+    assert quotas["unavailable"] is None and quotas["heldPods"] == 1
+    [ns] = quotas["namespaces"]
+    assert ns["namespace"] == "team-a" and ns["quotas"][0]["resources"] == [
+        {"key": "requests.nvidia.com/gpu", "hard": 2, "used": 2, "counted": 2, "hardText": "2", "usedText": "2",
+         "differs": False, "full": True}]
+    [held] = ns["held"]
+    assert (held["kind"], held["name"], held["message"], held["notCreated"]) == ("Job", "train", GPU_MSG, 1)
+    assert held["words"] == "held by quota gpus: requests.nvidia.com/gpu 2/2 — 1 pod not created"
+    assert json.loads(snapshot_json(m, now=0))["quotas"] == quotas
