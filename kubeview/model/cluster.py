@@ -34,6 +34,11 @@ from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
+from kubeview.model.quota.counting import QuotaUse
+from kubeview.model.quota.held import Held
+from kubeview.model.quota.objects import QuotaKey
+from kubeview.model.quota.reads import all_held, all_quota_uses
+from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -55,6 +60,8 @@ class ClusterModel:
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
+        self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
+        self._quota_reads: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]] | None = None
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
@@ -74,6 +81,7 @@ class ClusterModel:
                     Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
             "Event": (self.events,),
+            QUOTA_KIND: (self.quotas,),
             **rows_of(self._workloads, WORKLOAD_KINDS),
             **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
             **rows_of(gangs, GANG_KINDS),
@@ -222,6 +230,23 @@ class ClusterModel:
                     waits[key] = w
             self._waits = (stamp, waits)
         return self._waits[1]
+
+    def quota_uses(self) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+        """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
+        from the pods (model/quota/counting.py); cached per model version."""
+        return self._quota_cache()[1]
+
+    def held(self) -> dict[WorkloadKey, Held]:
+        """The Jobs, ReplicaSets and StatefulSets held by quota now, by (kind, namespace, name)
+        (model/quota/held.py); cached per model version."""
+        return self._quota_cache()[2]
+
+    def _quota_cache(self) -> tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]]:
+        if self._quota_reads is None or self._quota_reads[0] != self.version:
+            uses = all_quota_uses(self.quotas, self.pods)
+            held = all_held(self.events, self.jobs, self.workloads, self.quotas)
+            self._quota_reads = (self.version, uses, held)
+        return self._quota_reads
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""

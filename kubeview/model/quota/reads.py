@@ -1,0 +1,50 @@
+"""The model-wide quota reads `ClusterModel` caches: every quota's use, every workload held by quota.
+
+Both walks are bounded by what can matter: the pods of namespaces that have a quota (one pass over the
+pods), and the workloads the EventLog holds Events about (a hold is always said in an Event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubeview.model.jobs.store import JobStore
+from kubeview.model.kube_events import EventLog
+from kubeview.model.quota.counting import QuotaUse, count_usage, pods_by_namespace, quota_uses
+from kubeview.model.quota.held import HELD_KINDS, Held, held_of, job_not_created
+from kubeview.model.quota.objects import QuotaKey
+from kubeview.model.quota.store import QuotaStore
+from kubeview.model.views import PodView
+from kubeview.model.workloads import WorkloadView
+
+WorkloadKey = tuple[str, str, str]
+
+
+def all_quota_uses(quotas: QuotaStore, pods: Mapping[tuple[str, str], PodView]) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+    """Per quota (namespace, name): its keys with the controller's used and kubeview's count."""
+    if not len(quotas):
+        return {}
+    by_ns = pods_by_namespace(pods, set(quotas.namespaces()))
+    return {q.key: quota_uses(q, count_usage(q, by_ns[q.namespace])) for q in quotas.quotas()}
+
+
+def all_held(events: EventLog, jobs: JobStore, workloads: Mapping[WorkloadKey, WorkloadView],
+             quotas: QuotaStore) -> dict[WorkloadKey, Held]:
+    """Every Job, ReplicaSet and StatefulSet held by quota now, by (kind, namespace, name)."""
+    out: dict[WorkloadKey, Held] = {}
+    for kind in HELD_KINDS:
+        for ns, name in events.involved(kind):
+            if kind == "Job":
+                job = jobs.jobs.get((ns, name))
+                missing = 0 if job is None else job_not_created(job, jobs.pods_of(ns, name))
+                uid = "" if job is None else job.uid
+            else:
+                view = workloads.get((kind, ns, name))
+                missing = 0 if view is None else view.desired - view.current
+                uid = ""
+            if missing <= 0:
+                continue
+            held = held_of(kind, ns, name, events.for_object(kind, ns, name, uid=uid), missing, quotas.get)
+            if held is not None:
+                out[held.key] = held
+    return dict(sorted(out.items()))
