@@ -3,7 +3,8 @@ kube-controller-manager v1.37.2, issue #40): a namespace with `requests.nvidia.c
 parallelism 3 × 1 GPU. Two pods exist, the third never (the admission refuses it; the Job controller
 records FailedCreate with the API server's words). kubeview, live (KubeSource -> ClusterModel) and
 `kubeview snapshot --json` as a separate process, shows the Job held by that quota with the API
-server's message and used 2/2 equal to the controller's status.used; then the quota is raised to 3,
+server's message and used 2/2 equal to the controller's status.used, and `kubeview fit` of one more such Job
+says the quota refuses it although the nodes have room; then the quota is raised to 3,
 the third pod is created and the hold is gone. ROUNDS namespaces side by side, every wait on observed
 state.
 """
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client
@@ -88,7 +90,8 @@ def status_used(core: client.CoreV1Api, ns: str) -> str | None:
     return ((q.status and q.status.used) or {}).get(GPU_KEY)
 
 
-def test_job_held_by_the_real_quota_then_released(plane: Plane, quota_plane, realk8s_counts: dict[str, str]) -> None:
+def test_job_held_by_the_real_quota_then_released(plane: Plane, quota_plane, realk8s_counts: dict[str, str],
+                                                  tmp_path: Path) -> None:
     api_client, view = quota_plane
     core, batch = client.CoreV1Api(api_client), client.BatchV1Api(api_client)
     start = time.monotonic()
@@ -137,6 +140,17 @@ def test_job_held_by_the_real_quota_then_released(plane: Plane, quota_plane, rea
         assert (held["kind"], held["name"], held["notCreated"], held["quota"]) == ("Job", "train", 1, "gpus")
         assert held["message"] in {e.message for e in refusals(core, ns)}
     assert doc["heldPods"] >= ROUNDS and doc["unavailable"] is None
+
+    # --- `kubeview fit` checks the quota before the nodes: the Job's dry run passes (quota is on pods) --
+    manifest = tmp_path / "job.json"
+    manifest.write_text(json.dumps(gpu_job(spaces[0]) | {"metadata": {"name": "more", "namespace": spaces[0]}}))
+    fit = subprocess.run([sys.executable, "-m", "kubeview", "fit", str(manifest), "-n", spaces[0],
+                          "--kubeconfig", str(plane.kubeconfig)], capture_output=True, text=True, timeout=120)
+    assert fit.returncode == 1, (fit.stdout, fit.stderr)
+    unit, said = fit.stdout.splitlines()[1:3]
+    assert unit == f"Job {spaces[0]}/more (3 pods): does not fit", fit.stdout
+    assert said.startswith("  quota: fits on quota-gpu-") and said.endswith(
+        f", but namespace {spaces[0]}'s quota gpus requests.nvidia.com/gpu is 2/2: room for 0 of 3 pods"), fit.stdout
 
     # --- the quota raised: the third pod is admitted and the hold goes --------------------------------
     for ns in spaces:
