@@ -5,11 +5,13 @@ fits (`make_plan`). The objective, rules and search are described in plan_types.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from kubeview.model.allocation import Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.disruption import BudgetView
 from kubeview.model.gangs.store import Gang
+from kubeview.model.quota.admit import admit_pods
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search
@@ -58,7 +60,15 @@ def target_of_gang(model: ClusterModel, gang: Gang) -> Target:
 
 def plan_for(model: ClusterModel, target: Target, config: PackingConfig = _DEFAULT,
              budgets: Sequence[BudgetView] = (), allowed: Sequence[int] | None = None, allow_bare: bool = False,
-             exact_limit: int = 20_000) -> Plan:
-    """`make_plan` on the model's allocation, pods and DRA claims."""
+             exact_limit: int = 20_000, namespace: str | None = None) -> Plan:
+    """`make_plan` on the model's allocation, pods and DRA claims. `namespace`: where a target whose pods
+    do not exist yet (a hypothetical request) would be created; its quotas are checked first, and no
+    node room is freed while they refuse it (pods that exist were admitted already)."""
+    if namespace is not None:
+        members = [replace(m, namespace=namespace) for m in target.members]
+        quota = admit_pods(model.quotas.quotas(), members)
+        if quota.admitted < target.min_count:
+            return Plan(target=target.label, fits_now=False, found=False,
+                        reason=f"{quota.words()}: freeing node room would not admit it, so no plan")
     return make_plan(model.allocation(), list(model.pods.values()), target, config, budgets, allowed, allow_bare,
                      own_dra_gpus(model), exact_limit)

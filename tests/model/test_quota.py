@@ -182,3 +182,25 @@ def test_snapshot_quotas_validate_and_carry_the_hold() -> None:
     assert (held["kind"], held["name"], held["message"], held["notCreated"]) == ("Job", "train", GPU_MSG, 1)
     assert held["words"] == "held by quota gpus: requests.nvidia.com/gpu 2/2 — 1 pod not created"
     assert json.loads(snapshot_json(m, now=0))["quotas"] == quotas
+
+
+def test_admit_pods_is_the_quota_admissions_arithmetic() -> None:
+    from kubeview.model.quota.admit import admit_pods
+    from kubeview.model.views import PodView
+    q = [QuotaView.from_api(quota(hard={"requests.nvidia.com/gpu": "8", "requests.cpu": "4"},
+                                  used={"requests.nvidia.com/gpu": "6", "requests.cpu": "1"})),
+         QuotaView.from_api(quota(ns="other", hard={"requests.nvidia.com/gpu": "0"}, used={}))]
+    one = PodView.from_api(pod("team-a", "p", gpus=1))
+    assert admit_pods(q, [one]).admits_all
+    three = admit_pods(q, [one, one, one])
+    assert (three.admitted, three.total, three.admits_all) == (2, 3, False)
+    assert three.words() == "namespace team-a's quota gpus requests.nvidia.com/gpu is 6/8: room for 2 of 3 pods"
+    many = admit_pods(q, [], template=one, copies=10**9)  # by arithmetic: cpu 3 cores left / 500m = 6, GPUs 2
+    assert (many.admitted, many.block and many.block.key) == (2, "requests.nvidia.com/gpu")
+    cpu_bound = admit_pods(q, [], template=PodView.from_api(pod("team-a", "c", gpus=0, cpu="2")), copies=5)
+    assert cpu_bound.admitted == 1 and cpu_bound.words() == (
+        "namespace team-a's quota gpus requests.cpu is 1/4: room for 1 of 5 pods")
+    assert admit_pods(q, [PodView.from_api(pod("elsewhere", "x", gpus=4))]).admits_all  # no quota there
+    scoped = [QuotaView.from_api(quota(hard={"pods": "0"}, scopes=["Terminating"]))]
+    answer = admit_pods(scoped, [one])
+    assert answer.admits_all and answer.notes == ("quota gpus not checked: kubeview does not evaluate scope Terminating",)

@@ -48,7 +48,8 @@ def unevaluated_scopes(quota: QuotaView) -> list[str]:
     return [s for s in scopes if s not in COUNTED_SCOPES]
 
 
-def _matches(quota: QuotaView, pod: PodView) -> bool:
+def matches(quota: QuotaView, pod: PodView) -> bool:
+    """Does `pod` fall under `quota`'s BestEffort / NotBestEffort scopes (the only ones evaluated)?"""
     for scope in quota.scopes:
         if scope == "BestEffort" and not best_effort(pod):
             return False
@@ -65,7 +66,7 @@ def count_usage(quota: QuotaView, pods: Iterable[PodView]) -> dict[str, int | No
     sums: dict[str, int | None] = {k: 0 if pod_amount(k, _PROBE) is not None else None for k in keys}
     counted = [k for k in keys if sums[k] is not None]
     for pod in pods:
-        if pod.phase in TERMINAL_PHASES or pod.namespace != quota.namespace or not _matches(quota, pod):
+        if pod.phase in TERMINAL_PHASES or pod.namespace != quota.namespace or not matches(quota, pod):
             continue
         for k in counted:
             sums[k] = (sums[k] or 0) + (pod_amount(k, pod) or 0)

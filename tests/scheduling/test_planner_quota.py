@@ -1,0 +1,36 @@
+"""The planner and quota (#40): node room is never freed for a request its namespace's quota refuses;
+the one line says which quota. A request in a namespace with room left plans as before."""
+
+from __future__ import annotations
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import Listed
+from kubeview.scheduling import PackingConfig
+from kubeview.scheduling.plan_types import hypothetical
+from kubeview.scheduling.planner import plan_for
+
+
+def model() -> ClusterModel:
+    m = ClusterModel()
+    node = {"metadata": {"name": "gpu-node-3"},
+            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": "8"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    m.apply(Listed("Node", [node]))
+    m.apply(Listed("Pod", []))
+    m.apply(Listed("ResourceQuota", [
+        {"metadata": {"namespace": "team-a", "name": "gpus", "resourceVersion": "1"},
+         "spec": {"hard": {"requests.nvidia.com/gpu": "8"}},
+         "status": {"hard": {"requests.nvidia.com/gpu": "8"}, "used": {"requests.nvidia.com/gpu": "8"}}}]))
+    return m
+
+
+def test_no_room_is_freed_while_the_quota_refuses() -> None:
+    plan = plan_for(model(), hypothetical(2), PackingConfig(policy="spread"), namespace="team-a")
+    assert not plan.found and plan.moves == []
+    assert plan.reason == ("namespace team-a's quota gpus requests.nvidia.com/gpu is 8/8: freeing node room would "
+                           "not admit it, so no plan")
+
+
+def test_a_namespace_with_room_plans_as_before() -> None:
+    plan = plan_for(model(), hypothetical(2), PackingConfig(policy="spread"), namespace="team-b")
+    assert plan.found and plan.fits_now
