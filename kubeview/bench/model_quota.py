@@ -10,7 +10,7 @@ kubeview's count differs). One run, one model, the same data both ways:
   share of the build, target <= 10 %. The Jobs and Events are applied between, untimed: kinds of
   their own, which the views read.
 - snapshot: `snapshot_json` before the quotas, Jobs and Events are there, and after (the best of
-  two each, a pod event before each so that nothing cached per model version is reused): the
+  five each, a pod event before each so that nothing cached per model version is reused): the
   difference's share, target <= 10 %.
 Also said, not judged: the quota views recomputed after one watch event (per model version, when read).
 """
@@ -31,6 +31,7 @@ from kubeview.snapshot.document import snapshot_json
 
 NAMESPACES = 500
 TARGET = 0.10  # the quota views add at most this share to the build and to the snapshot
+REPEAT = 5  # snapshots each way (the best is taken: the others are what the machine's load added)
 GPU_KEY = "requests.nvidia.com/gpu"
 _TS = "2026-11-22T10:00:00Z"
 
@@ -97,7 +98,7 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, na
     names = sorted(used)
     quotas = [quota(ns, i, used[ns]) for i, ns in enumerate(names)]
     held = [held_job(ns, i) for i, ns in enumerate(names) if i % 10 == 0]
-    bump = cluster.events(8)  # pod status updates: a new model version before each snapshot
+    bump = cluster.events(3 * REPEAT)  # pod status updates: a new model version before each snapshot
 
     say("building the model from the lists ...")
     model = ClusterModel("synthetic")
@@ -113,7 +114,7 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, na
 
     say("the snapshot JSON without quotas ...")
     snaps = []
-    for e in bump[:2]:
+    for e in bump[:REPEAT]:
         model.apply(e)
         snaps.append(_timed(lambda: snapshot_json(model)))
     snap = min(snaps)
@@ -127,14 +128,14 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, na
 
     say("the snapshot JSON with quotas ...")
     snaps = []
-    for e in bump[2:4]:
+    for e in bump[REPEAT:2 * REPEAT]:
         model.apply(e)
         snaps.append(_timed(lambda: snapshot_json(model)))
     snap_quota = min(snaps)
     doc = json.loads(snapshot_json(model))
 
     refresh = []
-    for e in bump[4:8]:
+    for e in bump[2 * REPEAT:]:
         model.apply(e)
         refresh.append(_timed(lambda: (model.quota_uses(), model.held())))
     return {"nodes": nodes, "pods": pods, "namespaces": namespaces, **counted,
@@ -146,7 +147,8 @@ def measure(nodes: int = NODES, gpu_nodes: int = GPU_NODES, pods: int = PODS, na
 
 def report(r: dict, quick: bool) -> list[str]:
     def verdict(share: float) -> str:
-        return f"x{TARGET / max(share, 1e-9):5.2f}  {'pass' if share <= TARGET else 'FAIL'}"
+        ratio = f"x{TARGET / share:5.2f}" if share > TARGET / 99 else "x>99  "  # none measurable
+        return f"{ratio}  {'pass' if share <= TARGET else 'FAIL'}"
 
     return [
         f"kubeview bench model --quota: {r['nodes']:,} nodes, {r['pods']:,} pods in {r['namespaces']:,} namespaces, "

@@ -39,6 +39,7 @@ from kubeview.model.quota.held import Held
 from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.reads import all_held, all_quota_uses
 from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
+from kubeview.model.quota.tally import QuotaTally
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -61,11 +62,15 @@ class ClusterModel:
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
         self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
-        self._quota_reads: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]] | None = None
+        self._quota_uses: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]]] | None = None
+        self._held: tuple[int, dict[WorkloadKey, Held]] | None = None
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
         self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
+        # per namespace, its pods' requests and limits for the quotas' counts (first in the Pod row: it
+        # reads a pod's old view before NodePods replaces it)
+        self.quota_tally = QuotaTally(lambda: self.node_pods.pods)
         self._workloads = WorkloadStore()
         self.workloads: dict[WorkloadKey, WorkloadView] = self._workloads.views
         self.version = 0
@@ -77,7 +82,8 @@ class ClusterModel:
         self._waits: tuple[tuple[int, int], dict[PodKey, PodWait]] | None = None
         self.kinds: dict[str, tuple[KindStore, ...]] = {
             "Node": (self.node_pods.node_kind, Calls(scaling.put_node, scaling.delete_node, scaling.relist_nodes)),
-            "Pod": (self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
+            "Pod": (Calls(self.quota_tally.put_pod, self.quota_tally.delete_pod, self.quota_tally.relist_pods),
+                    self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
                     Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
             "Event": (self.events,),
@@ -233,20 +239,17 @@ class ClusterModel:
 
     def quota_uses(self) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
         """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
-        from the pods (model/quota/counting.py); cached per model version."""
-        return self._quota_cache()[1]
+        from the pods (model/quota/counting.py, tally.py); cached per model version."""
+        if self._quota_uses is None or self._quota_uses[0] != self.version:
+            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.quota_tally))
+        return self._quota_uses[1]
 
     def held(self) -> dict[WorkloadKey, Held]:
         """The Jobs, ReplicaSets and StatefulSets held by quota now, by (kind, namespace, name)
         (model/quota/held.py); cached per model version."""
-        return self._quota_cache()[2]
-
-    def _quota_cache(self) -> tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]]:
-        if self._quota_reads is None or self._quota_reads[0] != self.version:
-            uses = all_quota_uses(self.quotas, self.pods)
-            held = all_held(self.events, self.jobs, self.workloads, self.quotas)
-            self._quota_reads = (self.version, uses, held)
-        return self._quota_reads
+        if self._held is None or self._held[0] != self.version:
+            self._held = (self.version, all_held(self.events, self.jobs, self.workloads, self.quotas))
+        return self._held[1]
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""

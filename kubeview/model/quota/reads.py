@@ -1,7 +1,8 @@
 """The model-wide quota reads `ClusterModel` caches: every quota's use, every workload held by quota.
 
-Both walks are bounded by what can matter: the pods of namespaces that have a quota (one pass over the
-pods), and the workloads the EventLog holds Events about (a hold is always said in an Event).
+Both are bounded by what can matter: the quotas, read against each namespace's tally of its pods
+(tally.py: one pass when first read, then pod by pod), and the workloads the EventLog holds Events
+about (a hold is always said in an Event).
 """
 
 from __future__ import annotations
@@ -10,22 +11,23 @@ from collections.abc import Mapping
 
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.kube_events import EventLog
-from kubeview.model.quota.counting import QuotaUse, count_usage, pods_by_namespace, quota_uses
+from kubeview.model.quota.counting import QuotaUse, quota_uses
 from kubeview.model.quota.held import HELD_KINDS, Held, held_of, job_not_created
 from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.store import QuotaStore
-from kubeview.model.views import PodView
+from kubeview.model.quota.tally import QuotaTally, count_from_totals
 from kubeview.model.workloads import WorkloadView
 
 WorkloadKey = tuple[str, str, str]
 
 
-def all_quota_uses(quotas: QuotaStore, pods: Mapping[tuple[str, str], PodView]) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
-    """Per quota (namespace, name): its keys with the controller's used and kubeview's count."""
+def all_quota_uses(quotas: QuotaStore, tally: QuotaTally) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+    """Per quota (namespace, name): its keys with the controller's used and kubeview's count (from the
+    tally of each namespace's pods, kept pod by pod: tally.py)."""
     if not len(quotas):
         return {}
-    by_ns = pods_by_namespace(pods, set(quotas.namespaces()))
-    return {q.key: quota_uses(q, count_usage(q, by_ns[q.namespace])) for q in quotas.quotas()}
+    totals = tally.current()
+    return {q.key: quota_uses(q, count_from_totals(q, totals.get(q.namespace))) for q in quotas.quotas()}
 
 
 def all_held(events: EventLog, jobs: JobStore, workloads: Mapping[WorkloadKey, WorkloadView],
