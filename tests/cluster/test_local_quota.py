@@ -79,6 +79,14 @@ def test_a_job_past_its_gpu_quota_gets_two_pods_and_the_api_servers_refusal(clus
     assert refused in {p["metadata"]["name"] for p in pods(cluster)}
 
 
+def test_a_deleted_quota_holds_nothing_back(cluster: LocalCluster) -> None:
+    cluster.apply_workload(quota({"requests.nvidia.com/gpu": "1"}))
+    cluster.apply_workload(job(parallelism=3))
+    assert len(pods(cluster)) == 1
+    cluster.delete_workload("ResourceQuota", "team-a", "gpus")
+    assert len(pods(cluster)) == 3 and cluster.quotas_of("team-a") == []
+
+
 def test_a_finished_pod_frees_its_share_and_the_held_index_is_created(cluster: LocalCluster) -> None:
     cluster.apply_workload(quota({"requests.nvidia.com/gpu": "1", "requests.cpu": "4", "pods": "10"}))
     cluster.apply_workload(job("ranks", parallelism=2, indexed=True))

@@ -38,13 +38,13 @@ class Quotas:
         def create(self, kind: str, o: dict) -> dict: ...
         def update(self, kind: str, o: dict) -> dict: ...
         def reconcile(self, rounds: int = 20) -> None: ...
-        def _write(self, kind: str, type_: obj.Change, o: dict) -> dict: ...
 
     def _init_quotas(self) -> None:
         self._quota_pods = {}
         self._quota_dirty = set()
 
     def quotas_of(self, namespace: str) -> builtins.list[dict]:
+        """The namespace's quotas (deleted ones are gone: `delete_workload` deletes them like any object)."""
         return [q for (ns, _), q in self._objects[QUOTA].items() if ns == namespace]
 
     def apply_quota(self, manifest: dict) -> dict:
@@ -68,14 +68,6 @@ class Quotas:
             made = self.update(QUOTA, body)
         self.reconcile()
         return made
-
-    def delete_quota(self, namespace: str, name: str) -> None:
-        if self.get(QUOTA, namespace, name) is None:
-            raise ActionError(f"resourcequota {namespace}/{name} not found")
-        self._write(QUOTA, "DELETED", copy.deepcopy(self._objects[QUOTA][(namespace, name)]))
-        if not self.quotas_of(namespace):
-            self._quota_pods.pop(namespace, None)
-        self.reconcile()
 
     def admit_quota(self, pod: dict) -> None:
         """The admission plugin on a pod create: refuse (QuotaRefused) or charge its quotas."""
