@@ -61,7 +61,8 @@ class ClusterModel:
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
         self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
-        self._quota_reads: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]] | None = None
+        self._quota_uses: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]]] | None = None
+        self._held: tuple[int, dict[WorkloadKey, Held]] | None = None
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
@@ -233,20 +234,17 @@ class ClusterModel:
 
     def quota_uses(self) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
         """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
-        from the pods (model/quota/counting.py); cached per model version."""
-        return self._quota_cache()[1]
+        from the pods (model/quota/counting.py: one pass over the pods, only with quotas); cached per version."""
+        if self._quota_uses is None or self._quota_uses[0] != self.version:
+            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.pods))
+        return self._quota_uses[1]
 
     def held(self) -> dict[WorkloadKey, Held]:
         """The Jobs, ReplicaSets and StatefulSets held by quota now, by (kind, namespace, name)
-        (model/quota/held.py); cached per model version."""
-        return self._quota_cache()[2]
-
-    def _quota_cache(self) -> tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]], dict[WorkloadKey, Held]]:
-        if self._quota_reads is None or self._quota_reads[0] != self.version:
-            uses = all_quota_uses(self.quotas, self.pods)
-            held = all_held(self.events, self.jobs, self.workloads, self.quotas)
-            self._quota_reads = (self.version, uses, held)
-        return self._quota_reads
+        (model/quota/held.py: a walk over the workloads the EventLog has Events about); cached per version."""
+        if self._held is None or self._held[0] != self.version:
+            self._held = (self.version, all_held(self.events, self.jobs, self.workloads, self.quotas))
+        return self._held[1]
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""

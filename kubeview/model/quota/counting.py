@@ -11,7 +11,7 @@ only the controller's figure is shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kubeview.model.quota.objects import QuotaView, amount_text
@@ -58,28 +58,83 @@ def matches(quota: QuotaView, pod: PodView) -> bool:
     return True
 
 
-def count_usage(quota: QuotaView, pods: Iterable[PodView]) -> dict[str, int | None]:
-    """Per hard key of `quota`: what its pods (those of its namespace, not finished) add up to."""
+class NamespacePods:
+    """A namespace's unfinished pods, grouped by their (shared) amount dicts: pods whose containers ask
+    alike share `requests`/`limits` (model/requests.py caches them by content), so the sums are a count
+    per group, and a pass over 150,000 pods is one dict lookup each."""
+
+    __slots__ = ("groups", "_sums")
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[int, int], list] = {}  # (id(requests), id(limits)) -> [a pod, how many]
+        self._sums: tuple[dict[str, int], dict[str, int], int] | None = None
+
+    @property
+    def pods(self) -> list[PodView]:
+        """One pod of each group, repeated as many times as the group has pods (same amounts)."""
+        return [pod for pod, n in self.groups.values() for _ in range(n)]
+
+    def sums(self) -> tuple[dict[str, int], dict[str, int], int]:
+        """(requests, limits, pods) summed over the pods."""
+        if self._sums is None:
+            requests: dict[str, int] = {}
+            limits: dict[str, int] = {}
+            count = 0
+            for pod, n in self.groups.values():
+                count += n
+                for total, amounts in ((requests, pod.requests), (limits, pod.limits)):
+                    for r, v in amounts.items():
+                        total[r] = total.get(r, 0) + v * n
+            self._sums = (requests, limits, count)
+        return self._sums
+
+
+def _sum_amount(key: str, pods: NamespacePods) -> int | None:
+    """`pod_amount` summed over the namespace's pods, from the sums."""
+    requests, limits, count = pods.sums()
+    if key == "pods":
+        return count
+    if key in _REQUESTS:
+        return requests.get(key, 0)
+    if key.startswith("requests."):
+        name = key[len("requests."):]
+        return None if name == "storage" else requests.get(name, 0)
+    if key.startswith("limits."):
+        return limits.get(key[len("limits."):], 0)
+    if key.startswith("hugepages-"):
+        return requests.get(key, 0)
+    return None
+
+
+def count_usage(quota: QuotaView, pods: NamespacePods) -> dict[str, int | None]:
+    """Per hard key of `quota`: what the namespace's unfinished pods it matches add up to."""
     if unevaluated_scopes(quota):
         return dict.fromkeys(quota.hard)
-    keys = list(quota.hard)
-    sums: dict[str, int | None] = {k: 0 if pod_amount(k, _PROBE) is not None else None for k in keys}
-    counted = [k for k in keys if sums[k] is not None]
-    for pod in pods:
-        if pod.phase in TERMINAL_PHASES or pod.namespace != quota.namespace or not matches(quota, pod):
-            continue
-        for k in counted:
-            sums[k] = (sums[k] or 0) + (pod_amount(k, pod) or 0)
+    if not quota.scopes:
+        return {k: _sum_amount(k, pods) for k in quota.hard}
+    sums: dict[str, int | None] = {k: 0 if pod_amount(k, _PROBE) is not None else None for k in quota.hard}
+    counted = [k for k in quota.hard if sums[k] is not None]
+    for pod in pods.pods:
+        if matches(quota, pod):
+            for k in counted:
+                sums[k] = (sums[k] or 0) + (pod_amount(k, pod) or 0)
     return sums
 
 
-def pods_by_namespace(pods: Mapping[tuple[str, str], PodView], namespaces: set[str]) -> dict[str, list[PodView]]:
+def pods_by_namespace(pods: Mapping[tuple[str, str], PodView], namespaces: set[str]) -> dict[str, NamespacePods]:
     """The unfinished pods of each of `namespaces` (one pass over the pods)."""
-    out: dict[str, list[PodView]] = {ns: [] for ns in namespaces}
+    out = {ns: NamespacePods() for ns in namespaces}
+    terminal = TERMINAL_PHASES
     for (ns, _), pod in pods.items():
         mine = out.get(ns)
-        if mine is not None and pod.phase not in TERMINAL_PHASES:
-            mine.append(pod)
+        if mine is None or pod.phase in terminal:
+            continue
+        key = (id(pod.requests), id(pod.limits))
+        entry = mine.groups.get(key)
+        if entry is None:
+            mine.groups[key] = [pod, 1]
+        else:
+            entry[1] += 1
     return out
 
 
