@@ -236,7 +236,8 @@ class ClusterModel:
         """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
         from the pods (model/quota/counting.py: one pass over the pods, only with quotas); cached per version."""
         if self._quota_uses is None or self._quota_uses[0] != self.version:
-            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.pods))
+            claims = self.gpus.claims if "ResourceClaim" in self.synced else None
+            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.pods, claims))
         return self._quota_uses[1]
 
     def held(self) -> dict[WorkloadKey, Held]:

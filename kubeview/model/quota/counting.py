@@ -6,7 +6,10 @@ pod's effective requests (the scheduler's arithmetic, `PodView.requests`), `limi
 kubeview does the same from the pods it holds; a key it cannot count (object counts `count/...`,
 storage, DRA `<class>.deviceclass.resource.k8s.io/devices`) and a quota with a scope kubeview does not
 evaluate (`Terminating`, `PriorityClass`, ...: the pod view does not carry what they read) are None:
-only the controller's figure is shown.
+only the controller's figure is shown. DRA device quota (`<class>.deviceclass.resource.k8s.io/devices`) and
+`count/resourceclaims.resource.k8s.io` are counted from the namespace's ResourceClaims as the claim
+evaluator does (pkg/quota/v1/evaluator/core/resource_claims.go): per request its count (All: 32, the most
+an allocation holds), per prioritized list the largest of its subrequests per class.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubeview.model.quota.objects import QuotaView, amount_text
+from kubeview.model.gpus.dra import ClaimView
+from kubeview.model.quota.objects import DEVICES_SUFFIX, QuotaView, amount_text
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
 COUNTED_SCOPES = frozenset({"BestEffort", "NotBestEffort"})
+CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
+ALLOCATION_RESULTS_MAX = 32  # resource.k8s.io/v1 AllocationResultsMaxSize: what an All request is charged
 _REQUESTS = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "ephemeral-storage"}
 
 
@@ -89,6 +95,14 @@ class NamespacePods:
         return self._sums
 
 
+def _is_claim_key(key: str) -> bool:
+    return key == CLAIM_COUNT or key.endswith(DEVICES_SUFFIX)
+
+
+def _claim_amount(key: str, claims: Mapping[str, int] | None) -> int | None:
+    return None if claims is None else claims.get(key, 0)
+
+
 def _sum_amount(key: str, pods: NamespacePods) -> int | None:
     """`pod_amount` summed over the namespace's pods, from the sums."""
     requests, limits, count = pods.sums()
@@ -106,12 +120,35 @@ def _sum_amount(key: str, pods: NamespacePods) -> int | None:
     return None
 
 
-def count_usage(quota: QuotaView, pods: NamespacePods) -> dict[str, int | None]:
-    """Per hard key of `quota`: what the namespace's unfinished pods it matches add up to."""
+def _devices(mode: str, count: int) -> int:
+    return count if mode == "ExactCount" else ALLOCATION_RESULTS_MAX if mode == "All" else 0
+
+
+def claim_usage(claims: list[ClaimView]) -> dict[str, int]:
+    """What a namespace's ResourceClaims add up to: `count/resourceclaims.resource.k8s.io` and, per
+    device class, `<class>.deviceclass.resource.k8s.io/devices`."""
+    out = {CLAIM_COUNT: len(claims)}
+    for claim in claims:
+        for r in claim.requests:
+            worst: dict[str, int] = {}
+            if r.alternative_classes:
+                for cls, mode, count in r.alternative_classes:
+                    worst[cls] = max(worst.get(cls, 0), _devices(mode, count))
+            else:
+                worst[r.device_class] = _devices(r.mode, r.count)
+            for cls, n in worst.items():
+                key = cls + DEVICES_SUFFIX
+                out[key] = out.get(key, 0) + n
+    return out
+
+
+def count_usage(quota: QuotaView, pods: NamespacePods, claims: Mapping[str, int] | None = None) -> dict[str, int | None]:
+    """Per hard key of `quota`: what the namespace's unfinished pods it matches add up to, and for the
+    claim keys what its ResourceClaims do (`claim_usage`; None: the model does not read claims)."""
     if unevaluated_scopes(quota):
         return dict.fromkeys(quota.hard)
     if not quota.scopes:
-        return {k: _sum_amount(k, pods) for k in quota.hard}
+        return {k: _claim_amount(k, claims) if _is_claim_key(k) else _sum_amount(k, pods) for k in quota.hard}
     sums: dict[str, int | None] = {k: 0 if pod_amount(k, _PROBE) is not None else None for k in quota.hard}
     counted = [k for k in quota.hard if sums[k] is not None]
     for pod in pods.pods:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubeview.model.gpus.dra import ClaimView
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.kube_events import EventLog
-from kubeview.model.quota.counting import QuotaUse, count_usage, pods_by_namespace, quota_uses
+from kubeview.model.quota.counting import QuotaUse, claim_usage, count_usage, pods_by_namespace, quota_uses
 from kubeview.model.quota.held import HELD_KINDS, Held, held_of, job_not_created
 from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.store import QuotaStore
@@ -20,12 +21,21 @@ from kubeview.model.workloads import WorkloadView
 WorkloadKey = tuple[str, str, str]
 
 
-def all_quota_uses(quotas: QuotaStore, pods: Mapping[tuple[str, str], PodView]) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
-    """Per quota (namespace, name): its keys with the controller's used and kubeview's count."""
+def all_quota_uses(quotas: QuotaStore, pods: Mapping[tuple[str, str], PodView],
+                   claims: Mapping[tuple[str, str], ClaimView] | None = None) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+    """Per quota (namespace, name): its keys with the controller's used and kubeview's count. `claims`:
+    the model's ResourceClaims (None where it reads none: their keys are not counted)."""
     if not len(quotas):
         return {}
-    by_ns = pods_by_namespace(pods, set(quotas.namespaces()))
-    return {q.key: quota_uses(q, count_usage(q, by_ns[q.namespace])) for q in quotas.quotas()}
+    namespaces = set(quotas.namespaces())
+    by_ns = pods_by_namespace(pods, namespaces)
+    of_ns: dict[str, list[ClaimView]] = {ns: [] for ns in namespaces}
+    for (ns, _), claim in (claims or {}).items():
+        if ns in of_ns:
+            of_ns[ns].append(claim)
+    claimed = {ns: claim_usage(c) for ns, c in of_ns.items()} if claims is not None else {}
+    return {q.key: quota_uses(q, count_usage(q, by_ns[q.namespace], claimed.get(q.namespace)))
+            for q in quotas.quotas()}
 
 
 def all_held(events: EventLog, jobs: JobStore, workloads: Mapping[WorkloadKey, WorkloadView],
