@@ -192,7 +192,7 @@ def test_dra_device_quota_counted_as_the_controller_counts(quota_plane) -> None:
                                                          "spec": {"devices": {"requests": requests}}})
 
     def used(ns: str) -> dict:
-        return dict((core.read_namespaced_resource_quota("devices", ns).status.used or {}))
+        return dict(core.read_namespaced_resource_quota("devices", ns).status.used or {})
 
     wait_until(lambda: all(used(ns) == {DEVICES: "8", CLAIMS: "3"} for ns in spaces), 30,
                "the controller's used: 2 + 2 + 4 devices, 3 claims")
