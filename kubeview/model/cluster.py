@@ -239,14 +239,16 @@ class ClusterModel:
 
     def quota_uses(self) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
         """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
-        from the pods (model/quota/counting.py, tally.py); cached per model version."""
+        from the pods (model/quota/tally.py: kept pod by pod) and claims (counting.claim_usage); cached per
+        version."""
         if self._quota_uses is None or self._quota_uses[0] != self.version:
-            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.quota_tally))
+            claims = self.gpus.claims if "ResourceClaim" in self.synced else None
+            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.quota_tally, claims))
         return self._quota_uses[1]
 
     def held(self) -> dict[WorkloadKey, Held]:
         """The Jobs, ReplicaSets and StatefulSets held by quota now, by (kind, namespace, name)
-        (model/quota/held.py); cached per model version."""
+        (model/quota/held.py: a walk over the workloads the EventLog has Events about); cached per version."""
         if self._held is None or self._held[0] != self.version:
             self._held = (self.version, all_held(self.events, self.jobs, self.workloads, self.quotas))
         return self._held[1]

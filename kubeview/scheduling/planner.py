@@ -11,8 +11,10 @@ from kubeview.model.allocation import Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.disruption import BudgetView
 from kubeview.model.gangs.store import Gang
-from kubeview.model.quota.admit import admit_pods
-from kubeview.model.views import PodView
+from kubeview.model.quota.admit import QuotaBlock, admit_pods
+from kubeview.model.quota.counting import pod_amount
+from kubeview.model.quota.objects import amount_text
+from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search
 from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach, unreachable
@@ -38,6 +40,26 @@ def make_plan(alloc: Allocation, pods: Sequence[PodView], target: Target, config
     inp = Inputs(alloc, target, config, candidates, budgets, allowed_now, notes)
     inp.narrow(where[0])
     return search(inp, exact_limit)
+
+
+def _quota_holders(model: ClusterModel, namespace: str, priority: int, block: QuotaBlock | None) -> list[str]:
+    """Who in the namespace holds the refused quota at a lower priority than the request, by owner: evicting
+    them frees quota only where their controllers do not make them again (scale them down instead)."""
+    if block is None:
+        return []
+    held: dict[str, int] = {}
+    for (ns, _), p in model.pods.items():
+        if ns == namespace and p.priority < priority and p.phase not in TERMINAL_PHASES:
+            amount = pod_amount(block.key, p) or 0
+            if amount:
+                who = "/".join(p.owner) if p.owner else f"Pod/{p.name}"
+                held[who] = held.get(who, 0) + amount
+    if not held:
+        return []
+    top = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = ", ".join(f"{who} {amount_text(block.key, n)}" for who, n in top[:5]) + (", …" if len(top) > 5 else "")
+    return [f"lower-priority pods of {namespace} hold {amount_text(block.key, sum(held.values()))} of {block.key}: "
+            f"{named}; scaling them down frees quota (evicted, their controllers would make them again)"]
 
 
 def own_dra_gpus(model: ClusterModel) -> dict[tuple[str, str], int]:
@@ -69,6 +91,7 @@ def plan_for(model: ClusterModel, target: Target, config: PackingConfig = _DEFAU
         quota = admit_pods(model.quotas.quotas(), members)
         if quota.admitted < target.min_count:
             return Plan(target=target.label, fits_now=False, found=False,
-                        reason=f"{quota.words()}: freeing node room would not admit it, so no plan")
+                        reason=f"{quota.words()}: freeing node room would not admit it, so no plan",
+                        notes=_quota_holders(model, namespace, target.priority, quota.block))
     return make_plan(model.allocation(), list(model.pods.values()), target, config, budgets, allowed, allow_bare,
                      own_dra_gpus(model), exact_limit)

@@ -204,3 +204,27 @@ def test_admit_pods_is_the_quota_admissions_arithmetic() -> None:
     scoped = [QuotaView.from_api(quota(hard={"pods": "0"}, scopes=["Terminating"]))]
     answer = admit_pods(scoped, [one])
     assert answer.admits_all and answer.notes == ("quota gpus not checked: kubeview does not evaluate scope Terminating",)
+
+
+def test_dra_device_quota_is_counted_from_the_claims() -> None:
+    m = ClusterModel()
+    m.apply(Listed("ResourceQuota", [quota(hard={"gpu.example.com.deviceclass.resource.k8s.io/devices": "8",
+                                                 "count/resourceclaims.resource.k8s.io": "5"},
+                                           used={"gpu.example.com.deviceclass.resource.k8s.io/devices": "6",
+                                                 "count/resourceclaims.resource.k8s.io": "3"})]))
+    assert [u.counted for u in m.quota_uses()[("team-a", "gpus")]] == [None, None]  # claims not read: not counted
+
+    def claim(name: str, requests: list[dict], ns: str = "team-a") -> dict:
+        return {"metadata": {"namespace": ns, "name": name, "uid": name, "resourceVersion": "1"},
+                "spec": {"devices": {"requests": requests}}}
+    exact = {"name": "r", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}
+    every = {"name": "all", "exactly": {"deviceClassName": "nic.example.com", "allocationMode": "All"}}
+    prioritized = {"name": "p", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.example.com", "count": 4},
+        {"name": "small", "deviceClassName": "gpu.example.com", "count": 1}]}
+    m.apply(Listed("ResourceClaim", [claim("a", [exact]), claim("b", [exact, every]), claim("c", [prioritized]),
+                                     claim("elsewhere", [exact], ns="team-b")]))
+    uses = {u.key: u for u in m.quota_uses()[("team-a", "gpus")]}
+    assert uses["gpu.example.com.deviceclass.resource.k8s.io/devices"].counted == 2 + 2 + 4  # the worst subrequest
+    assert uses["count/resourceclaims.resource.k8s.io"].counted == 3
+    assert uses["gpu.example.com.deviceclass.resource.k8s.io/devices"].differs  # 8 counted, 6 reported

@@ -1,4 +1,4 @@
-"""The quota tally (model/quota/tally.py) kept pod by pod equals `count_usage`'s walk over the pods, after
+"""The quota tally (model/quota/tally.py) kept pod by pod equals `count_usage`'s pass over the pods, after
 every kind of pod event and relist, read at random moments (seeded clusters)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
-from kubeview.model.quota.counting import count_usage
+from kubeview.model.quota.counting import count_usage, pods_by_namespace
 from kubeview.model.quota.tally import count_from_totals
 
 NAMESPACES = ("a", "b", "c")
@@ -44,9 +44,9 @@ def quotas() -> list[dict]:
 
 def check(model: ClusterModel) -> None:
     totals = model.quota_tally.current()
+    walked = pods_by_namespace(model.pods, set(NAMESPACES))
     for q in model.quotas.quotas():
-        pods = [p for p in model.pods.values() if p.namespace == q.namespace]
-        assert count_from_totals(q, totals.get(q.namespace)) == count_usage(q, pods), q.key
+        assert count_from_totals(q, totals.get(q.namespace)) == count_usage(q, walked[q.namespace]), q.key
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -5,8 +5,9 @@ records FailedCreate with the API server's words). kubeview, live (KubeSource ->
 `kubeview snapshot --json` as a separate process, shows the Job held by that quota with the API
 server's message and used 2/2 equal to the controller's status.used, and `kubeview fit` of one more such Job
 says the quota refuses it although the nodes have room; then the quota is raised to 3,
-the third pod is created and the hold is gone. ROUNDS namespaces side by side, every wait on observed
-state.
+the third pod is created and the hold is gone. A ReplicaSet is held the same way; DRA device quota is
+counted from the claims as the controller counts it. ROUNDS namespaces side by side for each, every wait
+on observed state (about 15 s after the plane is up).
 """
 
 from __future__ import annotations
@@ -59,14 +60,18 @@ def quota_plane(plane: Plane) -> Iterator[tuple[client.ApiClient, LiveView]]:
     core = client.CoreV1Api(api_client)
     for i in range(ROUNDS):
         ensure_namespace(core, ns_of(i))
+        ensure_namespace(core, f"quota-dra-{i}")
+        ensure_namespace(core, f"quota-rs-{i}")
     for name in NODES:
         add_node(core, name, {"cpu": "64", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"})
     wait_nodes_ready(core, list(NODES))
-    view = LiveView(plane.kubeconfig, kinds=("Node", "Pod", "Job", "ResourceQuota"), events=True).start()
+    view = LiveView(plane.kubeconfig, kinds=("Node", "Pod", "Job", "ReplicaSet", "ResourceQuota"), dra=True, events=True).start()
     yield api_client, view
     view.stop()
     for i in range(ROUNDS):
         core.delete_namespace(ns_of(i))
+        core.delete_namespace(f"quota-dra-{i}")
+        core.delete_namespace(f"quota-rs-{i}")
     for name in NODES:
         try:
             core.delete_node(name)
@@ -161,3 +166,75 @@ def test_job_held_by_the_real_quota_then_released(plane: Plane, quota_plane, rea
                                  and all(m.quota_uses()[(ns, "gpus")][0].used == 3 for ns in spaces)), 30,
                "kubeview's hold gone and used 3/3")
     realk8s_counts["quota rounds"] = f"{ROUNDS} in {time.monotonic() - start:.1f} s"
+
+
+DEVICES = "gpu.example.com.deviceclass.resource.k8s.io/devices"
+CLAIMS = "count/resourceclaims.resource.k8s.io"
+
+
+def test_dra_device_quota_counted_as_the_controller_counts(quota_plane) -> None:
+    """The quota controller's claim evaluator (resource_claims.go) and kubeview's count from the claims
+    agree: an exact request of 2, one of All (another class), a prioritized list of 4 or 1 (charged 4)."""
+    api_client, view = quota_plane
+    core = client.CoreV1Api(api_client)
+    spaces = [f"quota-dra-{i}" for i in range(ROUNDS)]
+    exact = {"name": "r", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}
+    every = {"name": "all", "exactly": {"deviceClassName": "nic.example.com", "allocationMode": "All"}}
+    prioritized = {"name": "p", "firstAvailable": [{"name": "big", "deviceClassName": "gpu.example.com", "count": 4},
+                                                   {"name": "small", "deviceClassName": "gpu.example.com", "count": 1}]}
+    for ns in spaces:
+        core.create_namespaced_resource_quota(ns, {"metadata": {"name": "devices"},
+                                                   "spec": {"hard": {DEVICES: "16", CLAIMS: "10"}}})
+    wait_until(lambda: all((core.read_namespaced_resource_quota("devices", ns).status
+                            or client.V1ResourceQuotaStatus()).hard for ns in spaces), 30, "the quota's first status")
+    claims = client.ResourceV1Api(api_client)
+    for ns in spaces:
+        for name, requests in (("a", [exact]), ("b", [exact, every]), ("c", [prioritized])):
+            claims.create_namespaced_resource_claim(ns, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                                         "metadata": {"name": name},
+                                                         "spec": {"devices": {"requests": requests}}})
+
+    def used(ns: str) -> dict:
+        return dict(core.read_namespaced_resource_quota("devices", ns).status.used or {})
+
+    wait_until(lambda: all(used(ns) == {DEVICES: "8", CLAIMS: "3"} for ns in spaces), 30,
+               "the controller's used: 2 + 2 + 4 devices, 3 claims")
+
+    def mine() -> list[dict]:
+        return view.read(lambda m: [{u.key: (u.used, u.counted) for u in m.quota_uses().get((ns, "devices"), ())}
+                                    for ns in spaces])
+
+    wait_until(lambda: mine() == [{DEVICES: (8, 8), CLAIMS: (3, 3)}] * ROUNDS, 30,
+               "kubeview's count equal to the controller's")
+
+
+def test_replicaset_held_by_the_real_quota(quota_plane) -> None:
+    """The ReplicaSet controller's FailedCreate (controller_utils.go, the same words as the Job
+    controller's) and its status.replicas: 3 replicas × 1 GPU under a quota of 2 are held, 1 pod not created."""
+    api_client, view = quota_plane
+    core, apps = client.CoreV1Api(api_client), client.AppsV1Api(api_client)
+    spaces = [f"quota-rs-{i}" for i in range(ROUNDS)]
+    for ns in spaces:
+        core.create_namespaced_resource_quota(ns, quota(ns, 2))
+    wait_until(lambda: all((core.read_namespaced_resource_quota("gpus", ns).status or client.V1ResourceQuotaStatus()).hard
+                           for ns in spaces), 30, "the quota controller's first status")
+    template = gpu_job("")["spec"]["template"]
+    template["metadata"]["labels"]["app"] = "web"
+    template["spec"]["restartPolicy"] = "Always"
+    for ns in spaces:
+        apps.create_namespaced_replica_set(ns, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web"},
+                                                "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                                                         "template": template}})
+
+    def refused(ns: str) -> list[str]:
+        events = core.list_namespaced_event(ns, field_selector="involvedObject.kind=ReplicaSet").items
+        return [e.message for e in events if e.reason == FAILED_CREATE and "exceeded quota" in (e.message or "")]
+
+    wait_until(lambda: all(refused(ns) and apps.read_namespaced_replica_set("web", ns).status.replicas == 2
+                           for ns in spaces), 60, "two pods, the third refused")
+    wait_until(lambda: view.read(lambda m: all(("ReplicaSet", ns, "web") in m.held() for ns in spaces)), 30,
+               "kubeview's hold on each ReplicaSet")
+    for ns in spaces:
+        h = view.read(lambda m, ns=ns: m.held()[("ReplicaSet", ns, "web")])
+        assert h.words() == "held by quota gpus: requests.nvidia.com/gpu 2/2 — 1 pod not created", h
+        assert h.reporter == "replicaset-controller" and h.message in refused(ns)

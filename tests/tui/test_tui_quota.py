@@ -34,6 +34,12 @@ def row(screen: QuotaScreen, namespace: str = "training") -> dict[str, str]:
     return {c.key: under(table, line, c.key) for c in table.columns}
 
 
+def drawn(screen: QuotaScreen) -> bool:
+    """The training row is in the table and the panel has its size (the first layout is done)."""
+    table = screen.query_one("#quota-table", VirtualTable)
+    return "training" in screen.data.namespaces and len(table.rows) > 0 and bool(panel_text(screen))
+
+
 def panel_text(screen: QuotaScreen) -> str:
     """What the panel box shows, its wrapped lines joined."""
     box = screen.query_one("#quota-panel", Static)
@@ -53,6 +59,7 @@ async def test_quota_shows_the_training_team_held_at_its_gpu_quota(size: tuple[i
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, QuotaScreen)
+        await wait_for(pilot, lambda: drawn(screen), 20, "the training row and its panel drawn")
         first = row(screen)
         assert first["namespace"] == "training" and first["quotas"] == "gpus"
         assert first["gpu"].endswith(" 4/4") and first["cpu"].endswith(" 6/12")
@@ -70,6 +77,7 @@ async def test_quota_shows_the_training_team_held_at_its_gpu_quota(size: tuple[i
         await settle(pilot)
         detail = app.screen
         assert isinstance(detail, QuotaDetailScreen)
+        await wait_for(pilot, lambda: REFUSED in detail.text, 20, "the namespace's words")
         assert "[b]Quota gpus[/b]" in detail.text and REFUSED in detail.text
         assert "the API server said (" in detail.text
         assert 'Error creating: pods "finetune-0-' in detail.text

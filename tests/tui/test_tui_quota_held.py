@@ -16,13 +16,13 @@ from pathlib import Path
 from textual.widgets import Static
 from tui_helpers import run_async, settle, wait_for
 
-from kubeview.model.events import KINDS, ConnectionState, Listed, SourceEvent
+from kubeview.model.events import KINDS, ConnectionState, Listed, SourceEvent, WatchEvent
 from kubeview.tui.app import make_app
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))
-from test_quota import GPU_MSG, event, job, pod, quota  # noqa: E402
+from test_quota import GPU_MSG, event, held_model, job, pod, quota  # noqa: E402
 
 WORDS = "held by quota gpus: requests.nvidia.com/gpu 2/2 — 1 pod not created"
 
@@ -86,3 +86,20 @@ async def test_the_header_keeps_held_at_80_columns() -> None:
         await pilot.pause()
         line1 = str(app.screen.query_one(ClusterHeader).render()).splitlines()[0]
         assert len(line1) <= 80 and "(1 held by quota)" in line1, line1
+
+
+def test_a_deployment_says_its_replicasets_hold() -> None:
+    from kubeview.model.workloads import WorkloadView
+    from kubeview.tui.screens.workloads import held_rows
+
+    m = held_model()
+    rs = {"metadata": {"namespace": "team-a", "name": "web-1", "resourceVersion": "1",
+                       "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}]},
+          "spec": {"replicas": 3}, "status": {"replicas": 2}}
+    m.apply(Listed("ReplicaSet", [rs]))
+    m.apply(WatchEvent("Event", "ADDED", {**event("team-a", "ReplicaSet", "web-1", GPU_MSG, ev="e9"),
+                                         "source": {"component": "replicaset-controller"}}))
+    rows = held_rows(m.held(), m.workloads)
+    assert rows[("Deployment", "team-a", "web")] is rows[("ReplicaSet", "team-a", "web-1")]
+    assert rows[("Deployment", "team-a", "web")].words() == WORDS
+    assert isinstance(m.workloads[("ReplicaSet", "team-a", "web-1")], WorkloadView)

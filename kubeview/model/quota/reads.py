@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubeview.model.gpus.dra import ClaimView
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.kube_events import EventLog
-from kubeview.model.quota.counting import QuotaUse, quota_uses
+from kubeview.model.quota.counting import QuotaUse, claim_usage, quota_uses
 from kubeview.model.quota.held import HELD_KINDS, Held, held_of, job_not_created
 from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.store import QuotaStore
@@ -21,13 +22,22 @@ from kubeview.model.workloads import WorkloadView
 WorkloadKey = tuple[str, str, str]
 
 
-def all_quota_uses(quotas: QuotaStore, tally: QuotaTally) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
-    """Per quota (namespace, name): its keys with the controller's used and kubeview's count (from the
-    tally of each namespace's pods, kept pod by pod: tally.py)."""
+def all_quota_uses(quotas: QuotaStore, tally: QuotaTally,
+                   claims: Mapping[tuple[str, str], ClaimView] | None = None) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+    """Per quota (namespace, name): its keys with the controller's used and kubeview's count (the pods'
+    from the tally of each namespace, kept pod by pod: tally.py). `claims`: the model's ResourceClaims
+    (None where it reads none: their keys are not counted)."""
     if not len(quotas):
         return {}
+    namespaces = set(quotas.namespaces())
     totals = tally.current()
-    return {q.key: quota_uses(q, count_from_totals(q, totals.get(q.namespace))) for q in quotas.quotas()}
+    of_ns: dict[str, list[ClaimView]] = {ns: [] for ns in namespaces}
+    for (ns, _), claim in (claims or {}).items():
+        if ns in of_ns:
+            of_ns[ns].append(claim)
+    claimed = {ns: claim_usage(c) for ns, c in of_ns.items()} if claims is not None else {}
+    return {q.key: quota_uses(q, count_from_totals(q, totals.get(q.namespace), claimed.get(q.namespace)))
+            for q in quotas.quotas()}
 
 
 def all_held(events: EventLog, jobs: JobStore, workloads: Mapping[WorkloadKey, WorkloadView],

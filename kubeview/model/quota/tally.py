@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from kubeview.model.quota.counting import best_effort, pod_amount, unevaluated_scopes
-from kubeview.model.quota.objects import QuotaView
+from kubeview.model.quota.counting import CLAIM_COUNT, best_effort, pod_amount, unevaluated_scopes
+from kubeview.model.quota.objects import DEVICES_SUFFIX, QuotaView
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
 PodKey = tuple[str, str]
@@ -108,14 +108,19 @@ def _key(obj: dict) -> PodKey:
 _PROBE = PodView("", "", None, "Pending", {}, {}, [], 0, None, False, None)
 
 
-def count_from_totals(quota: QuotaView, totals: Totals | None) -> dict[str, int | None]:
-    """`counting.count_usage` of the quota, read from its namespace's totals."""
+def count_from_totals(quota: QuotaView, totals: Totals | None,
+                      claims: Mapping[str, int] | None = None) -> dict[str, int | None]:
+    """`counting.count_usage` of the quota, read from its namespace's totals (and for the claim keys of an
+    unscoped quota, from `claims`: counting.claim_usage of its ResourceClaims; None: not read)."""
     if unevaluated_scopes(quota):
         return dict.fromkeys(quota.hard)
     flags = [f for f in (False, True) if not ("BestEffort" in quota.scopes and not f)
              and not ("NotBestEffort" in quota.scopes and f)]
     out: dict[str, int | None] = {}
     for key in quota.hard:
+        if not quota.scopes and (key == CLAIM_COUNT or key.endswith(DEVICES_SUFFIX)):
+            out[key] = None if claims is None else claims.get(key, 0)
+            continue
         if pod_amount(key, _PROBE) is None:
             out[key] = None
             continue

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from kubeview.model.jobs.views import JobView
 from kubeview.model.kinds import gangs_unavailable
 from kubeview.model.quota.held import Held
+from kubeview.model.workloads import WorkloadView
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import gangs as gang_rows
 from kubeview.tui.rows import jobs as job_rows
@@ -147,7 +148,7 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
 
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
-            self.held = state.model.held()  # held by quota (model/quota/held.py), at each refresh
+            self.held = held_rows(state.model.held(), state.model.workloads)
         super().update_from_state(state)
         self.show_gangs()
         self.show_job_panel()
@@ -283,6 +284,17 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
             self.app.push_screen(Confirm(question), answered)
             return
         go()
+
+
+def held_rows(held: Mapping[rows.Key, Held], workloads: Mapping[rows.Key, WorkloadView]) -> dict[rows.Key, Held]:
+    """Held by quota per row (model/quota/held.py): each held workload, and a Deployment whose ReplicaSet is
+    held says it too (its row is where one looks)."""
+    out = dict(held)
+    for key, h in held.items():
+        rs = workloads.get(key) if key[0] == "ReplicaSet" else None
+        if rs is not None and rs.owner is not None and rs.owner[0] == "Deployment":
+            out.setdefault(("Deployment", key[1], rs.owner[1]), h)
+    return out
 
 
 def left_at(kind: str, ns: str, name: str, noun: str, current: int) -> str:
