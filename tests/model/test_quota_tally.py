@@ -82,3 +82,18 @@ def test_the_tally_is_the_walk_after_every_kind_of_pod_event(seed: int) -> None:
             check(model)
     check(model)
     assert model.quota_uses()[("a", "all")]  # the model's read goes through the tally
+
+
+def test_a_tally_nobody_reads_stops_instead_of_growing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pods come and go by name (Jobs); a tally not read for long would keep every name it noted."""
+    monkeypatch.setattr("kubeview.model.quota.tally.NOTED_MOST", 5)
+    rng = random.Random(1)
+    model = ClusterModel("test")
+    model.apply(Listed("Pod", [pod(rng, "a", "p0", 1)], "1"))
+    model.apply(Listed("ResourceQuota", quotas(), "1"))
+    check(model)
+    for i in range(20):
+        model.apply(WatchEvent("Pod", "ADDED", pod(rng, "a", f"job-{i}", 2 + i)))
+        model.apply(WatchEvent("Pod", "DELETED", pod(rng, "a", f"job-{i}", 2 + i)))
+    assert not model.quota_tally.active and len(model.quota_tally._noted) <= 5
+    check(model)  # recounted at the read

@@ -6,7 +6,8 @@ budget for quotas (`kubeview bench model --quota`). The tally is started by the 
 that groups pods by (namespace, QoS best-effort, their shared requests and limits dicts: replicas
 share them, model/requests.py) before adding; from then on, its row in the Pod kind (first, so the
 pod's old view is still in the model) takes the old view's share off at once and notes the pod, whose
-new view is added at the next read. A relist stops it; the next read starts it again.
+new view is added at the next read. A relist stops it, and so does a tally left unread while more pods
+were noted than there are (at least NOTED_MOST); the next read starts it again.
 
 Totals per namespace and best-effort flag: `requests` and `limits` (model units, by resource) and
 `pods`; `count_from_totals` reads a quota's keys from them as `counting.pod_amount` reads a pod.
@@ -22,6 +23,7 @@ from kubeview.model.quota.objects import DEVICES_SUFFIX, QuotaView
 from kubeview.model.views import TERMINAL_PHASES, PodView
 
 PodKey = tuple[str, str]
+NOTED_MOST = 10_000  # pods noted and not read yet beyond which (and beyond the pods there are) it stops
 _REQ: Final = 0
 _LIM: Final = 1
 _PODS: Final = 2
@@ -67,7 +69,11 @@ class QuotaTally:
     def _forget(self, key: PodKey) -> None:
         if key in self._noted:
             return  # its share is off already; its newest view is added at the next read
-        old = self._pods().get(key)
+        pods = self._pods()
+        if len(self._noted) >= max(NOTED_MOST, len(pods)):  # unread for long (pods come and go by name):
+            self.active, self._noted, self.totals = False, set(), {}  # a recount is cheaper than the keys
+            return
+        old = pods.get(key)
         if old is not None and old.phase not in TERMINAL_PHASES:
             self.totals.setdefault(key[0], Totals()).add(old.requests, old.limits, best_effort(old), -1)
         self._noted.add(key)
