@@ -16,6 +16,8 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         screen's gangs table (Tab), vision/allreduce-workers' panel (2 × 2 GPUs, blocked by
         fragmentation: its members' own words and the fit), and Packing's what-if of vision/etl-stages,
         which does not fit under the live `spread` and fits whole under the edited `pack`.
+        quota, quota-namespace: the training team at its GPU quota (#40): gpus 4/4 while 4 GPUs are free,
+        its Indexed Job finetune held (the API server refused both pods), and the namespace opened.
         capacity, node-group: the autoscaling story (#39): farm/frames resumed (`z`), 266 frames wait, the
         embedded autoscaler grows batch-pool to its max 6 and 224 frames wait for good (they needed 38
         nodes); Capacity once the first frames finished (the rough time is then a measured one) and
@@ -110,6 +112,7 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
         await pilot.pause(0.8)
         app.save_screenshot("packing.svg", str(out))
         await shoot_gangs(app, pilot, out)
+        await shoot_quota(app, pilot, out)
         await shoot_capacity(app, pilot, out)
         await pilot.press("q")
 
@@ -137,6 +140,17 @@ async def shoot_gangs(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN0
     await pick_in_packing(app, pilot, "gang|PodGroup|vision|etl-stages")
     await pilot.pause(0.8)
     app.save_screenshot("packing-gang.svg", str(out))
+
+
+async def shoot_quota(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001
+    """The training team at its GPU quota (#40): the Quota screen with finetune held, then the namespace."""
+    await pilot.press("escape", "8")
+    await pilot.pause(0.8)
+    app.save_screenshot("quota.svg", str(out))
+    await pilot.press("enter")  # training: its quota key by key, finetune with the API server's words
+    await pilot.pause(0.8)
+    app.save_screenshot("quota-namespace.svg", str(out))
+    await pilot.press("escape")
 
 
 async def shoot_capacity(app: KubeviewApp, pilot, out: Path) -> None:  # noqa: ANN001

@@ -5,7 +5,8 @@ The cluster is generated as raw API dicts shaped like kube-apiserver's (every po
 build from lists <= 2 s, watch events >= 20,000/s, snapshot JSON <= 1 s, peak RSS <= 1.5 GB.
 Watch events are a mix of status updates, replacements (DELETED, ADDED unbound, MODIFIED bound),
 scheduling failures and node heartbeats, generated in batches outside the timed section.
-`--quick` divides the sizes by ten (targets unchanged). Timings are wall-clock on a shared machine:
+`--quick` divides the sizes by ten (targets unchanged). `--quota`: what the quota views add to the build
+and the snapshot, on the same cluster in 500 namespaces with a ResourceQuota each (bench/model_quota.py). Timings are wall-clock on a shared machine:
 run it twice and look at `uptime`.
 """
 
@@ -134,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
     quick = getattr(args, "quick", False)
     as_json = getattr(args, "json", False)
     dra = getattr(args, "dra", False)
+    if getattr(args, "quota", False):  # the quota views' share of the build and the snapshot (#40)
+        from kubeview.bench.model_quota import run as run_quota
+
+        return run_quota(quick, as_json, None if as_json else lambda m: print(m, file=sys.stderr))
     scale = 10 if quick else 1
     sizes = dict(nodes=NODES // scale, gpu_nodes=(DRA_NODES if dra else GPU_NODES) // scale, pods=PODS // scale,
                  events=EVENTS // scale, claims=CLAIMS // scale if dra else 0)

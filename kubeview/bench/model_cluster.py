@@ -48,7 +48,7 @@ def node(i: int, gpus: int) -> dict:
 
 
 def pod(i: int, workload: int, node_name: str | None, gpus: int, rv: int, phase: str = "Running",
-        restarts: int = 0) -> dict:
+        restarts: int = 0, namespaces: int = 40) -> dict:
     """One pod as the API returns it; `node_name=None` is a pod the scheduler could not place."""
     rs = f"wl-{workload:04d}-7d9c8b6f5"
     resources: dict = {"requests": {"cpu": _CPU[workload % 5], "memory": _MEM[(workload // 5) % 5]},
@@ -89,7 +89,7 @@ def pod(i: int, workload: int, node_name: str | None, gpus: int, rv: int, phase:
                        f"{GPU_NODES} Insufficient cpu. preemption: 0/{NODES} nodes are available."}]}
     return {
         "metadata": {"name": f"wl-{workload:04d}-7d9c8b6f5-{i:06d}", "generateName": rs + "-",
-                     "namespace": f"team-{workload % 40}", "uid": f"{i:08x}-1111-4000-8000-{workload:012x}",
+                     "namespace": f"team-{workload % namespaces}", "uid": f"{i:08x}-1111-4000-8000-{workload:012x}",
                      "resourceVersion": str(rv), "creationTimestamp": _TS,
                      "labels": {"app": f"wl-{workload:04d}", "pod-template-hash": "7d9c8b6f5"},
                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
@@ -100,8 +100,8 @@ def pod(i: int, workload: int, node_name: str | None, gpus: int, rv: int, phase:
     }
 
 
-def replicaset(workload: int, replicas: int) -> dict:
-    return {"metadata": {"name": f"wl-{workload:04d}-7d9c8b6f5", "namespace": f"team-{workload % 40}",
+def replicaset(workload: int, replicas: int, namespaces: int = 40) -> dict:
+    return {"metadata": {"name": f"wl-{workload:04d}-7d9c8b6f5", "namespace": f"team-{workload % namespaces}",
                          "resourceVersion": str(workload + 10), "uid": f"{workload:08x}-2222-4000-8000-000000000000"},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": f"wl-{workload:04d}"}}},
             "status": {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}}
@@ -110,8 +110,9 @@ def replicaset(workload: int, replicas: int) -> dict:
 class Cluster:
     """The synthetic cluster's layout: which pod is where, so events stay consistent."""
 
-    def __init__(self, nodes: int, gpu_nodes: int, pods: int, seed: int = 4) -> None:
+    def __init__(self, nodes: int, gpu_nodes: int, pods: int, seed: int = 4, namespaces: int = 40) -> None:
         self.rng = random.Random(seed)
+        self.namespaces = namespaces  # workload w is in team-<w % namespaces>
         self.node_names = [f"gpu-node-{i:04d}" if i < gpu_nodes else f"cpu-node-{i:04d}" for i in range(nodes)]
         self.gpu_nodes = gpu_nodes
         self.workloads = max(pods // 100, 1)
@@ -142,19 +143,20 @@ class Cluster:
         return [node(i, 8 if i < self.gpu_nodes else 0) for i in range(len(self.node_names))]
 
     def pods(self) -> list[dict]:
-        return [pod(i, w, n, g, 5000 + i) for i, (w, n, g) in self.placement.items()]
+        return [pod(i, w, n, g, 5000 + i, namespaces=self.namespaces) for i, (w, n, g) in self.placement.items()]
 
     def replicasets(self) -> list[dict]:
         counts: dict[int, int] = {}
         for w, _, _ in self.placement.values():
             counts[w] = counts.get(w, 0) + 1
-        return [replicaset(w, c) for w, c in sorted(counts.items())]
+        return [replicaset(w, c, self.namespaces) for w, c in sorted(counts.items())]
 
     def events(self, count: int) -> list[WatchEvent]:
         """A batch of watch events, consistent with the current layout."""
         out: list[WatchEvent] = []
         rng = self.rng
         keys = self._keys
+        ns = self.namespaces
         while len(out) < count:
             self.rv += 1
             r = rng.random()
@@ -162,20 +164,22 @@ class Cluster:
             i = keys[idx]
             w, where, gpus = self.placement[i]
             if r < 0.55:  # status update: a restart, a readiness flip
-                out.append(WatchEvent("Pod", "MODIFIED", pod(i, w, where, gpus, self.rv, restarts=rng.randrange(3))))
+                out.append(WatchEvent("Pod", "MODIFIED", pod(i, w, where, gpus, self.rv, restarts=rng.randrange(3),
+                                                           namespaces=ns)))
             elif r < 0.85 and where is not None:  # replaced by its ReplicaSet: delete, create unbound, bind
-                out.append(WatchEvent("Pod", "DELETED", pod(i, w, where, gpus, self.rv)))
+                out.append(WatchEvent("Pod", "DELETED", pod(i, w, where, gpus, self.rv, namespaces=ns)))
                 del self.placement[i]
                 j = self.next_index
                 self.next_index += 1
                 self.placement[j] = (w, where, gpus)
                 keys[idx] = j
                 self.rv += 1
-                out.append(WatchEvent("Pod", "ADDED", pod(j, w, None, gpus, self.rv)))
+                out.append(WatchEvent("Pod", "ADDED", pod(j, w, None, gpus, self.rv, namespaces=ns)))
                 self.rv += 1
-                out.append(WatchEvent("Pod", "MODIFIED", pod(j, w, where, gpus, self.rv)))
+                out.append(WatchEvent("Pod", "MODIFIED", pod(j, w, where, gpus, self.rv, namespaces=ns)))
             elif r < 0.97:  # finished
-                out.append(WatchEvent("Pod", "MODIFIED", pod(i, w, where, gpus, self.rv, phase="Succeeded")))
+                out.append(WatchEvent("Pod", "MODIFIED", pod(i, w, where, gpus, self.rv, phase="Succeeded",
+                                                                      namespaces=ns)))
             else:  # node heartbeat: a new resourceVersion, same figures
                 n = rng.randrange(len(self.node_names))
                 obj = node(n, 8 if n < self.gpu_nodes else 0)

@@ -20,6 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bench.add_argument("--compare", metavar="JSON", help="scheduler: previous results to compare against")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    bench.add_argument("--quota", action="store_true",
+                       help="model: 500 namespaces with a ResourceQuota each, a Job held by quota in every tenth: "
+                            "what the quota views add to the build and the snapshot (target: at most 10%%)")
     bench.add_argument("--dra", action="store_true",
                        help="model: 1,000 GPU nodes publish 8 DRA GPUs each (ResourceSlices), 8,000 ResourceClaims")
     bench.add_argument("--against", metavar="TREE", help="scheduler: the extender's round trips from this tree and "

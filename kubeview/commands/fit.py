@@ -10,7 +10,9 @@ maximum 6". Before placing, what the API server
 would refuse is refused: on a real cluster by a server-side dry run of each Pod and workload
 (`cluster/kube/dry_run.py`), elsewhere, or where RBAC forbids the dry run or the server cannot do
 one, by the API server's own resource validation (`model/resource_validation.py`), one line per object
-in its words.
+in its words. The namespace's ResourceQuotas are checked before the nodes (`model/quota/admit.py`, the
+quota admission's arithmetic on the controller's status.used): "fits on gpu-node-3, but namespace
+team-a's quota gpus requests.nvidia.com/gpu is 8/8" does not fit.
 Exit 0: everything fits; 1: something does not, the API server refuses it for now (quota, LimitRange),
 or the cluster could not be read (one line); 2: the manifest is bad (one line per object).
 """
@@ -32,6 +34,7 @@ from renderer import bounded_yaml
 
 if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
     from kubeview.model.cluster import ClusterModel
+    from kubeview.model.quota.admit import QuotaAnswer
     from kubeview.scheduling.config import PackingConfig
     from kubeview.scheduling.group_fit import GroupAnswer
     from kubeview.scheduling.workload_fit import Skipped, Unit, UnitFit
@@ -84,18 +87,48 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
-    ok = all(f.fits for f in fits)
+    quota = [quota_answer(model, f.unit) for f in fits]  # the namespace's quotas first: no node helps past them
+    ok = all(f.fits and q.admits_all for f, q in zip(fits, quota, strict=True))
     groups = model.autoscaling.groups()
     scaling = [autoscaling_answer(f, groups, config) for f in fits]
+    from kubeview.model.kinds import quota_unavailable
+
+    unchecked = quota_unavailable(model.unavailable)
     if getattr(args, "json", False):
         doc = {"fits": ok, "policy": config.policy, "policySource": where, "cluster": model.title,
-               "skipped": [{"what": s.what, "why": s.why} for s in skipped],
-               "units": [{**_unit_doc(f, config.policy), "autoscaling": _scaling_doc(a)}
-                         for f, a in zip(fits, scaling, strict=True)]}
+               "quotaUnchecked": unchecked, "skipped": [{"what": s.what, "why": s.why} for s in skipped],
+               "units": [{**_unit_doc(f, config.policy), "fits": f.fits and q.admits_all, "quota": _quota_doc(q),
+                          "autoscaling": _scaling_doc(a)} for f, q, a in zip(fits, quota, scaling, strict=True)]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(text(fits, config.policy, where, skipped, scaling))
+        sys.stdout.write(text(fits, config.policy, where, skipped, scaling, quota, unchecked))
     return 0 if ok else 1
+
+
+def quota_answer(model: ClusterModel, unit: Unit) -> QuotaAnswer:
+    """Would the unit's namespace's quotas admit its pods now (model/quota/admit.py)? Pods the cluster
+    already has (a known group's members) were admitted when they were created."""
+    from kubeview.model.quota.admit import admit_pods
+
+    new = [p for p in unit.pods if p.key not in model.pods]
+    return admit_pods(model.quotas.quotas(), new, unit.template, unit.replicas)
+
+
+def _quota_doc(q: QuotaAnswer) -> dict:
+    b = q.block
+    return {"admitted": q.admitted, "total": q.total, "admitsAll": q.admits_all,
+            "words": None if b is None else q.words(), "notes": list(q.notes),
+            "block": None if b is None else {"namespace": b.namespace, "quota": b.quota, "key": b.key,
+                                             "used": b.used, "hard": b.hard, "asked": b.asked}}
+
+
+def quota_line(f: UnitFit, q: QuotaAnswer) -> str | None:
+    """"quota: fits on gpu-node-3, but namespace team-a's quota gpus requests.nvidia.com/gpu is 8/8"."""
+    if q.block is None:
+        return None
+    nodes = {m.node for m in f.fit.members if m.node}
+    where = (f"fits on {next(iter(nodes))}" if len(nodes) == 1 else "fits on the nodes") if f.fits else ""
+    return f"  quota: {where}, but {q.words()}" if where else f"  quota: {q.words()}"
 
 
 def read_manifest(path: str) -> list:
@@ -222,14 +255,22 @@ def _unit_doc(f: UnitFit, policy: str) -> dict:
 
 
 def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
-         scaling: list[tuple[int, GroupAnswer] | None] | None = None) -> str:
+         scaling: list[tuple[int, GroupAnswer] | None] | None = None, quota: list[QuotaAnswer] | None = None,
+         quota_unchecked: str | None = None) -> str:
     lines = [f"policy: {policy} ({where})"]
-    for f, said in zip(fits, scaling or [None] * len(fits), strict=True):
+    if quota_unchecked:
+        lines.append(f"note: {quota_unchecked}; quota not checked")
+    for i, (f, said) in enumerate(zip(fits, scaling or [None] * len(fits), strict=True)):
         unit, fit = f.unit, f.fit
+        q = quota[i] if quota else None
         size = unit.size
         kind = f"gang, minCount {unit.min_count:,}" if unit.gang else f"{size:,} pod{'s' * (size != 1)}"
         kind += f", pods from {', '.join(unit.made_by)}" if unit.made_by else ""
-        lines.append(f"{unit.what} ({kind}): {'fits' if f.fits else 'does not fit'}")
+        fits_all = f.fits and (q is None or q.admits_all)
+        lines.append(f"{unit.what} ({kind}): {'fits' if fits_all else 'does not fit'}")
+        if q is not None and (line := quota_line(f, q)) is not None:
+            lines.append(line)
+        lines.extend(f"  note: {n}" for n in (q.notes if q is not None else ()))
         lines.append(f"  {fit.summary}")
         if unit.missing_group:
             lines.append(f"  why: {unit.missing_group}")

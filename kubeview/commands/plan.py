@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         from kubeview.model.disruption import budgets_of
         from kubeview.scheduling.planner import plan_for
 
-        plan = plan_for(model, target, config, budgets_of(budget_objects), allow_bare=args.bare)
+        namespace = (getattr(args, "namespace", None) or "default") if args.gpus is not None else None
+        plan = plan_for(model, target, config, budgets_of(budget_objects), allow_bare=args.bare, namespace=namespace)
         if args.json and not args.apply:
             print(json.dumps({"policy": config.policy, "policyFrom": where, **plan.to_dict()}, indent=2))
         else:

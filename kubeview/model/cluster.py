@@ -34,6 +34,12 @@ from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
+from kubeview.model.quota.counting import QuotaUse
+from kubeview.model.quota.held import Held
+from kubeview.model.quota.objects import QuotaKey
+from kubeview.model.quota.reads import all_held, all_quota_uses
+from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
+from kubeview.model.quota.tally import QuotaTally
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -55,10 +61,16 @@ class ClusterModel:
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
+        self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
+        self._quota_uses: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]]] | None = None
+        self._held: tuple[int, dict[WorkloadKey, Held]] | None = None
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
         self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
+        # per namespace, its pods' requests and limits for the quotas' counts (first in the Pod row: it
+        # reads a pod's old view before NodePods replaces it)
+        self.quota_tally = QuotaTally(lambda: self.node_pods.pods)
         self._workloads = WorkloadStore()
         self.workloads: dict[WorkloadKey, WorkloadView] = self._workloads.views
         self.version = 0
@@ -70,10 +82,12 @@ class ClusterModel:
         self._waits: tuple[tuple[int, int], dict[PodKey, PodWait]] | None = None
         self.kinds: dict[str, tuple[KindStore, ...]] = {
             "Node": (self.node_pods.node_kind, Calls(scaling.put_node, scaling.delete_node, scaling.relist_nodes)),
-            "Pod": (self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
+            "Pod": (Calls(self.quota_tally.put_pod, self.quota_tally.delete_pod, self.quota_tally.relist_pods),
+                    self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
                     Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
             "Event": (self.events,),
+            QUOTA_KIND: (self.quotas,),
             **rows_of(self._workloads, WORKLOAD_KINDS),
             **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
             **rows_of(gangs, GANG_KINDS),
@@ -222,6 +236,22 @@ class ClusterModel:
                     waits[key] = w
             self._waits = (stamp, waits)
         return self._waits[1]
+
+    def quota_uses(self) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+        """Per ResourceQuota (namespace, name): each key's hard, the controller's used and kubeview's count
+        from the pods (model/quota/tally.py: kept pod by pod) and claims (counting.claim_usage); cached per
+        version."""
+        if self._quota_uses is None or self._quota_uses[0] != self.version:
+            claims = self.gpus.claims if "ResourceClaim" in self.synced else None
+            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.quota_tally, claims))
+        return self._quota_uses[1]
+
+    def held(self) -> dict[WorkloadKey, Held]:
+        """The Jobs, ReplicaSets and StatefulSets held by quota now, by (kind, namespace, name)
+        (model/quota/held.py: a walk over the workloads the EventLog has Events about); cached per version."""
+        if self._held is None or self._held[0] != self.version:
+            self._held = (self.version, all_held(self.events, self.jobs, self.workloads, self.quotas))
+        return self._held[1]
 
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""

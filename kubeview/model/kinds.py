@@ -18,6 +18,7 @@ from typing import Protocol
 
 from kubeview.model.autoscaling.store import AUTOSCALING_KINDS
 from kubeview.model.gangs.messages import GANG_KINDS
+from kubeview.model.quota.store import QUOTA_KIND
 
 
 class KindStore(Protocol):
@@ -90,3 +91,9 @@ def autoscaling_unavailable(unavailable: Mapping[str, str]) -> str | None:
     """Why some node groups are not shown (NodePools, NodeClaims or CA's status refused), each reason once."""
     whys = list(dict.fromkeys(why for kind, why in unavailable.items() if kind in AUTOSCALING_KINDS))
     return f"node groups are not shown: {'; '.join(whys)}" if whys else None
+
+
+def quota_unavailable(unavailable: Mapping[str, str]) -> str | None:
+    """Why quotas (and holds by quota, read against them) are not shown: the ResourceQuota list refused."""
+    why = unavailable.get(QUOTA_KIND)
+    return None if why is None else f"quotas are not shown: {why}"

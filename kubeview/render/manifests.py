@@ -128,6 +128,8 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "watch"]},
+    # ResourceQuotas (#40): a team's share and the workloads its quota holds back; without it quotas are left out
+    {"apiGroups": [""], "resources": ["resourcequotas"], "verbs": ["get", "list", "watch"]},
     # the GPU ledger's DRA kinds (kube/dra.py); without them a 1.34+ cluster showed no DRA GPUs
     {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceclaims", "resourceslices"],
      "verbs": ["get", "list", "watch"]},

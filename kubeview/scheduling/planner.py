@@ -5,12 +5,16 @@ fits (`make_plan`). The objective, rules and search are described in plan_types.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from kubeview.model.allocation import Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.disruption import BudgetView
 from kubeview.model.gangs.store import Gang
-from kubeview.model.views import PodView
+from kubeview.model.quota.admit import QuotaBlock, admit_pods
+from kubeview.model.quota.counting import pod_amount
+from kubeview.model.quota.objects import amount_text
+from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.plan_search import search
 from kubeview.scheduling.plan_types import Inputs, Plan, Target, candidates_of, reach, unreachable
@@ -38,6 +42,26 @@ def make_plan(alloc: Allocation, pods: Sequence[PodView], target: Target, config
     return search(inp, exact_limit)
 
 
+def _quota_holders(model: ClusterModel, namespace: str, priority: int, block: QuotaBlock | None) -> list[str]:
+    """Who in the namespace holds the refused quota at a lower priority than the request, by owner: evicting
+    them frees quota only where their controllers do not make them again (scale them down instead)."""
+    if block is None:
+        return []
+    held: dict[str, int] = {}
+    for (ns, _), p in model.pods.items():
+        if ns == namespace and p.priority < priority and p.phase not in TERMINAL_PHASES:
+            amount = pod_amount(block.key, p) or 0
+            if amount:
+                who = "/".join(p.owner) if p.owner else f"Pod/{p.name}"
+                held[who] = held.get(who, 0) + amount
+    if not held:
+        return []
+    top = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = ", ".join(f"{who} {amount_text(block.key, n)}" for who, n in top[:5]) + (", …" if len(top) > 5 else "")
+    return [f"lower-priority pods of {namespace} hold {amount_text(block.key, sum(held.values()))} of {block.key}: "
+            f"{named}; scaling them down frees quota (evicted, their controllers would make them again)"]
+
+
 def own_dra_gpus(model: ClusterModel) -> dict[tuple[str, str], int]:
     """Per pod, the DRA GPUs held by claims reserved for it alone (freed when it leaves, as the GPU
     ledger counts them); a claim several pods share frees nothing until all of them leave."""
@@ -58,7 +82,16 @@ def target_of_gang(model: ClusterModel, gang: Gang) -> Target:
 
 def plan_for(model: ClusterModel, target: Target, config: PackingConfig = _DEFAULT,
              budgets: Sequence[BudgetView] = (), allowed: Sequence[int] | None = None, allow_bare: bool = False,
-             exact_limit: int = 20_000) -> Plan:
-    """`make_plan` on the model's allocation, pods and DRA claims."""
+             exact_limit: int = 20_000, namespace: str | None = None) -> Plan:
+    """`make_plan` on the model's allocation, pods and DRA claims. `namespace`: where a target whose pods
+    do not exist yet (a hypothetical request) would be created; its quotas are checked first, and no
+    node room is freed while they refuse it (pods that exist were admitted already)."""
+    if namespace is not None:
+        members = [replace(m, namespace=namespace) for m in target.members]
+        quota = admit_pods(model.quotas.quotas(), members)
+        if quota.admitted < target.min_count:
+            return Plan(target=target.label, fits_now=False, found=False,
+                        reason=f"{quota.words()}: freeing node room would not admit it, so no plan",
+                        notes=_quota_holders(model, namespace, target.priority, quota.block))
     return make_plan(model.allocation(), list(model.pods.values()), target, config, budgets, allowed, allow_bare,
                      own_dra_gpus(model), exact_limit)

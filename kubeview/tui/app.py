@@ -34,13 +34,15 @@ from kubeview.tui.screens.capacity import CapacityScreen
 from kubeview.tui.screens.nodes import NodesScreen, install_detail
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
+from kubeview.tui.screens.quota import QuotaScreen
 from kubeview.tui.screens.render import RenderScreen
 from kubeview.tui.screens.tune import TuneScreen
 from kubeview.tui.screens.workloads import WorkloadsScreen
 from kubeview.tui.state import ClusterState
 from kubeview.tui.summary import STARTING, Summary, summarize
 
-SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune", "capacity")
+SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune", "capacity", "quota")
+ALIASES = {"q": "quit"}  # `:q` quits, as in vim, although `quota` starts with q too
 OPTIONAL = {"render": "render_job", "tune": "tuner"}  # screens built only when there is one to show
 REFRESH_INTERVAL = 0.25  # at most 4 refreshes a second, however fast events come
 LOCK_WAIT = 0.02  # how long a refresh waits for the source thread to release the model
@@ -55,12 +57,22 @@ KEY_PRIORITY_SECONDS = 0.06  # after a key press, background sorts pause this lo
 YIELD_AT_MOST = 0.5  # ...but never longer than this per step (held-down keys must not stall a sort)
 
 
+def screen_named(target: str) -> str | None:
+    """What `:target` names: a screen, `help` or `quit`, by name, alias or unique prefix (None: none or several)."""
+    names = [*SCREENS, "help", "quit"]
+    target = ALIASES.get(target, target)
+    hits = ([n for n in names if n == target] or [n for n in names if n.startswith(target)]
+            or [n for n in names if target.startswith(n[:2])])
+    return hits[0] if len(hits) == 1 else None
+
+
 class KubeviewApp(ActionsMixin, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "kubeview"
     COMMANDS = App.COMMANDS | {KubeviewCommands}
     MODES = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen,
-             "packing": PackingScreen, "render": RenderScreen, "tune": TuneScreen, "capacity": CapacityScreen}
+             "packing": PackingScreen, "render": RenderScreen, "tune": TuneScreen, "capacity": CapacityScreen,
+             "quota": QuotaScreen}
     BINDINGS = [
         Binding("colon", "command_bar", ":screen", id="app.command", tooltip="Jump to a screen by name"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="Show every key"),
@@ -314,13 +326,12 @@ class KubeviewApp(ActionsMixin, App[int]):
 
     # -- navigation --------------------------------------------------------------------------------
     def jump(self, target: str) -> None:
-        """`:target`: a screen (any unique prefix), `help` or `quit`."""
-        names = [*SCREENS, "help", "quit"]
-        hits = [n for n in names if n.startswith(target)] or [n for n in names if target.startswith(n[:2])]
-        if len(hits) != 1:
+        """`:target`: a screen (its name, any unique prefix), `help` or `quit` (`:q`: ALIASES)."""
+        name = screen_named(target)
+        if name is None:
             self.banner = (f"no screen {target!r}; try one of {', '.join(SCREENS)}", "error")
             return
-        self.action_jump(hits[0])
+        self.action_jump(name)
 
     def action_jump(self, name: str) -> None:
         if name == "help":

@@ -50,6 +50,7 @@ class Summary:
     # (model/autoscaling/waits.py); the rest wait for room on the nodes there are
     pending_nodes: int = 0
     pending_never: int = 0
+    held_by_quota: int = 0  # pods not created: the quota admission refused them (model/quota/held.py)
 
     def known(self, *kinds: str) -> bool:
         """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
@@ -106,6 +107,8 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         unlisted=unlisted(model, kinds),
         pending_nodes=waits[WAIT_NODES],
         pending_never=waits[WAIT_NEVER],
+        held_by_quota=sum(h.not_created for k, h in model.held().items()
+                          if model.display_namespace in (None, k[1])),
     )
 
 
@@ -129,10 +132,11 @@ class Part:
 
 
 def pending_parts(s: Summary) -> list[tuple[str, str]]:
-    """What the pending pods wait for, as (text, style): only where an autoscaler said something
-    ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never)" — room on the nodes there
-    are, nodes being added, nothing that will come."""
-    if not (s.pending_nodes or s.pending_never):
+    """What the pending pods wait for, as (text, style): only where an autoscaler or a quota said
+    something ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never, 2 held by quota)" —
+    room on the nodes there are, nodes being added, nothing that will come, and pods a quota kept from
+    being created (not pending pods: they do not exist, but they wait all the same)."""
+    if not (s.pending_nodes or s.pending_never or s.held_by_quota):
         return []
     room = max(0, s.pending - s.pending_nodes - s.pending_never)
     parts = [(f"{room:,} room", "dim")] if room else []
@@ -140,6 +144,8 @@ def pending_parts(s: Summary) -> list[tuple[str, str]]:
         parts.append((f"{s.pending_nodes:,} nodes", "cyan"))
     if s.pending_never:
         parts.append((f"{s.pending_never:,} never", "bold red"))
+    if s.held_by_quota:
+        parts.append((f"{s.held_by_quota:,} held by quota", "bold red"))
     return parts
 
 

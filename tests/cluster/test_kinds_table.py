@@ -13,7 +13,7 @@ from kubeview.cluster.local.config import DEFAULT_FILE, load_cluster
 from kubeview.cluster.local.state import LocalCluster
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Scope
-from kubeview.model.kinds import events_unavailable, gangs_unavailable
+from kubeview.model.kinds import events_unavailable, gangs_unavailable, quota_unavailable
 
 
 def test_every_kind_the_kube_source_lists_has_a_row_in_the_model() -> None:
@@ -43,6 +43,17 @@ def test_two_forbidden_gang_kinds_say_their_reasons_once_each(kube_api: KubeAPI)
     assert note.count("workloads.scheduling.k8s.io was forbidden (403)") == 1
     assert events_unavailable(model.unavailable) is None  # Jobs speak for Jobs, not for Events
     assert [e for e in events if isinstance(e, Scope)][-1].unavailable == model.unavailable
+
+
+def test_a_refused_resourcequota_list_is_one_line_and_the_view_stands(kube_api: KubeAPI) -> None:
+    serve(kube_api, "gang137", "v1beta1")
+    kube_api.respond_fixture("GET", "/api/v1/resourcequotas", FORBIDDEN)
+    events, model = run(kube_api)
+    assert set(model.unavailable) == {"ResourceQuota"} and len(model.nodes) > 0
+    note = quota_unavailable(model.unavailable)
+    assert note is not None and note.startswith("quotas are not shown: Listing resourcequotas was forbidden (403)")
+    assert model.quota_uses() == {} and model.held() == {}
+    assert gangs_unavailable(model.unavailable) is None and events_unavailable(model.unavailable) is None
 
 
 def test_a_kind_refused_twice_is_said_once(kube_api: KubeAPI) -> None:

@@ -11,7 +11,7 @@ import json
 
 from kubeapi import KubeAPI, WatchScript, fixtures
 from kubeapi.dra_model import recorded_dra_model
-from kubeapi.server import CA_STATUS_LIST
+from kubeapi.server import CA_STATUS_LIST, QUOTA_LISTS
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
@@ -22,8 +22,8 @@ FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 DRA = "/apis/resource.k8s.io/v1"
 # every watch the source opens ends cleanly (an unscripted one would hold its informer for watch_timeout)
 WATCHES = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
-           "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST, f"{DRA}/deviceclasses",
-           f"{DRA}/resourceslices", f"{DRA}/resourceclaims"]
+           "/apis/apps/v1/statefulsets", CA_STATUS_LIST, f"{DRA}/deviceclasses", f"{DRA}/resourceslices",
+           f"{DRA}/resourceclaims", QUOTA_LISTS[0], "/apis/batch/v1/jobs"]
 GPU = "nvidia.com/gpu"
 
 
@@ -91,11 +91,11 @@ def test_dra_kinds_are_listed_where_discovery_serves_them(kube_api: KubeAPI) -> 
 
 
 def test_without_resource_k8s_io_v1_nothing_changes(kube_api: KubeAPI) -> None:
-    for path in WATCHES[:7]:
+    for path in [*WATCHES[:6], *WATCHES[-2:]]:
         kube_api.script_watch(path, WatchScript([], end="close"))
     events = run(kube_api)
     assert {e.kind for e in events if isinstance(e, Listed)} == {"Node", "Pod", "ReplicaSet", "Deployment",
-                                                                  "StatefulSet", "Job", "ca.Status"}
+                                                                  "StatefulSet", "Job", "ca.Status", "ResourceQuota"}
     assert not kube_api.requests_to(f"{DRA}/resourceclaims")
 
 

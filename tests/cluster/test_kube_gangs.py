@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from kubeapi import KubeAPI, WatchScript, fixtures
-from kubeapi.server import CA_STATUS_LIST
+from kubeapi.server import CA_STATUS_LIST, QUOTA_LISTS
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube.source import KubeSource, WatchSettings
@@ -23,7 +23,7 @@ from kubeview.snapshot.schema import validate
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 BASE_WATCHES = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
-                "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST]
+                "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST, QUOTA_LISTS[0]]
 FORBIDDEN = "status-403-forbidden-serviceaccount.json"
 
 

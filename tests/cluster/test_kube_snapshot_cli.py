@@ -30,8 +30,8 @@ def test_snapshot_json_against_the_test_server(kube_api: KubeAPI) -> None:
     assert validate(doc, SNAPSHOT_SCHEMA) == []
     assert doc["schemaVersion"] == SCHEMA_VERSION
     assert doc["cluster"]["title"] == f"kubeview-test @ {kube_api.url}"
-    assert doc["cluster"]["synced"] == ["Deployment", "Event", "Job", "Node", "Pod", "ReplicaSet", "StatefulSet",
-                                       "ca.Status"]
+    assert doc["cluster"]["synced"] == ["Deployment", "Event", "Job", "Node", "Pod", "ReplicaSet", "ResourceQuota",
+                                       "StatefulSet", "ca.Status"]
     nodes = {n["name"]: n for n in doc["nodes"]}
     assert nodes["gpu-node-1"]["resources"]["nvidia.com/gpu"]["requested"] == 1
     assert nodes["gpu-node-1"]["resources"]["nvidia.com/gpu"]["allocatable"] == 2

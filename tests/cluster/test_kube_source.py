@@ -14,7 +14,7 @@ import time
 
 import pytest
 from kubeapi import KubeAPI, WatchScript, fixtures
-from kubeapi.server import CA_STATUS_LIST
+from kubeapi.server import CA_STATUS_LIST, QUOTA_LISTS
 from kubeapi.source_run import collect_events
 
 from kubeview.cluster.kube.source import KINDS, KubeSource, WatchSettings
@@ -24,7 +24,7 @@ from kubeview.model.events import ConnectionState, Listed, Listing, Scope, Watch
 
 FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 OTHER_WATCHES = ["/api/v1/nodes", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
-                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST]
+                 "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", CA_STATUS_LIST, QUOTA_LISTS[0]]
 PODS = "/api/v1/pods"
 
 
@@ -68,7 +68,7 @@ def test_initial_sync(kube_api: KubeAPI) -> None:
     events, model = run(kube_api, 1)
     listed = {e.kind: e for e in events if isinstance(e, Listed)}
     # ca.Status: Cluster Autoscaler's status ConfigMap, read on every cluster (none here: empty)
-    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", "ca.Status"}
+    assert set(listed) == {"Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", "ca.Status", "ResourceQuota"}
     assert listed["ca.Status"].objects == []
     assert listed["Pod"].resource_version == "345" and len(listed["Pod"].objects) == 6
     assert [e.state for e in events if isinstance(e, ConnectionState)][-1] == "live"
@@ -179,7 +179,7 @@ def test_429_waits_for_retry_after(kube_api: KubeAPI) -> None:
 
 NS_WATCHES = ("/api/v1/nodes", "/apis/apps/v1/namespaces/default/replicasets",
               "/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/namespaces/default/statefulsets",
-              "/apis/batch/v1/namespaces/default/jobs", CA_STATUS_LIST)
+              "/apis/batch/v1/namespaces/default/jobs", CA_STATUS_LIST, QUOTA_LISTS[1])
 
 
 def other_namespace_pods() -> dict:

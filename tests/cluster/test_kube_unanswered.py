@@ -98,4 +98,4 @@ def test_without_giving_up_before_sync_the_informers_retry_after_one_discovery(t
     assert not failure and not thread.is_alive()
     assert event.detail == describe_connection_error(ReadTimeoutError(None, "/", "Read timed out. (read timeout=0.5)"),
                                                      server.url)
-    assert source.kinds == ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")  # no DRA, no gangs
+    assert source.kinds == ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", "ResourceQuota")  # no DRA, no gangs

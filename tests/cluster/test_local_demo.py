@@ -213,13 +213,15 @@ def test_text_snapshot_has_the_jobs_and_gangs_of_the_json(demo: tuple[LocalSourc
     lines = text.splitlines()
     rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]] for line in lines if "│" in line}
     jobs = {f"{j['namespace']}/{j['name']}": j for j in doc["jobs"]}
-    assert sorted(jobs) == ["farm/frames", "jobs/work-items"]  # both suspended: `z` starts each
+    # two suspended (`z` starts each) and one held by training's quota (#40): running, no pod created
+    assert sorted(jobs) == ["farm/frames", "jobs/work-items", "training/finetune"]
     for name, job in jobs.items():
         assert "Jobs" in lines and rows[name] == [
             job["state"], f"{job['succeeded']}/{job['completions']}", str(job["parallelism"]), str(job["active"]),
             str(job["failed"]), str(len(job["disrupted"]))]
     assert rows["jobs/work-items"] == ["Suspended", "0/3600", "24", "0", "0", "0"]
     assert rows["farm/frames"] == ["Suspended", "0/3600", "266", "0", "0", "0"]
+    assert rows["training/finetune"] == ["Running", "0/4", "2", "0", "0", "0"]
     assert "Gangs" in lines
     for gang in doc["gangs"]:
         assert rows[f"{gang['namespace']}/{gang['name']}"] == [
@@ -227,3 +229,18 @@ def test_text_snapshot_has_the_jobs_and_gangs_of_the_json(demo: tuple[LocalSourc
             str(gang["counts"]["pending"]), f"room for {gang['fit']['room']}"]
     assert rows["vision/etl-stages"][-1] == "room for 2"
     assert max(len(line) for line in lines) <= 80
+
+
+def test_the_training_team_is_at_its_gpu_quota_and_its_job_is_held(demo: tuple[LocalSource, ClusterModel]) -> None:
+    """#40: the quota admission refuses finetune's pods in the API server's words while 4 GPUs are free;
+    the quota's used (train-c counts while Pending) is what the quota controller writes."""
+    source, model = demo
+    quota = source.get("ResourceQuota", "training", "gpus")
+    assert quota is not None and quota["status"]["used"] == {
+        "requests.cpu": "6", "requests.memory": "24Gi", "requests.nvidia.com/gpu": "4"}
+    assert not [p for p in source.pods("training") if p["metadata"]["name"].startswith("finetune-")]
+    [event] = [e for e in model.events.for_object("Job", "training", "finetune") if e.reason == "FailedCreate"]
+    assert event.type == "Warning" and event.source == "job-controller"
+    assert event.message.startswith('Error creating: pods "finetune-0-')
+    assert event.message.endswith('" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, '
+                                  "used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4")

@@ -187,8 +187,8 @@ def test_scale_refusals_are_one_sentence(cluster: LocalCluster) -> None:
 def test_events_rebuild_the_same_model(cluster: LocalCluster) -> None:
     """A client that lists and then watches ends up where the cluster's own model is."""
     listed = cluster.snapshot()
-    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job", "Workload", "PodGroup",
-                                        "StatefulSet"]
+    assert [x.kind for x in listed] == ["Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job", "ResourceQuota",
+                                        "Workload", "PodGroup", "StatefulSet"]
     assert all("kind" not in o for x in listed for o in x.objects)  # list items carry no kind
     cluster.events.clear()
     cluster.apply_workload(consumer_rs(24))

@@ -49,6 +49,7 @@ _EMPTY_LISTS = {
     "/apis/apps/v1/namespaces/default/statefulsets": "StatefulSetList",
 }
 CA_STATUS_LIST = "/api/v1/namespaces/kube-system/configmaps"
+QUOTA_LISTS = ("/api/v1/resourcequotas", "/api/v1/namespaces/default/resourcequotas")
 _EMPTY_JOB_LISTS = ("/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/default/jobs")
 _RESOURCE_KIND = {"replicasets": "ReplicaSet", "deployments": "Deployment", "statefulsets": "StatefulSet"}
 
@@ -174,6 +175,10 @@ class KubeAPI:
         # without Cluster Autoscaler (a made-up empty list in kube-apiserver's shape, not a recording)
         self._lists[CA_STATUS_LIST] = json.dumps({"kind": "ConfigMapList", "apiVersion": "v1",
                                                   "metadata": {"resourceVersion": "345"}, "items": []}).encode()
+        # no ResourceQuota either (a made-up empty list in kube-apiserver's shape, not a recording)
+        for p in QUOTA_LISTS:
+            self._lists[p] = json.dumps({"kind": "ResourceQuotaList", "apiVersion": "v1",
+                                         "metadata": {"resourceVersion": "345"}, "items": []}).encode()
         self._jobs: dict[tuple[str, str], dict] = {}  # Jobs GET/PATCH serves (tests/kubeapi/jobs.py)
         self.add_scale("replicasets", "default", "consumer", fixtures.load("scale-get-final.json"))
 

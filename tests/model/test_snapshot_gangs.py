@@ -15,7 +15,7 @@ from kubeview.snapshot.schema import validate
 def test_gangs_with_their_fit_validate_and_say_why() -> None:
     m = model()
     doc = build_snapshot(m, now=0, gang_fits=waiting_fits(m))
-    assert SCHEMA_VERSION == 3 and validate(doc, SNAPSHOT_SCHEMA) == []
+    assert SCHEMA_VERSION == 4 and validate(doc, SNAPSHOT_SCHEMA) == []
     gangs = {g["name"]: g for g in doc["gangs"]}
     a, b, c = gangs["gang-a-workers"], gangs["gang-b-workers"], gangs["gang-c-workers"]
     assert (a["state"], a["counts"], a["condition"]["type"]) == (

@@ -27,8 +27,8 @@ FAST = WatchSettings(error_backoffs=(0.05,), watch_timeout=(30, 30))
 DRA = "/apis/resource.k8s.io/v1"
 WATCHED = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
            "/apis/apps/v1/statefulsets", "/apis/batch/v1/jobs", "/api/v1/events", f"{DRA}/deviceclasses",
-           f"{DRA}/resourceslices", f"{DRA}/resourceclaims"]
-IN_DEFAULT = [p.replace("/v1/", "/v1/namespaces/default/") for p in WATCHED[2:7]]
+           f"{DRA}/resourceslices", f"{DRA}/resourceclaims", "/api/v1/resourcequotas"]
+IN_DEFAULT = [p.replace("/v1/", "/v1/namespaces/default/") for p in [*WATCHED[2:7], WATCHED[-1]]]
 # every gang API kube/gangs.py reads, served (the batch schedulers' discovery written from their CRDs)
 GANGS = {"scheduling.k8s.io/v1beta1": ("workloads", "podgroups"), "scheduling.run.ai/v2alpha2": ("podgroups",),
          "kueue.x-k8s.io/v1beta2": ("workloads",), "scheduling.volcano.sh/v1beta1": ("podgroups",)}
@@ -116,7 +116,7 @@ def reads(kube_api: KubeAPI, tmp_path: Path) -> set[Grant]:
     # the premise: every kind was read, the DRA ones included
     assert {("resource.k8s.io", r, v, "") for r in ("deviceclasses", "resourceslices", "resourceclaims")
             for v in ("list", "watch")} <= got
-    assert {("", "events", "list", ""), ("batch", "jobs", "watch", "")} <= got
+    assert {("", "events", "list", ""), ("batch", "jobs", "watch", ""), ("", "resourcequotas", "watch", "")} <= got
     assert {(gv.split("/")[0], p, v, "") for gv, plurals in GANGS.items() for p in plurals
             for v in ("list", "watch")} <= got
     assert {("karpenter.sh", p, v, "") for p in ("nodepools", "nodeclaims") for v in ("list", "watch")} <= got

@@ -17,6 +17,7 @@ from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.screens.nodes import NodesScreen
 from kubeview.tui.screens.packing import PackingScreen
 from kubeview.tui.screens.pods import PodsScreen
+from kubeview.tui.screens.quota import QuotaScreen
 from kubeview.tui.screens.render import RenderScreen
 from kubeview.tui.screens.tune import TuneScreen
 from kubeview.tui.screens.workloads import WorkloadsScreen
@@ -26,7 +27,7 @@ from kubeview.tui.widgets.virtual_table import VirtualTable
 
 SIZE = (120, 40)
 SCREENS = {"nodes": NodesScreen, "pods": PodsScreen, "workloads": WorkloadsScreen, "packing": PackingScreen,
-           "render": RenderScreen, "tune": TuneScreen, "capacity": CapacityScreen}
+           "render": RenderScreen, "tune": TuneScreen, "capacity": CapacityScreen, "quota": QuotaScreen}
 
 
 def rows(app) -> list:  # noqa: ANN001
@@ -63,15 +64,15 @@ async def test_digits_and_unknown_names(small_cluster: SyntheticSource) -> None:
     app = make_app(small_cluster)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        for key, screen in zip("2345671", SCREENS.values(), strict=False):
+        for key, screen in zip("23456781", SCREENS.values(), strict=False):
             await pilot.press(key)
             await pilot.pause()
             assert isinstance(app.screen, list(SCREENS.values())[int(key) - 1]), (key, screen)
         await pilot.press("colon", "x", "y", "z", "enter")
         await pilot.pause()
         assert isinstance(app.screen, NodesScreen)
-        assert app.banner == ("no screen 'xyz'; try one of nodes, pods, workloads, packing, render, tune, capacity",
-                              "error")
+        assert app.banner == ("no screen 'xyz'; try one of nodes, pods, workloads, packing, render, tune, capacity, "
+                              "quota", "error")
 
 
 @run_async
@@ -194,7 +195,8 @@ async def test_every_screen_is_built_and_filled_before_its_first_visit(small_clu
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await wait_for(pilot, lambda: all(not s._stale for s in app._mode_screens.values()), 10, "warm screens")
-        assert set(app._mode_screens) == {"pods", "workloads", "packing", "capacity"}  # no render job: no render screen
+        # no render job: no render screen
+        assert set(app._mode_screens) == {"pods", "workloads", "packing", "capacity", "quota"}
         assert all(s.is_mounted for s in app._mode_screens.values())
         pods = app._mode_screens["pods"]
         assert len(pods.query_one(VirtualTable).rows) == len(app.state.model.pods)  # rows there already

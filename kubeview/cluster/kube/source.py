@@ -45,12 +45,13 @@ from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSe
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.autoscaling.store import CA_STATUS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent
+from kubeview.model.quota.store import QUOTA_KIND
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
 log = logging.getLogger(__name__)
 
-KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job", QUOTA_KIND)
 
 
 
@@ -93,6 +94,9 @@ KUBE_KINDS: dict[str, KubeKind] = {
        for kind, (plural, method) in DRA_API.items()},
     **{kind: KubeKind(plural, api, method, optional=True) for kind, (plural, api, method) in OPTIONAL_API.items()},
     "Job": KubeKind("jobs", "BatchV1Api", "list_job_for_all_namespaces", "list_namespaced_job", optional=True),
+    # ResourceQuota (#40, model/quota/): optional, a 403 is one line (`kinds.quota_unavailable`)
+    QUOTA_KIND: KubeKind("resourcequotas", "CoreV1Api", "list_resource_quota_for_all_namespaces",
+                         "list_namespaced_resource_quota", optional=True),
     # the autoscalers (kube/autoscaling.py): Karpenter's where discovery serves them, CA's status always
     **{kind: KubeKind(plural, KARPENTER_API, method, optional=True)
        for kind, (plural, _, method) in KARPENTER_KINDS.items()},

@@ -46,6 +46,7 @@ class ClusterActions:
         def _write(self, kind: str, type_: obj.Change, o: dict) -> dict: ...
         def _kubelet_run(self, pod: dict) -> None: ...
         def create_gang_object(self, manifest: dict) -> dict: ...
+        def apply_quota(self, manifest: dict) -> dict: ...
 
     def create_pod(self, manifest: dict) -> dict:
         pod = obj.admit_pod(manifest)
@@ -65,8 +66,11 @@ class ClusterActions:
             return self.apply_job(manifest)
         if kind in GANG_OBJECT_KINDS:
             return self.create_gang_object(manifest)
+        if kind == "ResourceQuota":
+            return self.apply_quota(manifest)
         if kind not in SCALABLE:
-            raise ActionError(f"the local cluster runs ReplicaSets, Deployments, Jobs, Workloads and PodGroups, "
+            raise ActionError(f"the local cluster runs ReplicaSets, Deployments, Jobs, Workloads, PodGroups and "
+                              f"ResourceQuotas, "
                               f"not {kind or 'objects without a kind'}")
         name = (manifest.get("metadata") or {}).get("name")
         if not name:

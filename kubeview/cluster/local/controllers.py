@@ -14,11 +14,15 @@ from __future__ import annotations
 import builtins
 import copy
 import random
+import re
+from collections.abc import Callable
 from typing import Protocol
 
 from kubeview.cluster.local import objects as obj
+from kubeview.cluster.local.quota_admission import QuotaRefused
 from kubeview.model.pod_status import restarts as pod_restarts
 
+_POD_NAME = re.compile(r'pods "[^"]*"')
 RANK_PHASE = {"Pending": 0, "Unknown": 1, "Running": 2}
 RS_CONTROLLER = "replicaset-controller"
 DEPLOYMENT_CONTROLLER = "deployment-controller"
@@ -36,6 +40,8 @@ class Api(Protocol):
     def delete(self, kind: str, namespace: str, name: str) -> None: ...
     def created_seq(self, kind: str, namespace: str, name: str) -> int: ...
     def event(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str) -> None: ...
+    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str,
+                   same: str) -> None: ...
     # below `list` names the method above: the type is builtins.list
     def owned(self, uid: str) -> builtins.list[dict]: ...  # pods whose controller has this uid
     def pod_owners(self) -> builtins.list[str]: ...  # every controller uid some pod names
@@ -76,6 +82,35 @@ def _set_status(api: Api, kind: str, o: dict, status: dict) -> None:
         api.update(kind, fresh)
 
 
+def try_create_pod(api: Api, kind: str, owner: dict, build: Callable[[], dict], component: str) -> dict | str:
+    """Create the pod `build` makes, or take the API server's refusal (a ResourceQuota's 403): then the
+    name stream is put back (a refused pod takes no name, so later names stay what they were for a
+    seed), `FailedCreate` "Error creating: <the API server's message>" is recorded on the owner as
+    upstream's PodControl records it, and the message is returned. **Deviation**: recorded once per
+    refusal (its words less the pod's name) while that Event is kept; upstream records every retry
+    of its backoff, each naming a new pod, until client-go's correlator combines them."""
+    state = api.rng.getstate()
+    try:
+        return api.create("Pod", build())
+    except QuotaRefused as e:
+        api.rng.setstate(state)
+        api.event_once(kind, owner, "Warning", "FailedCreate", f"Error creating: {e}", component,
+                       _POD_NAME.sub('pods "…"', str(e), count=1))
+        return str(e)
+
+
+def _replica_failure(old: dict, refused: str | None) -> list[dict]:
+    """The ReplicaSet's `ReplicaFailure` condition (reason FailedCreate, the API server's message) while
+    creates are refused; gone once one succeeds (replica_set_utils.go calculateStatus)."""
+    kept = [c for c in old.get("conditions") or [] if c.get("type") != "ReplicaFailure"]
+    if refused is None:
+        return kept
+    prior = next((c for c in old.get("conditions") or [] if c.get("type") == "ReplicaFailure"), None)
+    when = prior["lastTransitionTime"] if prior is not None and prior.get("message") == refused else obj.timestamp()
+    return [*kept, {"type": "ReplicaFailure", "status": "True", "lastTransitionTime": when,
+                    "reason": "FailedCreate", "message": refused}]
+
+
 def adopt_orphans(api: Api, rs: dict) -> bool:
     """Take as its own the active pods of its namespace that match its selector and have no controller,
     as kube's ControllerRefManager does (a bare pod created before its ReplicaSet is adopted, not
@@ -112,13 +147,18 @@ def reconcile_replicaset(api: Api, rs: dict) -> bool:
     active = [p for p in owned if is_active(p)]
     want = int((rs.get("spec") or {}).get("replicas", 1))
     changed = adopted
+    refused: str | None = None
     if len(active) < want:
         template = (rs.get("spec") or {}).get("template") or {}
         for _ in range(want - len(active)):
-            pod = api.create("Pod", obj.pod_from_template("ReplicaSet", rs, template, api.rng))
+            pod = try_create_pod(api, "ReplicaSet", rs, lambda: obj.pod_from_template("ReplicaSet", rs, template,
+                                                                                      api.rng), RS_CONTROLLER)
+            if isinstance(pod, str):
+                refused = pod
+                break
             api.event("ReplicaSet", rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(pod)['name']}",
                       RS_CONTROLLER)
-        changed = True
+            changed = True
     elif len(active) > want:
         for pod in deletion_order(api, active)[: len(active) - want]:
             api.delete_pod(meta.get("namespace", ""), _meta(pod)["name"])
@@ -129,12 +169,14 @@ def reconcile_replicaset(api: Api, rs: dict) -> bool:
         owned = api.owned(uid)
         active = [p for p in owned if is_active(p)]
     ready = sum(1 for p in active if is_ready(p))
-    status = {"replicas": len(active), "fullyLabeledReplicas": len(active), "readyReplicas": ready,
-              "availableReplicas": ready,
-              "terminatingReplicas": sum(1 for p in owned if _meta(p).get("deletionTimestamp")),
-              "observedGeneration": int(meta.get("generation", 1))}
+    status: dict[str, object] = {"replicas": len(active), "fullyLabeledReplicas": len(active), "readyReplicas": ready,
+                                 "availableReplicas": ready,
+                                 "terminatingReplicas": sum(1 for p in owned if _meta(p).get("deletionTimestamp")),
+                                 "observedGeneration": int(meta.get("generation", 1))}
     fresh = api.get("ReplicaSet", meta.get("namespace", ""), meta["name"])
     if fresh is not None:
+        if conditions := _replica_failure(fresh.get("status") or {}, refused):
+            status["conditions"] = conditions
         _set_status(api, "ReplicaSet", fresh, status)
     return changed
 

@@ -24,10 +24,11 @@ cluster's work items are short, and the backoff would only slow the demo down.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 
 from kubeview.cluster.local import objects as obj
-from kubeview.cluster.local.controllers import Api, is_active, is_ready
+from kubeview.cluster.local.controllers import Api, is_active, is_ready, try_create_pod
 from kubeview.model.jobs.views import (
     FAILURE_COUNT,
     IGNORED_FAILURE_COUNT,
@@ -37,6 +38,7 @@ from kubeview.model.jobs.views import (
 )
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+JOB_CONTROLLER = "job-controller"
 MAX_INT32 = 2**31 - 1
 
 
@@ -295,11 +297,14 @@ def _scale(api: Api, job: dict, ledger: JobLedger, active: list[dict], indexed: 
                      and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")}
         free = [i for i in range(int(completions)) if i not in busy and i not in ledger.completed
                 and i not in ledger.failed_indexes]
-        for i in free[:missing]:
-            active.append(api.create("Pod", pod_for(job, i, ledger, api)))
+        wanted: list[int | None] = list(free[:missing])
     else:
-        for _ in range(missing):
-            active.append(api.create("Pod", pod_for(job, None, ledger, api)))
+        wanted = [None] * missing
+    for index in wanted:  # a refused create stops the batch, as upstream's slow start does
+        made = try_create_pod(api, "Job", job, functools.partial(pod_for, job, index, ledger, api), JOB_CONTROLLER)
+        if isinstance(made, str):
+            break
+        active.append(made)
     return active
 
 

@@ -22,7 +22,8 @@ from kubeview.model.pod_status import restarts as pod_restarts
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "ReplicaSet": "apps/v1", "Deployment": "apps/v1", "Event": "v1",
                 "Job": "batch/v1", "DeviceClass": "resource.k8s.io/v1", "ResourceSlice": "resource.k8s.io/v1",
                 "ResourceClaim": "resource.k8s.io/v1", "Workload": "scheduling.k8s.io/v1beta1",
-                "PodGroup": "scheduling.k8s.io/v1beta1", "ConfigMap": "v1", "ca.Status": "v1"}
+                "PodGroup": "scheduling.k8s.io/v1beta1", "ConfigMap": "v1", "ca.Status": "v1",
+                "ResourceQuota": "v1"}
 API_KINDS = {"ca.Status": "ConfigMap"}  # watch kinds that name one object of an API kind (model/autoscaling)
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s utilrand: no vowels, no confusable digits
 GPU = "nvidia.com/gpu"

@@ -37,6 +37,7 @@ from kubeview.cluster.local.gang_objects import GANG_OBJECT_KINDS, pod_group_of
 from kubeview.cluster.local.jobs import JobLedger, reconcile_job
 from kubeview.cluster.local.kubelet_status import Intent, Key, KubeletStatus, StopPod, _container_name, _key
 from kubeview.cluster.local.node_groups import NodeGroups
+from kubeview.cluster.local.quota import QUOTA, Quotas
 from kubeview.cluster.local.scheduler import decide, is_pending, queue_order
 from kubeview.cluster.source import ActionError
 from kubeview.model.autoscaling.store import CA_STATUS
@@ -45,11 +46,11 @@ from kubeview.model.events import Listed, SourceEvent, WatchEvent
 from kubeview.model.gpus.dra import DRA_KINDS
 from kubeview.scheduling.config import PackingConfig
 
-LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job") + GANG_OBJECT_KINDS
+LOCAL_KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Event", "Job", QUOTA) + GANG_OBJECT_KINDS
 MAX_EVENTS = 1000  # the oldest Event goes beyond this (an apiserver lets them expire after an hour)
 
 
-class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, NodeGroups):
+class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, NodeGroups, Quotas):
     """Objects, controllers and scheduler of the embedded cluster; see the module docstring."""
 
     def __init__(self, config: ClusterConfig, packing: PackingConfig | None = None, seed: int | None = None,
@@ -78,7 +79,9 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
         self._node_index: dict[str, int] = {}
         self._schedule_needed = True
         self._event_keys: OrderedDict[tuple, Key] = OrderedDict()  # aggregation key -> Event, oldest first
+        self._said: dict[tuple[str, str, str], Key] = {}  # event_once: (uid, reason, what) -> its Event
         self.job_ledgers: dict[str, JobLedger] = {}  # Job uid -> what its controller has counted
+        self._init_quotas()
         self._bootstrap(config)
         self._start_groups(config, clock(), seed)
         self.reconcile()
@@ -130,6 +133,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
             self._schedule_needed = True
         if kind == "Pod":
             self._schedule_needed = True
+            self.quota_pod_written(type_ == "DELETED", o)
             if self._dra:
                 self._release_claims(o, type_)
         return o
@@ -138,6 +142,8 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
         key = _key(o)
         if key in self._objects[kind]:
             raise ActionError(f"{kind.lower()} {key[0]}/{key[1]} already exists")
+        if kind == "Pod":
+            self.admit_quota(o)  # the ResourceQuota admission plugin: QuotaRefused, or its quotas charged
         self._seq[(kind, key)] = next(self._counter)
         return self._write(kind, "ADDED", o)
 
@@ -154,6 +160,18 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
               host: str = "", field_path: str | None = None) -> None:
         """Record a controller's or kubelet's Event about `o` (a kind of LOCAL_KINDS)."""
         self.record(ev.legacy_event(kind, o, type_, reason, message, component, host=host, field_path=field_path))
+
+    def event_once(self, kind: str, o: dict, type_: str, reason: str, message: str, component: str,
+                   same: str) -> None:
+        """`event`, unless one with the same `same` (the message less what changes between retries, such
+        as a refused pod's name) about `o` is still kept: a controller's retry, not a new fact."""
+        said = (o["metadata"]["uid"], reason, same)
+        kept = self._said.get(said)
+        if kept is not None and kept in self._objects["Event"]:
+            return
+        event = ev.legacy_event(kind, o, type_, reason, message, component)
+        self.record(event)
+        self._said[said] = self._event_keys[ev.aggregation_key(event)]
 
     def record(self, event: dict) -> None:
         """Write an Event; the same occurrence again (object, type, reason, message) counts up instead,
@@ -239,6 +257,7 @@ class LocalCluster(ClusterActions, ClaimControllers, GangCycle, KubeletStatus, N
             before = self._rv
             collect_garbage(self)
             self.collect_gang_garbage()
+            self.sync_quotas()
             if self._dra:
                 self._make_template_claims()
             for dep in self.list("Deployment"):

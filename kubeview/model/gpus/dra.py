@@ -169,6 +169,8 @@ class ClaimRequest:
     selectors: tuple[str, ...]  # CEL of the request itself (not evaluated; shown)
     alternatives: tuple[str, ...] = ()  # a prioritized list's subrequests (`firstAvailable`), in order
     admin: bool = False  # adminAccess: the device is watched, not used up
+    # each subrequest's (deviceClassName, allocationMode, count): the quota controller charges the worst
+    alternative_classes: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +233,9 @@ class ClaimView:
                 r.get("name", ""), exact.get("deviceClassName", ""), exact.get("allocationMode") or "ExactCount",
                 int(exact.get("count") or 1),
                 tuple(((s.get("cel") or {}).get("expression") or "") for s in exact.get("selectors") or ()),
-                tuple(a.get("name", "") for a in alternatives), bool(exact.get("adminAccess"))))
+                tuple(a.get("name", "") for a in alternatives), bool(exact.get("adminAccess")),
+                tuple((a.get("deviceClassName", ""), a.get("allocationMode") or "ExactCount", int(a.get("count") or 1))
+                      for a in alternatives)))
         allocation = status.get("allocation") or {}
         raw_results = (allocation.get("devices") or {}).get("results") or ()
         results = tuple((r.get("request", ""), (r.get("driver", ""), r.get("pool", ""), r.get("device", "")))

@@ -16,6 +16,7 @@ from rich.text import Text
 from kubeview.model.jobs.progress import IndexState, disrupted_pods, index_strip, strip_counts
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.jobs.views import JobPodView, JobView
+from kubeview.model.quota.held import Held, never_created
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
 
@@ -26,6 +27,8 @@ STRIP_STYLE = {IndexState.SUCCEEDED: ("█", "green"), IndexState.FAILED: ("█"
                IndexState.RUNNING: ("▆", "cyan"), IndexState.PENDING: ("▂", "yellow"),
                IndexState.NOT_STARTED: ("·", "dim")}
 STATE_STYLE = {"Complete": "green", "Failed": "bold red", "Suspended": "yellow", "Running": ""}
+HELD_STYLE = "bold magenta"  # held by quota: the row's words, the strip's never-created indexes
+HELD_CELL = ("✕", HELD_STYLE)
 STRIP_WIDTH = 100  # cells per line of the strip in the panel
 STRIP_LINES = 6  # more indexes than fit share cells
 # a shared cell shows the state that most needs a look: any failure, else anything still to do
@@ -85,7 +88,12 @@ def summary(j: JobView) -> str:
     return " · ".join(parts)
 
 
-def cells(j: JobView, bar: int = 8) -> list[Text | str]:
+def held_text(held: Held | None) -> Text:
+    """The STATE column's hold, after the state: " · held by quota gpus: … — 1 pod not created"."""
+    return Text() if held is None else Text.assemble((" · ", "dim"), (held.words(), HELD_STYLE))
+
+
+def cells(j: JobView, bar: int = 8, held: Held | None = None) -> list[Text | str]:
     want = desired(j)
     return [
         "Job",
@@ -96,7 +104,7 @@ def cells(j: JobView, bar: int = 8) -> list[Text | str]:
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
         fmt.bar_cell(j.succeeded, want, bar, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
-        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state)),
+        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state), held_text(held)),
         "",  # (the model keeps no owner of a Job)
     ]
 
@@ -106,9 +114,11 @@ def cell_size(n: int, width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> int
     return max(1, -(-n // (width * lines)))
 
 
-def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> Text:
+def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = STRIP_LINES,
+                held: frozenset[int] = frozenset()) -> Text:
     """The index strip, `width` cells per line (index 0 at the top left); a cell is one index, or for
-    big Jobs `cell_size` consecutive indexes showing the one that most needs a look."""
+    big Jobs `cell_size` consecutive indexes showing the one that most needs a look. `held`: indexes
+    the quota admission kept from being created (a not-started cell holding one shows ✕)."""
     k = cell_size(len(strip), width, lines)
     out = Text()
     for c, start in enumerate(range(0, len(strip), k)):
@@ -117,13 +127,17 @@ def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = 
         group = set(strip[start:start + k])
         state = next(s for s in _WORST if s in group)
         char, style = STRIP_STYLE[state]
+        if state == IndexState.NOT_STARTED and held and not held.isdisjoint(range(start, start + k)):
+            char, style = HELD_CELL
         out.append(char, style=style)
     return out
 
 
-def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRIP_LINES) -> Text:
-    """The selected Job: spec and counts, the index strip (Indexed) in at most `width` cells a line and
-    `lines` lines (at 80 columns a 100-cell line wrapped 78/22), disrupted pods and their indexes."""
+def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRIP_LINES,
+          held: Held | None = None) -> Text:
+    """The selected Job: spec and counts, held by quota (the API server's words and where they come
+    from), the index strip (Indexed) in at most `width` cells a line and `lines` lines (at 80 columns a
+    100-cell line wrapped 78/22) with the never-created indexes marked, disrupted pods and their indexes."""
     width = max(10, min(width, STRIP_WIDTH))
     job = store.jobs.get((key[1], key[2]))
     if job is None:
@@ -139,19 +153,27 @@ def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRI
         out.append(f" · perIndex {job.backoff_limit_per_index}")
     out.append(f"\nactive {job.active} · ready {job.ready} · terminating {job.terminating}"
                f" · succeeded {job.succeeded} · failed {job.failed}")
+    if held is not None:
+        out.append(f"\n{held.words()}", style=HELD_STYLE)
+        out.append(f"\n  {held.message}", style="")
+        out.append(f"\n  {held.origin()}", style="dim")
     strip = index_strip(job, pods)
     if strip:
         counts = strip_counts(strip)
+        missing = never_created(job, store.pods_of(job.namespace, job.name), held)
         out.append("\nindexes  ")
         for state in IndexState:
             char, style = STRIP_STYLE[state]
             out.append(char, style=style)
             out.append(f" {state.value} {counts[state]}  ")
+        if missing:
+            out.append(HELD_CELL[0], style=HELD_CELL[1])
+            out.append(f" held by quota {len(missing)}  ")
         k = cell_size(len(strip), width, lines)
         if k > 1:
             out.append(f"(a cell is {k} indexes)", style="dim")
         out.append("\n")
-        out.append_text(strip_cells(strip, width, lines))
+        out.append_text(strip_cells(strip, width, lines, missing))
     gone = disrupted_pods(job, pods)
     if gone:
         policy = "ignored by podFailurePolicy" if job.ignores_disruption else "counted against backoffLimit"

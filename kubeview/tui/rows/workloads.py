@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from rich.text import Text
 
 from kubeview.model.jobs.views import JobView
+from kubeview.model.quota.held import Held
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
 from kubeview.tui.key_index import ItemValue
@@ -63,11 +64,13 @@ def bar_width(width_of: dict[str, int] | None) -> int:
     return max(1, min(8, (width_of or {}).get("bar", 99) - 5))
 
 
-def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] | None = None) -> list[Text | str]:
+def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] | None = None,
+          held: Held | None = None) -> list[Text | str]:
+    """One row; `held`: the workload's hold by quota (model.held()), said in STATE."""
     if w is None:
         return [key[0], key[1], Text(key[2], style="strike dim")]
     if isinstance(w, JobView):
-        return jobs.cells(w, bar_width(width_of))
+        return jobs.cells(w, bar_width(width_of), held)
     short = w.ready < w.desired
     return [
         w.kind,
@@ -79,6 +82,6 @@ def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] |
         fmt.bar_cell(w.ready, w.desired, bar_width(width_of), label=fmt.pct(w.ready, w.desired).rjust(4),
                      style=fmt.readiness_style(w.ready / w.desired)) if w.desired
         else Text("scaled to 0", style="dim"),
-        "",
+        Text(held.words(), style=jobs.HELD_STYLE) if held is not None else "",
         Text("/".join(w.owner), style="dim") if w.owner else "",
     ]

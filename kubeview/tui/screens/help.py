@@ -38,6 +38,8 @@ def sections(app_bindings: list) -> list[tuple[str, list]]:
     from kubeview.tui.screens.nodes import NodesScreen
     from kubeview.tui.screens.packing import PackingScreen
     from kubeview.tui.screens.pods import PodsScreen
+    from kubeview.tui.screens.quota import QuotaScreen
+    from kubeview.tui.screens.quota_detail import QuotaDetailScreen
     from kubeview.tui.screens.render import RenderScreen
     from kubeview.tui.screens.tune import TuneScreen
     from kubeview.tui.screens.workloads import WorkloadsScreen
@@ -58,6 +60,11 @@ def sections(app_bindings: list) -> list[tuple[str, list]]:
                                                    "sizes against their limits, the pods waiting on each; the panel "
                                                    "tells the selected group's story and a rough time")]),
         ("Node group", GroupDetailScreen.BINDINGS),
+        ("Quota", [*QuotaScreen.BINDINGS,
+                   Binding("8", "", "", tooltip="Quota (:quota): each namespace's ResourceQuotas, GPU, cpu and "
+                                                "memory used against hard as bars, kubeview's count where it "
+                                                "differs, and the workloads quota holds back")]),
+        ("Namespace quota", QuotaDetailScreen.BINDINGS),
         ("Render", RenderScreen.BINDINGS),
         ("Tune", [*TuneScreen.BINDINGS,
                   Binding("colon", "", "", tooltip=":tune shows the study of `kubeview tune SCENE`: its trials, "

@@ -13,7 +13,7 @@ Enter on a gang opens its panel: members, where each is or why it waits, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -22,6 +22,8 @@ from textual.widgets import Static
 
 from kubeview.model.jobs.views import JobView
 from kubeview.model.kinds import gangs_unavailable
+from kubeview.model.quota.held import Held
+from kubeview.model.workloads import WorkloadView
 from kubeview.tui.key_index import KeyIndex
 from kubeview.tui.rows import gangs as gang_rows
 from kubeview.tui.rows import jobs as job_rows
@@ -67,6 +69,8 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         Binding("enter", "open_gang", "Open gang", id="workloads.open_gang",
                 tooltip="Open the selected gang: its members, where each is or why it waits, and its fit now"),
     ]
+
+    held: dict[rows.Key, Held] = {}  # held by quota (model.held()), taken at each refresh
 
     def compose_body(self) -> ComposeResult:
         table = self.make_table()
@@ -143,6 +147,8 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         return state.workload_items()
 
     def update_from_state(self, state: ClusterState) -> None:
+        with state.lock:
+            self.held = held_rows(state.model.held(), state.model.workloads)
         super().update_from_state(state)
         self.show_gangs()
         self.show_job_panel()
@@ -166,7 +172,7 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         with self.state.lock:
             width = (box.content_region.width or self.app.size.width - 2)
             lines = 2 if self.app.size.height < 30 else job_rows.STRIP_LINES  # small: rows of the table first
-            text = job_rows.panel(self.state.model.jobs, key, width, lines)
+            text = job_rows.panel(self.state.model.jobs, key, width, lines, self.held.get(key))
         box.update(text)
         box.display = True
 
@@ -180,7 +186,10 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         return state.workload_search
 
     def cells(self, items: Mapping[rows.Key, job_rows.Row], key: rows.Key) -> Sequence[Cell]:
-        return rows.cells(items.get(key), key, self.table().width_of)
+        return rows.cells(items.get(key), key, self.table().width_of, self.held.get(key))
+
+    def stamp(self, items: Mapping[rows.Key, job_rows.Row], key: rows.Key) -> Hashable:
+        return super().stamp(items, key), self.held.get(key)
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""
@@ -275,6 +284,17 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
             self.app.push_screen(Confirm(question), answered)
             return
         go()
+
+
+def held_rows(held: Mapping[rows.Key, Held], workloads: Mapping[rows.Key, WorkloadView]) -> dict[rows.Key, Held]:
+    """Held by quota per row (model/quota/held.py): each held workload, and a Deployment whose ReplicaSet is
+    held says it too (its row is where one looks)."""
+    out = dict(held)
+    for key, h in held.items():
+        rs = workloads.get(key) if key[0] == "ReplicaSet" else None
+        if rs is not None and rs.owner is not None and rs.owner[0] == "Deployment":
+            out.setdefault(("Deployment", key[1], rs.owner[1]), h)
+    return out
 
 
 def left_at(kind: str, ns: str, name: str, noun: str, current: int) -> str:

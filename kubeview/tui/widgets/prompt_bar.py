@@ -21,10 +21,11 @@ from textual.widgets import Input, Label
 
 from kubeview.tui.widgets.text_field import TextField
 
-SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune", "capacity", "help", "quit")
-HINT = "/ filter   : nodes pods workloads packing render tune capacity   ? help   ctrl+p every action"
+SCREENS = ("nodes", "pods", "workloads", "packing", "render", "tune", "capacity", "quota", "help", "quit")
+HINT = "/ filter   : nodes pods workloads packing render tune capacity quota   ? help   ctrl+p every action"
 # narrower terminals: a shorter hint, never one cut mid-word ("ctrl+p every actio" at 80 columns)
-HINTS = (HINT, "/ filter   : nodes pods workloads packing render tune capacity   ? help", "/ filter   : screen   ? help")
+HINTS = (HINT, "/ filter   : nodes pods workloads packing render tune capacity quota   ? help",
+         "/ filter   : screen   ? help")
 
 
 def hint_for(width: int) -> str:

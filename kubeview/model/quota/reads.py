@@ -1,0 +1,62 @@
+"""The model-wide quota reads `ClusterModel` caches: every quota's use, every workload held by quota.
+
+Both are bounded by what can matter: the quotas, read against each namespace's tally of its pods
+(tally.py: one pass when first read, then pod by pod), and the workloads the EventLog holds Events
+about (a hold is always said in an Event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubeview.model.gpus.dra import ClaimView
+from kubeview.model.jobs.store import JobStore
+from kubeview.model.kube_events import EventLog
+from kubeview.model.quota.counting import QuotaUse, claim_usage, quota_uses
+from kubeview.model.quota.held import HELD_KINDS, Held, held_of, job_not_created
+from kubeview.model.quota.objects import QuotaKey
+from kubeview.model.quota.store import QuotaStore
+from kubeview.model.quota.tally import QuotaTally, count_from_totals
+from kubeview.model.workloads import WorkloadView
+
+WorkloadKey = tuple[str, str, str]
+
+
+def all_quota_uses(quotas: QuotaStore, tally: QuotaTally,
+                   claims: Mapping[tuple[str, str], ClaimView] | None = None) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
+    """Per quota (namespace, name): its keys with the controller's used and kubeview's count (the pods'
+    from the tally of each namespace, kept pod by pod: tally.py). `claims`: the model's ResourceClaims
+    (None where it reads none: their keys are not counted)."""
+    if not len(quotas):
+        return {}
+    namespaces = set(quotas.namespaces())
+    totals = tally.current()
+    of_ns: dict[str, list[ClaimView]] = {ns: [] for ns in namespaces}
+    for (ns, _), claim in (claims or {}).items():
+        if ns in of_ns:
+            of_ns[ns].append(claim)
+    claimed = {ns: claim_usage(c) for ns, c in of_ns.items()} if claims is not None else {}
+    return {q.key: quota_uses(q, count_from_totals(q, totals.get(q.namespace), claimed.get(q.namespace)))
+            for q in quotas.quotas()}
+
+
+def all_held(events: EventLog, jobs: JobStore, workloads: Mapping[WorkloadKey, WorkloadView],
+             quotas: QuotaStore) -> dict[WorkloadKey, Held]:
+    """Every Job, ReplicaSet and StatefulSet held by quota now, by (kind, namespace, name)."""
+    out: dict[WorkloadKey, Held] = {}
+    for kind in HELD_KINDS:
+        for ns, name in events.involved(kind):
+            if kind == "Job":
+                job = jobs.jobs.get((ns, name))
+                missing = 0 if job is None else job_not_created(job, jobs.pods_of(ns, name))
+                uid = "" if job is None else job.uid
+            else:
+                view = workloads.get((kind, ns, name))
+                missing = 0 if view is None else view.desired - view.current
+                uid = ""
+            if missing <= 0:
+                continue
+            held = held_of(kind, ns, name, events.for_object(kind, ns, name, uid=uid), missing, quotas.get)
+            if held is not None:
+                out[held.key] = held
+    return dict(sorted(out.items()))
