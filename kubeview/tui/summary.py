@@ -133,9 +133,9 @@ class Part:
 
 def pending_parts(s: Summary) -> list[tuple[str, str]]:
     """What the pending pods wait for, as (text, style): only where an autoscaler or a quota said
-    something ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never, 2 held by quota)" —
+    something ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never, +2 held by quota)" —
     room on the nodes there are, nodes being added, nothing that will come, and pods a quota kept from
-    being created (not pending pods: they do not exist, but they wait all the same)."""
+    being created ("+": not among the pending pods, since they do not exist, but they wait all the same)."""
     if not (s.pending_nodes or s.pending_never or s.held_by_quota):
         return []
     room = max(0, s.pending - s.pending_nodes - s.pending_never)
@@ -145,7 +145,7 @@ def pending_parts(s: Summary) -> list[tuple[str, str]]:
     if s.pending_never:
         parts.append((f"{s.pending_never:,} never", "bold red"))
     if s.held_by_quota:
-        parts.append((f"{s.held_by_quota:,} held by quota", "bold red"))
+        parts.append((f"+{s.held_by_quota:,} held by quota", "bold red"))
     return parts
 
 

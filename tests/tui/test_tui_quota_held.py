@@ -60,7 +60,7 @@ async def test_the_row_the_panel_and_the_header_say_held_by_quota() -> None:
         await settle(pilot)
         await wait_for(pilot, lambda: app.summary.held_by_quota == 1, what="the header's count")
         line1 = str(app.screen.query_one(ClusterHeader).render()).splitlines()[0]
-        assert "0 pending (1 held by quota)" in line1, line1
+        assert "0 pending (+1 held by quota)" in line1, line1
         await pilot.press("3")
         await settle(pilot)
         table = app.screen.query_one("#workload-table", VirtualTable)
@@ -85,7 +85,7 @@ async def test_the_header_keeps_held_at_80_columns() -> None:
         await wait_for(pilot, lambda: app.summary.held_by_quota == 1, what="the header's count")
         await pilot.pause()
         line1 = str(app.screen.query_one(ClusterHeader).render()).splitlines()[0]
-        assert len(line1) <= 80 and "(1 held by quota)" in line1, line1
+        assert len(line1) <= 80 and "(+1 held by quota)" in line1, line1
 
 
 def test_a_deployment_says_its_replicasets_hold() -> None:
