@@ -110,8 +110,8 @@ def test_run_emits_list_then_watch_and_usage(source: LocalSource) -> None:
     thread.start()
     wait_until(lambda: any(isinstance(e, ConnectionState) and e.state == "live" for e in events), what="live")
     assert [e.kind for e in events if isinstance(e, Listed)] == ["Node", "Pod", "ReplicaSet", "Deployment",
-                                                                 "Event", "Job", "Workload", "PodGroup",
-                                                                 "StatefulSet"]
+                                                                 "Event", "Job", "ResourceQuota", "Workload",
+                                                                 "PodGroup", "StatefulSet"]
     source.apply_workload(sleeper_rs(2))
     wait_until(lambda: len(running(source)) == 2, what="2 running")
     wait_until(lambda: any(isinstance(e, UsageUpdate) and len(e.pods) == 2 for e in events), what="usage")

@@ -23,7 +23,7 @@ def node(name: str) -> dict:
 
 def test_a_pod_feeds_the_node_figures_the_jobs_and_the_gangs_from_one_row() -> None:
     m = ClusterModel()
-    assert len(m.kinds["Pod"]) == 3  # node figures, JobStore, GangStore
+    assert len(m.kinds["Pod"]) == 4  # the quota tally, node figures, JobStore, GangStore
     m.apply(Listed("Node", [node("n1")]))
     member = pod("w-0", **{"batch.kubernetes.io/job-name": "train", "kueue.x-k8s.io/pod-group-name": "g"})
     m.apply(WatchEvent("Pod", "ADDED", member))
