@@ -24,11 +24,11 @@ from kubeview.tui.rows.column import Column
 BAR = 10
 COLUMNS = [
     Column("queue", "CLUSTERQUEUE", 0, whole=True, least=8, short="CQ"),
-    Column("cohort", "COHORT", 0, whole=True, least=4),
+    Column("cohort", "COHORT", 0, whole=True, least=4, short="COH"),
     Column("gpu", "GPU", 15, least=6, descending=True),
     Column("cpu", "CPU", 16, least=8, descending=True),
     Column("memory", "MEMORY", 20, least=12, descending=True),
-    Column("admitted", "ADMIT", 5, "right", least=4, descending=True),
+    Column("admitted", "ADMIT", 5, "right", least=4, descending=True, short="ADM"),
     Column("pending", "PEND", 5, "right", least=4, descending=True),
     Column("note", "NOTE", 0, point=lambda text: text[:NOTE_POINT]),
 ]
