@@ -36,11 +36,16 @@ class QueueCluster:
     title = "kueue"
     is_local = False
 
+    def __init__(self, jobs: bool = False) -> None:
+        self.jobs = jobs  # also the suspended Jobs owning the waiting Workloads
+
     def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event) -> None:
         node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110",
                                                                        "nvidia.com/gpu": "8"},
                                                        "conditions": [{"type": "Ready", "status": "True"}]}}
         objects: dict[str, list[dict]] = {"Node": [node], **{kind: _raw(kind) for kind in QUEUE_KINDS}}
+        if self.jobs:
+            objects["Job"] = [_job("team-a", "big", 2), _job("team-b", "late", 1)]
         for kind in (*KINDS, *QUEUE_KINDS):
             emit(Listed(kind, objects.get(kind, [])))
         emit(ConnectionState("live", time.time()))
@@ -63,6 +68,16 @@ def _raw(kind: str) -> list[dict]:
                            _one_more(workload("team-b", "job-late-jkl78", admitted=False, gpus=1,
                                               created="2026-11-29T10:06:00Z", priority=10))],
     }[kind]
+
+
+def _job(namespace: str, name: str, parallelism: int) -> dict:
+    """A Job as Kueue leaves it while its Workload waits: suspended, labelled with its LocalQueue."""
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"namespace": namespace, "name": name, "uid": f"uid-{name}", "resourceVersion": "5",
+                         "labels": {"kueue.x-k8s.io/queue-name": "team-q"}},
+            "spec": {"parallelism": parallelism, "completions": parallelism, "suspend": True,
+                     "completionMode": "NonIndexed", "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}},
+            "status": {}}
 
 
 def _one_more(obj: dict) -> dict:
@@ -110,3 +125,23 @@ async def test_quota_screen_shows_the_clusterqueue_and_enter_opens_it() -> None:
         assert "team-a/team-q (1 pending, 1 admitted)" in text
         assert text.index("job-late-jkl78") < text.index("job-big-ghi56")  # priority 10 first
         assert "team-a/job-train-abc12: admitted" in text
+
+
+@run_async
+async def test_the_jobs_row_and_panel_say_kueue_holds_it() -> None:
+    from textual.widgets import Static
+
+    app = make_app(QueueCluster(jobs=True))
+    async with app.run_test(size=(200, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        table = app.screen.query_one("#workload-table", VirtualTable)
+        key = ("Job", "team-b", "late")
+        await wait_for(pilot, lambda: table.rows.index(key) is not None, what="the Job's row")
+        assert "held by queue team-q: Pending" in " ".join(str(c) for c in table.rows.cells(key))
+        table.cursor = table.rows.index(key) or 0
+        await settle(pilot)
+        panel = str(app.screen.query_one("#job-panel", Static).render())
+        assert "held by queue team-q: Pending" in panel and WAITING in panel
+        assert "from Kueue's Workload team-b/job-late-jkl78 (its QuotaReserved condition)" in panel

@@ -265,6 +265,13 @@ class QueuedWorkload:
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
 
+    def words(self) -> str:
+        """`held by queue team-q: Pending` (the LocalQueue and Kueue's reason), the Job's row says it."""
+        return f"held by queue {self.queue or '?'}: {self.reason or 'no condition from Kueue yet'}"
+
+    def origin(self) -> str:
+        return f"from Kueue's Workload {self.namespace}/{self.name} (its QuotaReserved condition)"
+
     @property
     def waiting(self) -> bool:
         """Not holding quota and not finished: Kueue holds it back (its Job stays suspended)."""

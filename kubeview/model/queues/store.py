@@ -152,6 +152,15 @@ class QueueStore:
         view = self.cluster_queue(cluster_queue)
         return {key: i for i, key in enumerate(view.pending_head)} if view is not None else {}
 
+    def held_owners(self) -> dict[tuple[str, str, str], QueuedWorkload]:
+        """(kind, namespace, name) of each held Workload's owner (`Job/train`) -> the Workload."""
+        out: dict[tuple[str, str, str], QueuedWorkload] = {}
+        for w in self.held():
+            if w.owner:
+                kind, _, name = w.owner.partition("/")
+                out[(kind, w.namespace, name)] = w
+        return out
+
     def held(self) -> list[QueuedWorkload]:
         """Every Workload Kueue holds back now (pending: no quota reserved, not finished)."""
         return [w for w in self.workloads() if w.waiting]
