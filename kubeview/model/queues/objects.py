@@ -225,6 +225,7 @@ class QueuedWorkload:
     message: str
     evicted: Condition | None  # Evicted True: why it lost its reservation (it is pending again)
     requests: dict[str, int]
+    pods: int  # the pod sets' counts: the pods it would have once admitted
     flavors: dict[str, str]
     priority: int
     active: bool  # spec.active (False: deactivated)
@@ -254,7 +255,8 @@ class QueuedWorkload:
                    queue=str(spec.get("queueName") or ""), cluster_queue=admission.get("clusterQueue") or None,
                    state=state, reason=deciding.reason if deciding else "",
                    message=deciding.message if deciding else "",
-                   evicted=conds["Evicted"] if holds("Evicted") else None, requests=requests, flavors=flavors,
+                   evicted=conds["Evicted"] if holds("Evicted") else None, requests=requests,
+                   pods=sum(_count(p) for p in spec.get("podSets") or ()), flavors=flavors,
                    priority=_int(spec.get("priority")), active=spec.get("active") is not False,
                    created=str(meta.get("creationTimestamp") or ""), owner=owner,
                    resource_version=meta.get("resourceVersion", ""))
@@ -262,6 +264,13 @@ class QueuedWorkload:
     @property
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
+
+    def words(self) -> str:
+        """`held by queue team-q: Pending` (the LocalQueue and Kueue's reason), the Job's row says it."""
+        return f"held by queue {self.queue or '?'}: {self.reason or 'no condition from Kueue yet'}"
+
+    def origin(self) -> str:
+        return f"from Kueue's Workload {self.namespace}/{self.name} (its QuotaReserved condition)"
 
     @property
     def waiting(self) -> bool:
@@ -280,10 +289,14 @@ def _kueue_totals(entries: object, field: str) -> dict[str, int]:
     return out
 
 
+def _count(pod_set: dict) -> int:
+    return _int(pod_set.get("count")) if pod_set.get("count") is not None else 1
+
+
 def _template_totals(spec: dict) -> dict[str, int]:
     out: dict[str, int] = {}
     for pod_set in spec.get("podSets") or ():
-        count = _int(pod_set.get("count")) if pod_set.get("count") is not None else 1
+        count = _count(pod_set)
         try:
             each = effective((pod_set.get("template") or {}).get("spec") or {})
         except (QuantityError, ValueError):

@@ -46,6 +46,7 @@ class QueueStore:
         self.listed: set[str] = set()
         self._objects: dict[str, dict[tuple[str, str], View]] = {kind: {} for kind in STORE_KINDS}
         self._sorted: dict[str, tuple[int, list]] = {}
+        self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
 
     def put(self, kind: str, obj: dict) -> bool:
         key, objects = _key(kind, obj), self._objects[kind]
@@ -122,8 +123,16 @@ class QueueStore:
         return local.cluster_queue if local is not None and local.cluster_queue else None
 
     def workloads_of(self, cluster_queue: str) -> list[QueuedWorkload]:
-        """The Workloads of a ClusterQueue that are not finished, by (namespace, name)."""
-        return [w for w in self.workloads() if w.state != "finished" and self.cluster_queue_of(w) == cluster_queue]
+        """The Workloads of a ClusterQueue that are not finished, by (namespace, name); grouped in one pass
+        per `version`."""
+        if self._by_cq is None or self._by_cq[0] != self.version:
+            groups: dict[str, list[QueuedWorkload]] = {}
+            for w in self.workloads():
+                cq = self.cluster_queue_of(w) if w.state != "finished" else None
+                if cq is not None:
+                    groups.setdefault(cq, []).append(w)
+            self._by_cq = (self.version, groups)
+        return self._by_cq[1].get(cluster_queue, [])
 
     def waiting(self, cluster_queue: str) -> list[QueuedWorkload]:
         """The pending Workloads of a ClusterQueue in queue order: the head Kueue reported (v1beta1's
@@ -142,6 +151,15 @@ class QueueStore:
     def _head(self, cluster_queue: str) -> dict[tuple[str, str], int]:
         view = self.cluster_queue(cluster_queue)
         return {key: i for i, key in enumerate(view.pending_head)} if view is not None else {}
+
+    def held_owners(self) -> dict[tuple[str, str, str], QueuedWorkload]:
+        """(kind, namespace, name) of each held Workload's owner (`Job/train`) -> the Workload."""
+        out: dict[tuple[str, str, str], QueuedWorkload] = {}
+        for w in self.held():
+            if w.owner:
+                kind, _, name = w.owner.partition("/")
+                out[(kind, w.namespace, name)] = w
+        return out
 
     def held(self) -> list[QueuedWorkload]:
         """Every Workload Kueue holds back now (pending: no quota reserved, not finished)."""
