@@ -10,7 +10,9 @@
 #
 # v0.17.0's go.mod asks for go 1.25.0, older than the go1.26 the other builds need, so the local Go is
 # used as it is. Nothing is downloaded but Go modules; the binary is never committed. The version is
-# stamped as Kueue's Makefile does (pkg/version.GitVersion).
+# stamped as Kueue's Makefile does (pkg/version.GitVersion). Measured on the 2-core VM (load ~1, Go's
+# module and build caches holding what the Kubernetes and Karpenter builds left): 4 min 55 s wall
+# (4 min 44 s user + 1 min 5 s system CPU, 1.7 GB resident), warm 0.01 s.
 set -Eeuo pipefail
 . "$(dirname "$0")/go-module-build.sh"
 version="v0.17.0"

@@ -100,5 +100,58 @@ def differences(m: ClusterModel, written: dict[str, list[dict]]) -> list[str]:
 
 
 def snapshot_differences(doc: dict, written: dict[str, list[dict]]) -> list[str]:
-    """Where `snapshot --json`'s `queues` differs from Kueue's objects as written."""
-    raise NotImplementedError  # filled in once the snapshot's `queues` schema is merged
+    """Where `snapshot --json`'s `queues` (docs/snapshot.md) differs from Kueue's objects as written."""
+    out: list[str] = []
+    snap = doc["queues"]
+    if snap["unavailable"] is not None:
+        out.append(f"queues unavailable: {snap['unavailable']}")
+    cqs = {c["name"]: c for c in snap["clusterQueues"]}
+    lq_cq = {(q["metadata"]["namespace"], q["metadata"]["name"]): q["spec"]["clusterQueue"] for q in written["localqueues"]}
+    for cq in written["clusterqueues"]:
+        name, status = cq["metadata"]["name"], cq.get("status") or {}
+        mine = cqs.get(name)
+        if mine is None:
+            out.append(f"snapshot: ClusterQueue {name} missing")
+            continue
+        counts = tuple(mine[f] for f in ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads"))
+        want = (status.get("pendingWorkloads"), status.get("reservingWorkloads"), status.get("admittedWorkloads"))
+        if counts != want:
+            out.append(f"snapshot: ClusterQueue {name} counts {counts}, status says {want}")
+        used, reserved = _usage(status, "flavorsUsage"), _usage(status, "flavorsReservation")
+        rows = {(r["flavor"], r["resource"]): (r["used"], r["reserved"]) for r in mine["resources"]}
+        for key in sorted(set(used) | set(reserved)):
+            if rows.get(key) != (used.get(key, 0), reserved.get(key, 0)):
+                out.append(f"snapshot: ClusterQueue {name} {key} used/reserved {rows.get(key)}, status says "
+                           f"{(used.get(key, 0), reserved.get(key, 0))}")
+        feeding = sorted(f"{ns}/{n}" for (ns, n), c in lq_cq.items() if c == name)
+        if sorted(mine["localQueues"]) != feeding:
+            out.append(f"snapshot: ClusterQueue {name} localQueues {mine['localQueues']}, want {feeding}")
+        pending = sorted(f"{w['metadata']['namespace']}/{w['metadata']['name']}" for w in written["workloads"]
+                         if expected_state(w)[0] == "pending" and lq_cq.get(
+                             (w["metadata"]["namespace"], w["spec"].get("queueName", ""))) == name)
+        if sorted(mine["waiting"]) != pending:
+            out.append(f"snapshot: ClusterQueue {name} waiting {mine['waiting']}, Kueue holds {pending}")
+    lqs = {(q["namespace"], q["name"]): q for q in snap["localQueues"]}
+    for lq in written["localqueues"]:
+        meta, status = lq["metadata"], lq.get("status") or {}
+        mine = lqs.get((meta["namespace"], meta["name"]))
+        have = None if mine is None else (mine["clusterQueue"], mine["pendingWorkloads"], mine["reservingWorkloads"],
+                                          mine["admittedWorkloads"])
+        want = (lq["spec"]["clusterQueue"], status.get("pendingWorkloads"), status.get("reservingWorkloads"),
+                status.get("admittedWorkloads"))
+        if have != want:
+            out.append(f"snapshot: LocalQueue {meta['namespace']}/{meta['name']} {have}, the object says {want}")
+    wls = {(w["namespace"], w["name"]): w for w in snap["workloads"]}
+    for wl in written["workloads"]:
+        meta = wl["metadata"]
+        mine = wls.get((meta["namespace"], meta["name"]))
+        admission = (wl.get("status") or {}).get("admission") or {}
+        queue = wl["spec"].get("queueName", "")
+        have = None if mine is None else (mine["state"], mine["reason"], mine["message"], mine["queue"], mine["clusterQueue"])
+        want = (*expected_state(wl), queue, admission.get("clusterQueue") or lq_cq.get((meta["namespace"], queue)))
+        if have != want:
+            out.append(f"snapshot: Workload {meta['namespace']}/{meta['name']} {have}, Kueue wrote {want}")
+    held = sum(1 for w in written["workloads"] if expected_state(w)[0] == "pending")
+    if snap["held"] < held:  # other modules' Workloads may be held too
+        out.append(f"snapshot: held {snap['held']}, Kueue holds at least {held}")
+    return out
