@@ -52,7 +52,8 @@ def test_the_views_of_the_recording() -> None:
     doc = build_snapshot(model, now=0)
     assert validate(doc, SNAPSHOT_SCHEMA) == [] and doc["queues"]["held"] == len(model.queues.held())
     data = rows.build(model.queues)
-    for name, row in data.queues.items():
+    assert len(data.queues) == 3  # gpus-0..gpus-2, side by side
+    for row in data.queues.values():
         assert str(rows.use_cell(row, "gpu", 20)).endswith("4/4")
         assert str(rows.note(row)).split(": ", 1)[1].startswith("Pending — couldn't assign flavors")
     local = model.queues.local_queues()[0]
