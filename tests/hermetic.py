@@ -31,6 +31,7 @@ SHARED_CACHES = {
     "KUBEVIEW_HELM_CACHE": "helm",        # scripts/build-helm.sh
     "KUBEVIEW_KREW_CACHE": "krew",        # scripts/build-krew.sh
     "KUBEVIEW_KARPENTER_CACHE": "karpenter",  # scripts/build-karpenter.sh: Karpenter (kwok provider) + CRDs
+    "KUBEVIEW_KUEUE_CACHE": "kueue",      # scripts/build-kueue.sh: Kueue's manager + CRDs
     "KUBEVIEW_CA_CACHE": "cluster-autoscaler",  # scripts/build-cluster-autoscaler.sh
     "KUBEVIEW_PEERS_CACHE": "peers",      # scripts/build-peers.sh: the bench's peers
     "KUBEVIEW_TEST_CACHE": "test",        # what single tests install once (an old PyYAML release)

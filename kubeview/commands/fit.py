@@ -12,7 +12,9 @@ would refuse is refused: on a real cluster by a server-side dry run of each Pod 
 one, by the API server's own resource validation (`model/resource_validation.py`), one line per object
 in its words. The namespace's ResourceQuotas are checked before the nodes (`model/quota/admit.py`, the
 quota admission's arithmetic on the controller's status.used): "fits on gpu-node-3, but namespace
-team-a's quota gpus requests.nvidia.com/gpu is 8/8" does not fit.
+team-a's quota gpus requests.nvidia.com/gpu is 8/8" does not fit. An object naming a Kueue LocalQueue
+waits while its ClusterQueue has no room ("ClusterQueue team-a-cq's nominal nvidia.com/gpu 4 is used
+4/4": commands/fit_queue.py); in a cohort it may borrow, which is said and not counted against it.
 Exit 0: everything fits; 1: something does not, the API server refuses it for now (quota, LimitRange),
 or the cluster could not be read (one line); 2: the manifest is bad (one line per object).
 """
@@ -34,6 +36,7 @@ from renderer import bounded_yaml
 
 if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this module to build its parser
     from kubeview.model.cluster import ClusterModel
+    from kubeview.model.queues.admit import QueueRefusal
     from kubeview.model.quota.admit import QuotaAnswer
     from kubeview.scheduling.config import PackingConfig
     from kubeview.scheduling.group_fit import GroupAnswer
@@ -88,7 +91,12 @@ def run(args: argparse.Namespace) -> int:
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     quota = [quota_answer(model, f.unit) for f in fits]  # the namespace's quotas first: no node helps past them
-    ok = all(f.fits and q.admits_all for f, q in zip(fits, quota, strict=True))
+    from kubeview.commands.fit_queue import queue_answer, queue_doc, queues_of
+
+    named = queues_of(flatten(docs), namespace)
+    queued = [queue_answer(model, f.unit, named) for f in fits]
+    admits = [q.admits_all and (k is None or k.borrow) for q, k in zip(quota, queued, strict=True)]
+    ok = all(f.fits and a for f, a in zip(fits, admits, strict=True))
     groups = model.autoscaling.groups()
     scaling = [autoscaling_answer(f, groups, config) for f in fits]
     from kubeview.model.kinds import quota_unavailable
@@ -97,11 +105,12 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         doc = {"fits": ok, "policy": config.policy, "policySource": where, "cluster": model.title,
                "quotaUnchecked": unchecked, "skipped": [{"what": s.what, "why": s.why} for s in skipped],
-               "units": [{**_unit_doc(f, config.policy), "fits": f.fits and q.admits_all, "quota": _quota_doc(q),
-                          "autoscaling": _scaling_doc(a)} for f, q, a in zip(fits, quota, scaling, strict=True)]}
+               "units": [{**_unit_doc(f, config.policy), "fits": f.fits and ad, "quota": _quota_doc(q),
+                          "queue": queue_doc(k), "autoscaling": _scaling_doc(a)}
+                         for f, q, k, ad, a in zip(fits, quota, queued, admits, scaling, strict=True)]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(text(fits, config.policy, where, skipped, scaling, quota, unchecked))
+        sys.stdout.write(text(fits, config.policy, where, skipped, scaling, quota, unchecked, queued))
     return 0 if ok else 1
 
 
@@ -256,7 +265,9 @@ def _unit_doc(f: UnitFit, policy: str) -> dict:
 
 def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
          scaling: list[tuple[int, GroupAnswer] | None] | None = None, quota: list[QuotaAnswer] | None = None,
-         quota_unchecked: str | None = None) -> str:
+         quota_unchecked: str | None = None, queued: list[QueueRefusal | None] | None = None) -> str:
+    from kubeview.commands.fit_queue import queue_line
+
     lines = [f"policy: {policy} ({where})"]
     if quota_unchecked:
         lines.append(f"note: {quota_unchecked}; quota not checked")
@@ -266,10 +277,13 @@ def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
         size = unit.size
         kind = f"gang, minCount {unit.min_count:,}" if unit.gang else f"{size:,} pod{'s' * (size != 1)}"
         kind += f", pods from {', '.join(unit.made_by)}" if unit.made_by else ""
-        fits_all = f.fits and (q is None or q.admits_all)
+        k = queued[i] if queued else None
+        fits_all = f.fits and (q is None or q.admits_all) and (k is None or k.borrow)
         lines.append(f"{unit.what} ({kind}): {'fits' if fits_all else 'does not fit'}")
         if q is not None and (line := quota_line(f, q)) is not None:
             lines.append(line)
+        if k is not None:
+            lines.append(queue_line(f, k))
         lines.extend(f"  note: {n}" for n in (q.notes if q is not None else ()))
         lines.append(f"  {fit.summary}")
         if unit.missing_group:

@@ -24,7 +24,7 @@ from kubeview.model.autoscaling.store import AUTOSCALING_KINDS, AutoscalingStore
 from kubeview.model.autoscaling.waits import NO_WAIT, pod_wait
 from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
-from kubeview.model.gangs.messages import GANG_KINDS
+from kubeview.model.gangs.messages import GANG_KINDS, KIND_KUEUE
 from kubeview.model.gangs.store import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
 from kubeview.model.gpus.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
@@ -34,6 +34,8 @@ from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
+from kubeview.model.queues.objects import QUEUE_KINDS
+from kubeview.model.queues.store import QueueStore
 from kubeview.model.quota.counting import QuotaUse
 from kubeview.model.quota.held import Held
 from kubeview.model.quota.objects import QuotaKey
@@ -61,6 +63,7 @@ class ClusterModel:
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
         self.autoscaling = AutoscalingStore()  # node groups and NodePools (model/autoscaling/store.py)
+        self.queues = QueueStore()  # Kueue's queues and Workloads (model/queues/)
         self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
         self._quota_uses: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]]] | None = None
         self._held: tuple[int, dict[WorkloadKey, Held]] | None = None
@@ -91,8 +94,11 @@ class ClusterModel:
             **rows_of(self._workloads, WORKLOAD_KINDS),
             **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
             **rows_of(gangs, GANG_KINDS),
+            **rows_of(self.queues, QUEUE_KINDS),
             **rows_of(scaling, AUTOSCALING_KINDS),
         }
+        # a Kueue Workload is a gang (its pods) and a place in a queue (its state and why)
+        self.kinds[KIND_KUEUE] += rows_of(self.queues, (KIND_KUEUE,))[KIND_KUEUE]
 
     @property
     def nodes(self) -> dict[str, NodeView]:

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from kubeview.model.autoscaling.store import AUTOSCALING_KINDS
 from kubeview.model.gangs.messages import GANG_KINDS
+from kubeview.model.queues.objects import QUEUE_KINDS
 from kubeview.model.quota.store import QUOTA_KIND
 
 
@@ -97,3 +98,10 @@ def quota_unavailable(unavailable: Mapping[str, str]) -> str | None:
     """Why quotas (and holds by quota, read against them) are not shown: the ResourceQuota list refused."""
     why = unavailable.get(QUOTA_KIND)
     return None if why is None else f"quotas are not shown: {why}"
+
+
+def queues_unavailable(unavailable: Mapping[str, str]) -> str | None:
+    """Why some of Kueue's queues are not shown (ClusterQueue, LocalQueue or ResourceFlavor refused),
+    each reason once; a cluster that does not serve Kueue lists none of them and has no entry."""
+    whys = list(dict.fromkeys(why for kind, why in unavailable.items() if kind in QUEUE_KINDS))
+    return f"Kueue queues are not shown: {'; '.join(whys)}" if whys else None

@@ -138,10 +138,12 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["resource.k8s.io"], "resources": ["devicetaintrules", "resourcepoolstatusrequests"],
      "verbs": ["list", "watch"]},
     # gangs (kube/gangs.py), each read only where discovery serves it: upstream Workload/PodGroup, KAI's
-    # PodGroup, Kueue's Workload, Volcano's PodGroup; a role without them leaves gangs out, never stops kubeview
+    # PodGroup, Kueue's Workload (and its queues: model/queues/), Volcano's PodGroup; a role without them leaves
+    # gangs and queues out, never stops kubeview
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups", "workloads"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues", "resourceflavors", "workloads"],
+     "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     # the autoscalers (kube/autoscaling.py): Karpenter's NodePools and NodeClaims where served, and Cluster
     # Autoscaler's status ConfigMap, that one name only (listed with fieldSelector metadata.name=...,

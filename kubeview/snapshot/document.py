@@ -25,6 +25,7 @@ from kubeview.snapshot.autoscaling import AUTOSCALING_SCHEMA, autoscaling_doc
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
 from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
 from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
+from kubeview.snapshot.queues import QUEUES_SCHEMA, queues_doc
 from kubeview.snapshot.quotas import QUOTAS_SCHEMA, quotas_doc
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
@@ -35,6 +36,7 @@ SCHEMA_VERSION = 4  # 2: nvidia.com/gpu figures count DRA devices, a pod's claim
 #    (#39 added `autoscaling`: node groups and pending pods' waits; a new field, so still 3)
 # 4: `quotas` (#40: ResourceQuotas, kubeview's count beside the controller's, workloads held by quota).
 #    Only a new field, but issue #40 asked for the bump: a reader of 4 may rely on `quotas` being there
+#    (and on `queues`, Kueue's queues, #40 too)
 FIGURES = ("capacity", "allocatable", "requested", "limits", "free")
 
 
@@ -274,6 +276,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "dra": dra_doc(model.gpus),
         "autoscaling": autoscaling_doc(model, at),
         "quotas": quotas_doc(model),
+        "queues": queues_doc(model),
     }
 
 
@@ -302,7 +305,8 @@ SNAPSHOT_SCHEMA: dict = {
     "description": "A cluster's allocation at one moment: `kubeview snapshot --json`.",
     "type": "object",
     "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "jobs",
-                 "gangs", "fragmentation", "dra", "autoscaling", "quotas"],
+                 "gangs", "fragmentation", "dra", "autoscaling", "quotas",
+                 "queues"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -334,6 +338,7 @@ SNAPSHOT_SCHEMA: dict = {
         "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
         "autoscaling": AUTOSCALING_SCHEMA,
         "quotas": QUOTAS_SCHEMA,
+        "queues": QUEUES_SCHEMA,
     },
     "$defs": {
         "figures": _obj({

@@ -51,6 +51,7 @@ class Summary:
     pending_nodes: int = 0
     pending_never: int = 0
     held_by_quota: int = 0  # pods not created: the quota admission refused them (model/quota/held.py)
+    held_by_queue: int = 0  # pods of the Workloads Kueue holds back (no quota reserved: model/queues/)
 
     def known(self, *kinds: str) -> bool:
         """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
@@ -109,6 +110,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         pending_never=waits[WAIT_NEVER],
         held_by_quota=sum(h.not_created for k, h in model.held().items()
                           if model.display_namespace in (None, k[1])),
+        held_by_queue=sum(w.pods for w in model.queues.held() if model.display_namespace in (None, w.namespace)),
     )
 
 
@@ -135,8 +137,9 @@ def pending_parts(s: Summary) -> list[tuple[str, str]]:
     """What the pending pods wait for, as (text, style): only where an autoscaler or a quota said
     something ("3,600 pending" alone otherwise): "(46 room, 3,400 nodes, 154 never, +2 held by quota)" —
     room on the nodes there are, nodes being added, nothing that will come, and pods a quota kept from
-    being created ("+": not among the pending pods, since they do not exist, but they wait all the same)."""
-    if not (s.pending_nodes or s.pending_never or s.held_by_quota):
+    being created ("+": not among the pending pods, since they do not exist, but they wait all the same),
+    and the pods of the Workloads Kueue holds in a queue ("+4 held by queue": their Jobs stay suspended)."""
+    if not (s.pending_nodes or s.pending_never or s.held_by_quota or s.held_by_queue):
         return []
     room = max(0, s.pending - s.pending_nodes - s.pending_never)
     parts = [(f"{room:,} room", "dim")] if room else []
@@ -146,6 +149,8 @@ def pending_parts(s: Summary) -> list[tuple[str, str]]:
         parts.append((f"{s.pending_never:,} never", "bold red"))
     if s.held_by_quota:
         parts.append((f"+{s.held_by_quota:,} held by quota", "bold red"))
+    if s.held_by_queue:
+        parts.append((f"+{s.held_by_queue:,} held by queue", "bold yellow"))
     return parts
 
 

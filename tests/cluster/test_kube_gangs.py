@@ -84,16 +84,23 @@ def test_batch_schedulers_groups_where_discovery_serves_them(kube_api: KubeAPI) 
     no upstream gang API there): each group listed cluster-wide by its own served version, the
     preferred one for Kueue, and members from the pods."""
     b = "batch-schedulers"
+    kueue = "/apis/kueue.x-k8s.io/v1beta2"
+    queues = [f"{kueue}/{p}" for p in ("clusterqueues", "localqueues", "resourceflavors")]
     kube_api.serve_recording(b, lists={"/apis/scheduling.run.ai/v2alpha2/podgroups": "kai-podgroups.json",
                                        "/apis/kueue.x-k8s.io/v1beta2/workloads": "kueue-workloads.json",
-                                       "/apis/scheduling.volcano.sh/v1beta1/podgroups": "volcano-podgroups.json"})
+                                       "/apis/scheduling.volcano.sh/v1beta1/podgroups": "volcano-podgroups.json",
+                                       **{q: f"kueue-{q.rsplit('/', 1)[1]}.json" for q in queues}})
     pods = [p for f in ("kai-pods.json", "kueue-pods.json", "volcano-pods.json") for p in fixtures.load(f"{b}/{f}")["items"]]
     kube_api.set_list("/api/v1/pods", json.dumps({"kind": "PodList", "metadata": {"resourceVersion": "900"},
                                                   "items": pods}))
     for path in [*BASE_WATCHES, "/apis/scheduling.run.ai/v2alpha2/podgroups", "/apis/kueue.x-k8s.io/v1beta2/workloads",
-                 "/apis/scheduling.volcano.sh/v1beta1/podgroups"]:
+                 "/apis/scheduling.volcano.sh/v1beta1/podgroups", *queues]:
         kube_api.script_watch(path, WatchScript([], end="close"))
     _, model = run(kube_api)
+    # Kueue's queues (model/queues/) come the same way: the recorded ClusterQueue, LocalQueue, ResourceFlavor
+    assert model.queues.listed == {"kueue.ClusterQueue", "kueue.LocalQueue", "kueue.ResourceFlavor", "kueue.Workload"}
+    assert model.queues.cluster_queues() and model.queues.local_queues() and model.queues.flavors()
+    assert {q.cluster_queue for q in model.queues.local_queues()} <= {c.name for c in model.queues.cluster_queues()}
     assert model.gangs.listed == {"kai.PodGroup", "kueue.Workload", "volcano.PodGroup"}
     assert kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta2/workloads")
     assert not kube_api.requests_to("/apis/kueue.x-k8s.io/v1beta1/workloads")

@@ -31,7 +31,7 @@ WATCHED = ["/api/v1/nodes", "/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/
 IN_DEFAULT = [p.replace("/v1/", "/v1/namespaces/default/") for p in [*WATCHED[2:7], WATCHED[-1]]]
 # every gang API kube/gangs.py reads, served (the batch schedulers' discovery written from their CRDs)
 GANGS = {"scheduling.k8s.io/v1beta1": ("workloads", "podgroups"), "scheduling.run.ai/v2alpha2": ("podgroups",),
-         "kueue.x-k8s.io/v1beta2": ("workloads",), "scheduling.volcano.sh/v1beta1": ("podgroups",)}
+         "kueue.x-k8s.io/v1beta2": ("workloads", "clusterqueues", "localqueues", "resourceflavors"), "scheduling.volcano.sh/v1beta1": ("podgroups",)}
 Grant = tuple[str, str, str, str]  # (apiGroup, resource, verb, name: "" for none)
 KARPENTER = "/apis/karpenter.sh/v1"
 

@@ -4,7 +4,8 @@ Four groups, each optional (most clusters serve none of them, a GPU cluster usua
 upstream `scheduling.k8s.io` Workload and PodGroup (v1beta1 in 1.37 with the `GenericWorkload`
 gate, else v1alpha2 on a 1.36 cluster), KAI-Scheduler `scheduling.run.ai/v2alpha2` PodGroup, Kueue
 `kueue.x-k8s.io` Workload (v1beta2, else v1beta1) and Volcano `scheduling.volcano.sh/v1beta1`
-PodGroup. A group version is used when discovery lists the resource with `list` and `watch`; the
+PodGroup; and Kueue's ClusterQueue, LocalQueue and ResourceFlavor (the same group and versions, read by
+model/queues/). A group version is used when discovery lists the resource with `list` and `watch`; the
 first served version of a group wins. They are listed cluster-wide through the generic custom
 objects client (the same paths serve built-in groups), under the kinds of `model/gangs/messages.py`.
 """
@@ -22,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube.errors import NETWORK_ERRORS
 from kubeview.cluster.kube.raw import response_json
 from kubeview.model.gangs.messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
+from kubeview.model.queues.objects import KIND_CLUSTER_QUEUE, KIND_FLAVOR, KIND_LOCAL_QUEUE
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,10 @@ CANDIDATES = (
     (KIND_KAI, "scheduling.run.ai", ("v2alpha2",), "podgroups"),
     (KIND_KUEUE, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "workloads"),
     (KIND_VOLCANO, "scheduling.volcano.sh", ("v1beta1",), "podgroups"),
+    # Kueue's queues (model/queues/), read the same way: cluster-scoped or listed cluster-wide alike
+    (KIND_CLUSTER_QUEUE, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "clusterqueues"),
+    (KIND_LOCAL_QUEUE, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "localqueues"),
+    (KIND_FLAVOR, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "resourceflavors"),
 )
 
 

@@ -16,6 +16,7 @@ from rich.text import Text
 from kubeview.model.jobs.progress import IndexState, disrupted_pods, index_strip, strip_counts
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.jobs.views import JobPodView, JobView
+from kubeview.model.queues.objects import QueuedWorkload
 from kubeview.model.quota.held import Held, never_created
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
@@ -27,6 +28,7 @@ STRIP_STYLE = {IndexState.SUCCEEDED: ("█", "green"), IndexState.FAILED: ("█"
                IndexState.RUNNING: ("▆", "cyan"), IndexState.PENDING: ("▂", "yellow"),
                IndexState.NOT_STARTED: ("·", "dim")}
 STATE_STYLE = {"Complete": "green", "Failed": "bold red", "Suspended": "yellow", "Running": ""}
+QUEUED_STYLE = "bold yellow"  # held by a Kueue queue (its Workload has no quota reserved)
 HELD_STYLE = "bold magenta"  # held by quota: the row's words, the strip's never-created indexes
 HELD_CELL = ("✕", HELD_STYLE)
 STRIP_WIDTH = 100  # cells per line of the strip in the panel
@@ -93,7 +95,12 @@ def held_text(held: Held | None) -> Text:
     return Text() if held is None else Text.assemble((" · ", "dim"), (held.words(), HELD_STYLE))
 
 
-def cells(j: JobView, bar: int = 8, held: Held | None = None) -> list[Text | str]:
+def queued_text(queued: QueuedWorkload | None) -> Text:
+    """The STATE column's Kueue hold: " · held by queue team-q: Pending"."""
+    return Text() if queued is None else Text.assemble((" · ", "dim"), (queued.words(), QUEUED_STYLE))
+
+
+def cells(j: JobView, bar: int = 8, held: Held | None = None, queued: QueuedWorkload | None = None) -> list[Text | str]:
     want = desired(j)
     return [
         "Job",
@@ -104,7 +111,8 @@ def cells(j: JobView, bar: int = 8, held: Held | None = None) -> list[Text | str
         Text(str(j.succeeded), style="green" if j.succeeded >= want else "bold yellow"),
         fmt.bar_cell(j.succeeded, want, bar, label=fmt.pct(j.succeeded, want).rjust(4),
                      style="green" if j.state != "Failed" else "bold red") if want else Text("-", style="dim"),
-        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state), held_text(held)),
+        Text.assemble((j.state, STATE_STYLE.get(j.state, "")), summary(j).removeprefix(j.state), held_text(held),
+                     queued_text(queued)),
         "",  # (the model keeps no owner of a Job)
     ]
 
@@ -134,7 +142,7 @@ def strip_cells(strip: list[IndexState], width: int = STRIP_WIDTH, lines: int = 
 
 
 def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRIP_LINES,
-          held: Held | None = None) -> Text:
+          held: Held | None = None, queued: QueuedWorkload | None = None) -> Text:
     """The selected Job: spec and counts, held by quota (the API server's words and where they come
     from), the index strip (Indexed) in at most `width` cells a line and `lines` lines (at 80 columns a
     100-cell line wrapped 78/22) with the never-created indexes marked, disrupted pods and their indexes."""
@@ -157,6 +165,11 @@ def panel(store: JobStore, key: Key, width: int = STRIP_WIDTH, lines: int = STRI
         out.append(f"\n{held.words()}", style=HELD_STYLE)
         out.append(f"\n  {held.message}", style="")
         out.append(f"\n  {held.origin()}", style="dim")
+    if queued is not None:
+        out.append(f"\n{queued.words()}", style=QUEUED_STYLE)
+        if queued.message:
+            out.append(f"\n  {queued.message}", style="")
+        out.append(f"\n  {queued.origin()}", style="dim")
     strip = index_strip(job, pods)
     if strip:
         counts = strip_counts(strip)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from rich.text import Text
 
 from kubeview.model.jobs.views import JobView
+from kubeview.model.queues.objects import QueuedWorkload
 from kubeview.model.quota.held import Held
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui import format as fmt
@@ -65,12 +66,13 @@ def bar_width(width_of: dict[str, int] | None) -> int:
 
 
 def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] | None = None,
-          held: Held | None = None) -> list[Text | str]:
-    """One row; `held`: the workload's hold by quota (model.held()), said in STATE."""
+          held: Held | None = None, queued: QueuedWorkload | None = None) -> list[Text | str]:
+    """One row; `held`: the workload's hold by quota (model.held()), `queued`: a Job's Workload Kueue holds
+    (model.queues.held_owners()), said in STATE."""
     if w is None:
         return [key[0], key[1], Text(key[2], style="strike dim")]
     if isinstance(w, JobView):
-        return jobs.cells(w, bar_width(width_of), held)
+        return jobs.cells(w, bar_width(width_of), held, queued)
     short = w.ready < w.desired
     return [
         w.kind,

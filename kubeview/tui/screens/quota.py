@@ -6,6 +6,11 @@ admission refused pods of, and kubeview's own count where it differs from the co
 under the table (rows/quota_panel.py) is the selected namespace's quotas key by key and its held
 workloads. Enter opens the namespace: every key with both counts, each hold with the API server's words.
 Without any quota the table says so, and why when the source could not read them (a 403).
+
+Where the cluster serves Kueue, a second table lists its ClusterQueues (rows/queues.py): GPU, cpu and
+memory reserved against nominal quota as bars, borrowing, Kueue's counts and the Workloads waiting with
+Kueue's own words; the panel follows the table last moved in, and Enter there opens the queue
+(screens/queue_detail.py).
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from kubeview.model.kinds import quota_unavailable
+from kubeview.model.kinds import queues_unavailable, quota_unavailable
 from kubeview.tui.format import wrap_markup
+from kubeview.tui.rows import queues as queue_rows
 from kubeview.tui.rows import quota as rows
 from kubeview.tui.rows.quota_panel import panel
 from kubeview.tui.screens.base import ClusterScreen
+from kubeview.tui.screens.queue_detail import NAME as QUEUE_DETAIL
+from kubeview.tui.screens.queue_detail import install_queue_detail
 from kubeview.tui.screens.quota_detail import NAME as QUOTA_DETAIL
 from kubeview.tui.screens.quota_detail import install_quota_detail
 from kubeview.tui.state import ClusterState
@@ -27,22 +35,27 @@ from kubeview.tui.widgets.table_rows import Rows
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
 NO_QUOTAS = "no ResourceQuota in any namespace shown"
+NO_QUEUES = "no Kueue ClusterQueue"
 
 
 class QuotaScreen(ClusterScreen):
     SCREEN_TITLE = "Quota"
     BINDINGS = [
-        Binding("enter", "open", "Open namespace", id="quota.open",
-                tooltip="Open the namespace: its quotas key by key and the workloads held, in the API server's words"),
+        Binding("enter", "open", "Open", id="quota.open",
+                tooltip="Open the namespace (its quotas key by key and the workloads held, in the API server's "
+                        "words) or the ClusterQueue (its flavors and the Workloads waiting, in Kueue's words)"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.data = rows.QuotaRows()
+        self.queues = queue_rows.QueueRows()
+        self.panel_of = "quota"  # which table the panel follows: the one last moved in
         self.panel = ""  # the panel's markup as last shown (tests read it)
 
     def compose_body(self) -> ComposeResult:
         yield VirtualTable(rows.COLUMNS, empty=NO_QUOTAS, id="quota-table")
+        yield VirtualTable(queue_rows.COLUMNS, empty=NO_QUEUES, id="queue-table")
         yield Static(id="quota-panel")
 
     def main_widget(self) -> VirtualTable:
@@ -53,6 +66,9 @@ class QuotaScreen(ClusterScreen):
             model = state.model
             self.data = rows.build(model.quotas.quotas(), model.quota_uses(), model.held(), model.display_namespace)
             empty = quota_unavailable(model.unavailable) or NO_QUOTAS
+            self.queues = queue_rows.build(model.queues, model.display_namespace)
+            queues_empty = queues_unavailable(model.unavailable)
+        self._show_queues(queues_empty)
         table = self.main_widget()
         table.empty = empty
         data = self.data
@@ -63,13 +79,31 @@ class QuotaScreen(ClusterScreen):
                           stamp=lambda k: rows.stamp(data, k))
         self.show_panel()
 
+    def _show_queues(self, unavailable: str | None) -> None:
+        """The ClusterQueue table, shown where there is one (or Kueue's lists were refused: why)."""
+        table = self.query_one("#queue-table", VirtualTable)
+        data = self.queues
+        keys = queue_rows.order(data, self.filter_text)
+        position = {k: i for i, k in enumerate(keys)}
+        table.display = bool(data.queues) or unavailable is not None
+        table.empty = unavailable or NO_QUEUES
+        table.styles.height = max(2, min(len(keys) + 1, self.app.size.height // 3))
+        table.rows = Rows(keys, lambda k: queue_rows.cells(data, k, table.width_of), position.get,
+                          stamp=lambda k: queue_rows.stamp(data, k))
+
     def show_panel(self) -> None:
-        """The namespace under the cursor (the first one before the cursor moves)."""
+        """The namespace (or ClusterQueue) under the cursor (the first one before the cursor moves)."""
         box = self.query_one("#quota-panel", Static)
-        table = self.main_widget()
-        key = table.cursor_key if table.cursor_key in self.data.namespaces else next(
-            iter(rows.order(self.data, self.filter_text)), None)
-        lines = panel(self.data.namespaces.get(key) if key is not None else None)
+        if self.panel_of == "queue" and self.queues.queues:
+            queues = self.query_one("#queue-table", VirtualTable)
+            name = queues.cursor_key if queues.cursor_key in self.queues.queues else next(
+                iter(queue_rows.order(self.queues, self.filter_text)), None)
+            lines = queue_rows.panel(self.queues.queues.get(name) if name is not None else None)
+        else:
+            table = self.main_widget()
+            key = table.cursor_key if table.cursor_key in self.data.namespaces else next(
+                iter(rows.order(self.data, self.filter_text)), None)
+            lines = panel(self.data.namespaces.get(key) if key is not None else None)
         self.panel = "\n".join(lines)
         box.display = bool(lines)
         if lines:
@@ -80,6 +114,12 @@ class QuotaScreen(ClusterScreen):
 
     @on(VirtualTable.Highlighted, "#quota-table")
     def _highlighted(self) -> None:
+        self.panel_of = "quota"
+        self.show_panel()
+
+    @on(VirtualTable.Highlighted, "#queue-table")
+    def _queue_highlighted(self) -> None:
+        self.panel_of = "queue"
         self.show_panel()
 
     def on_resize(self) -> None:
@@ -87,12 +127,27 @@ class QuotaScreen(ClusterScreen):
             self.refresh_data()
 
     def action_open(self) -> None:
+        queues = self.query_one("#queue-table", VirtualTable)
+        if self.focused is queues:
+            self.open_queue()
+            return
         key = self.main_widget().cursor_key
         if key is None or key not in self.data.namespaces:
             return
         install_quota_detail(self.app).show(key)
         self.app.push_screen(QUOTA_DETAIL)
 
+    def open_queue(self) -> None:
+        name = self.query_one("#queue-table", VirtualTable).cursor_key
+        if name is None or name not in self.queues.queues:
+            return
+        install_queue_detail(self.app).show(name)
+        self.app.push_screen(QUEUE_DETAIL)
+
     @on(VirtualTable.Selected, "#quota-table")
     def _selected(self) -> None:
         self.action_open()
+
+    @on(VirtualTable.Selected, "#queue-table")
+    def _queue_selected(self) -> None:
+        self.open_queue()

@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from kubeview.model.jobs.views import JobView
 from kubeview.model.kinds import gangs_unavailable
+from kubeview.model.queues.objects import QueuedWorkload
 from kubeview.model.quota.held import Held
 from kubeview.model.workloads import WorkloadView
 from kubeview.tui.key_index import KeyIndex
@@ -71,6 +72,7 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
     ]
 
     held: dict[rows.Key, Held] = {}  # held by quota (model.held()), taken at each refresh
+    queued: dict[tuple[str, str, str], QueuedWorkload] = {}  # Jobs whose Kueue Workload waits (model/queues/)
 
     def compose_body(self) -> ComposeResult:
         table = self.make_table()
@@ -149,6 +151,7 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
             self.held = held_rows(state.model.held(), state.model.workloads)
+            self.queued = state.model.queues.held_owners()
         super().update_from_state(state)
         self.show_gangs()
         self.show_job_panel()
@@ -172,7 +175,7 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         with self.state.lock:
             width = (box.content_region.width or self.app.size.width - 2)
             lines = 2 if self.app.size.height < 30 else job_rows.STRIP_LINES  # small: rows of the table first
-            text = job_rows.panel(self.state.model.jobs, key, width, lines, self.held.get(key))
+            text = job_rows.panel(self.state.model.jobs, key, width, lines, self.held.get(key), self.queued.get(key))
         box.update(text)
         box.display = True
 
@@ -186,10 +189,11 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
         return state.workload_search
 
     def cells(self, items: Mapping[rows.Key, job_rows.Row], key: rows.Key) -> Sequence[Cell]:
-        return rows.cells(items.get(key), key, self.table().width_of, self.held.get(key))
+        return rows.cells(items.get(key), key, self.table().width_of, self.held.get(key), self.queued.get(key))
 
     def stamp(self, items: Mapping[rows.Key, job_rows.Row], key: rows.Key) -> Hashable:
-        return super().stamp(items, key), self.held.get(key)
+        queued = self.queued.get(key)
+        return super().stamp(items, key), self.held.get(key), queued.resource_version if queued else None
 
     def selected(self) -> tuple[tuple[str, str, str], int] | None:
         """The row under the cursor and what `+`/`-`/`s` change: replicas, or a Job's parallelism."""

@@ -63,10 +63,10 @@ class ClusterHeader(Widget):
     def _line1(self, s: Summary, width: int | None = None) -> Text:
         """Source, link, counts and the packing policy; what pending pods wait for (`pending_parts`)
         whole where it fits before the packing policy's first cells (the policy is cut first, as
-        before), else only those waiting for nothing, else none (the count stays)."""
+        before), else only those waiting for nothing or held (bold), else none (the count stays)."""
         waits = pending_parts(s)
         room = None if width is None else width - (PACKING_KEPT if self.packing else 0)
-        for shown in [waits, [p for p in waits if p[1] == "bold red"]] if waits else []:
+        for shown in [waits, [p for p in waits if p[1].startswith("bold")]] if waits else []:
             if room is None or self._line1_with(s, shown, packing=False).cell_len <= room:
                 return self._line1_with(s, shown)
         return self._line1_with(s, [])

@@ -1,0 +1,166 @@
+"""The model's queue store (`model.queues`): Kueue's ClusterQueues, LocalQueues, ResourceFlavors and the
+Workloads in them, by name.
+
+A `ManyKinds` store (model/kinds.py) for `QUEUE_KINDS` and `kueue.Workload` (which the gang store reads
+too). Reads: `cluster_queues()` (by name), `cluster_queue(name)`, `local_queues()` (by namespace, name),
+`local_queue(ns, name)`, `local_queues_in(ns)`, `flavors()`, `flavor(name)`, `workloads()`,
+`workload(ns, name)`, `cluster_queue_of(workload)` (its admission's ClusterQueue, else its LocalQueue's),
+`workloads_of(cq)` and `waiting(cq)` (pending, in queue order: Kueue's reported head, then priority,
+then creation), `position(workload)` (1-based, only where Kueue reports it), `held()` (every pending
+Workload, for the header), `listed` (kinds listed at least once), `version` (rises on every change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeAlias
+
+from kubeview.model.gangs.messages import KIND_KUEUE
+from kubeview.model.queues.objects import (
+    KIND_CLUSTER_QUEUE,
+    KIND_FLAVOR,
+    KIND_LOCAL_QUEUE,
+    ClusterQueueView,
+    FlavorView,
+    LocalQueueView,
+    QueuedWorkload,
+)
+
+View: TypeAlias = ClusterQueueView | LocalQueueView | FlavorView | QueuedWorkload
+STORE_KINDS = (KIND_CLUSTER_QUEUE, KIND_LOCAL_QUEUE, KIND_FLAVOR, KIND_KUEUE)
+_READ: dict[str, Callable[[dict], View]] = {KIND_CLUSTER_QUEUE: ClusterQueueView.from_api, KIND_LOCAL_QUEUE: LocalQueueView.from_api,
+         KIND_FLAVOR: FlavorView.from_api, KIND_KUEUE: QueuedWorkload.from_api}
+
+
+def _key(kind: str, obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    namespaced = kind in (KIND_LOCAL_QUEUE, KIND_KUEUE)
+    return (meta.get("namespace", "") if namespaced else "", meta.get("name", ""))
+
+
+class QueueStore:
+    """Kueue's queue objects by kind and (namespace, name); see the module docstring."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.listed: set[str] = set()
+        self._objects: dict[str, dict[tuple[str, str], View]] = {kind: {} for kind in STORE_KINDS}
+        self._sorted: dict[str, tuple[int, list]] = {}
+        self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
+
+    def put(self, kind: str, obj: dict) -> bool:
+        key, objects = _key(kind, obj), self._objects[kind]
+        old = objects.get(key)
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        if old is not None and rv and old.resource_version == rv:
+            return False
+        objects[key] = _READ[kind](obj)
+        self.version += 1
+        return True
+
+    def delete(self, kind: str, obj: dict) -> bool:
+        if self._objects[kind].pop(_key(kind, obj), None) is None:
+            return False
+        self.version += 1
+        return True
+
+    def replace(self, kind: str, objects: Iterable[dict]) -> None:
+        self.listed.add(kind)
+        self._objects[kind] = {_key(kind, obj): _READ[kind](obj) for obj in objects}
+        self.version += 1
+
+    # -- reads ---------------------------------------------------------------------------------
+    def _all(self, kind: str) -> list:
+        cached = self._sorted.get(kind)
+        if cached is None or cached[0] != self.version:
+            objects = self._objects[kind]
+            cached = (self.version, [objects[k] for k in sorted(objects)])
+            self._sorted[kind] = cached
+        return cached[1]
+
+    def __len__(self) -> int:
+        return sum(len(objects) for objects in self._objects.values())
+
+    def cluster_queues(self) -> list[ClusterQueueView]:
+        return self._all(KIND_CLUSTER_QUEUE)
+
+    def cluster_queue(self, name: str) -> ClusterQueueView | None:
+        view = self._objects[KIND_CLUSTER_QUEUE].get(("", name))
+        return view if isinstance(view, ClusterQueueView) else None
+
+    def local_queues(self) -> list[LocalQueueView]:
+        return self._all(KIND_LOCAL_QUEUE)
+
+    def local_queue(self, namespace: str, name: str) -> LocalQueueView | None:
+        view = self._objects[KIND_LOCAL_QUEUE].get((namespace, name))
+        return view if isinstance(view, LocalQueueView) else None
+
+    def local_queues_in(self, namespace: str) -> list[LocalQueueView]:
+        return [q for q in self.local_queues() if q.namespace == namespace]
+
+    def local_queues_of(self, cluster_queue: str) -> list[LocalQueueView]:
+        return [q for q in self.local_queues() if q.cluster_queue == cluster_queue]
+
+    def flavors(self) -> list[FlavorView]:
+        return self._all(KIND_FLAVOR)
+
+    def flavor(self, name: str) -> FlavorView | None:
+        view = self._objects[KIND_FLAVOR].get(("", name))
+        return view if isinstance(view, FlavorView) else None
+
+    def workloads(self) -> list[QueuedWorkload]:
+        return self._all(KIND_KUEUE)
+
+    def workload(self, namespace: str, name: str) -> QueuedWorkload | None:
+        view = self._objects[KIND_KUEUE].get((namespace, name))
+        return view if isinstance(view, QueuedWorkload) else None
+
+    def cluster_queue_of(self, workload: QueuedWorkload) -> str | None:
+        """The ClusterQueue a Workload is (or would be) admitted to: its admission's, else its LocalQueue's."""
+        if workload.cluster_queue:
+            return workload.cluster_queue
+        local = self.local_queue(workload.namespace, workload.queue)
+        return local.cluster_queue if local is not None and local.cluster_queue else None
+
+    def workloads_of(self, cluster_queue: str) -> list[QueuedWorkload]:
+        """The Workloads of a ClusterQueue that are not finished, by (namespace, name); grouped in one pass
+        per `version`."""
+        if self._by_cq is None or self._by_cq[0] != self.version:
+            groups: dict[str, list[QueuedWorkload]] = {}
+            for w in self.workloads():
+                cq = self.cluster_queue_of(w) if w.state != "finished" else None
+                if cq is not None:
+                    groups.setdefault(cq, []).append(w)
+            self._by_cq = (self.version, groups)
+        return self._by_cq[1].get(cluster_queue, [])
+
+    def waiting(self, cluster_queue: str) -> list[QueuedWorkload]:
+        """The pending Workloads of a ClusterQueue in queue order: the head Kueue reported (v1beta1's
+        deprecated pendingWorkloadsStatus), then higher priority, then older (Kueue's default ordering)."""
+        head = self._head(cluster_queue)
+        pending = [w for w in self.workloads_of(cluster_queue) if w.waiting]
+        return sorted(pending, key=lambda w: (head.get(w.key, len(head)), -w.priority, w.created, w.key))
+
+    def position(self, workload: QueuedWorkload) -> int | None:
+        """Its 1-based place in its ClusterQueue where Kueue reports one (v1beta1's pendingWorkloadsStatus;
+        v0.17 reports positions otherwise only through its visibility API, which kubeview does not read)."""
+        cq = self.cluster_queue_of(workload)
+        place = self._head(cq).get(workload.key) if cq else None
+        return None if place is None else place + 1
+
+    def _head(self, cluster_queue: str) -> dict[tuple[str, str], int]:
+        view = self.cluster_queue(cluster_queue)
+        return {key: i for i, key in enumerate(view.pending_head)} if view is not None else {}
+
+    def held_owners(self) -> dict[tuple[str, str, str], QueuedWorkload]:
+        """(kind, namespace, name) of each held Workload's owner (`Job/train`) -> the Workload."""
+        out: dict[tuple[str, str, str], QueuedWorkload] = {}
+        for w in self.held():
+            if w.owner:
+                kind, _, name = w.owner.partition("/")
+                out[(kind, w.namespace, name)] = w
+        return out
+
+    def held(self) -> list[QueuedWorkload]:
+        """Every Workload Kueue holds back now (pending: no quota reserved, not finished)."""
+        return [w for w in self.workloads() if w.waiting]

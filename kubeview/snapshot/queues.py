@@ -1,0 +1,111 @@
+"""The `queues` part of the snapshot document and its JSON Schema (pure; document.py puts it in place).
+
+Kueue's queues as the model reads them (model/queues/): each ClusterQueue's quota per flavor and resource
+(nominalQuota, borrowingLimit, lendingLimit) beside its status (flavorsUsage, flavorsReservation, the
+workload counts) and the Workloads waiting in it in queue order; each LocalQueue and the ClusterQueue it
+feeds; each ResourceFlavor; and each Workload's state with the reason and message Kueue wrote. Amounts
+are model units of the resource: millicores for cpu, bytes for memory, counts otherwise. ClusterQueues
+and flavors are cluster-scoped and always all shown; with `-n`, LocalQueues and Workloads of that
+namespace only.
+"""
+
+from __future__ import annotations
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.kinds import queues_unavailable
+from kubeview.model.queues.objects import ClusterQueueView, Condition, QueuedWorkload
+from kubeview.model.queues.store import QueueStore
+
+
+def _cond(c: Condition | None) -> dict | None:
+    return None if c is None else {"status": c.status, "reason": c.reason, "message": c.message}
+
+
+def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
+    return {
+        "name": cq.name, "apiVersion": cq.api_version, "cohort": cq.cohort, "active": _cond(cq.active),
+        "pendingWorkloads": cq.pending, "reservingWorkloads": cq.reserving, "admittedWorkloads": cq.admitted,
+        "resources": [{"flavor": r.flavor, "resource": r.resource, "nominal": r.nominal,
+                       "nominalText": r.nominal_text, "borrowingLimit": r.borrowing_limit,
+                       "lendingLimit": r.lending_limit, "used": r.used, "borrowed": r.borrowed,
+                       "reserved": r.reserved, "reservedBorrowed": r.reserved_borrowed} for r in cq.resources],
+        "localQueues": [f"{q.namespace}/{q.name}" for q in store.local_queues_of(cq.name)],
+        "waiting": [f"{w.namespace}/{w.name}" for w in store.waiting(cq.name)],
+    }
+
+
+def workload_doc(store: QueueStore, w: QueuedWorkload) -> dict:
+    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": store.cluster_queue_of(w),
+            "state": w.state, "reason": w.reason, "message": w.message,
+            "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
+            "position": store.position(w), "requests": dict(sorted(w.requests.items())),
+            "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
+
+
+def queues_doc(model: ClusterModel) -> dict:
+    store, shown = model.queues, model.display_namespace
+    workloads = [w for w in store.workloads() if shown is None or w.namespace == shown]
+    return {
+        "unavailable": queues_unavailable(model.unavailable),
+        "held": sum(1 for w in workloads if w.waiting),
+        "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()],
+        "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
+                         "pendingWorkloads": q.pending, "reservingWorkloads": q.reserving,
+                         "admittedWorkloads": q.admitted, "active": _cond(q.active)}
+                        for q in store.local_queues() if shown is None or q.namespace == shown],
+        "resourceFlavors": [{"name": f.name, "nodeLabels": dict(f.node_labels), "nodeTaints": list(f.node_taints)}
+                            for f in store.flavors()],
+        "workloads": [workload_doc(store, w) for w in workloads],
+    }
+
+
+_STR = {"type": "string"}
+_OPT_STR = {"type": ["string", "null"]}
+_OPT_INT = {"type": ["integer", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
+_AMOUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+
+
+def _obj(props: dict, description: str = "") -> dict:
+    out = {"type": "object", "properties": props, "required": list(props)}
+    if description:
+        out["description"] = description
+    return out
+
+
+_COND = {"type": ["object", "null"], "properties": {"status": _STR, "reason": _STR, "message": _STR},
+         "required": ["status", "reason", "message"], "description": "the Active condition as Kueue wrote it"}
+
+QUEUES_SCHEMA = _obj({
+    "unavailable": {**_OPT_STR, "description": "why some of Kueue's queues are not shown (a list refused)"},
+    "held": {**_COUNT, "description": "Workloads Kueue holds back now (no quota reserved, not finished)"},
+    "clusterQueues": {"type": "array", "items": _obj({
+        "name": _STR, "apiVersion": _STR, "cohort": _OPT_STR, "active": _COND,
+        "pendingWorkloads": _COUNT, "reservingWorkloads": _COUNT, "admittedWorkloads": _COUNT,
+        "resources": {"type": "array", "items": _obj({
+            "flavor": _STR, "resource": _STR, "nominal": {"type": "integer"}, "nominalText": _STR,
+            "borrowingLimit": {**_OPT_INT, "description": "null: no limit"}, "lendingLimit": _OPT_INT,
+            "used": {**_COUNT, "description": "status.flavorsUsage total (admitted)"}, "borrowed": _COUNT,
+            "reserved": {**_COUNT, "description": "status.flavorsReservation total (quota reserved)"},
+            "reservedBorrowed": _COUNT,
+        }, "one flavor and resource: amounts in model units")},
+        "localQueues": {"type": "array", "items": _STR, "description": "namespace/name"},
+        "waiting": {"type": "array", "items": _STR, "description": "pending Workloads in queue order"},
+    })},
+    "localQueues": {"type": "array", "items": _obj({
+        "namespace": _STR, "name": _STR, "clusterQueue": _STR, "pendingWorkloads": _COUNT,
+        "reservingWorkloads": _COUNT, "admittedWorkloads": _COUNT, "active": _COND})},
+    "resourceFlavors": {"type": "array", "items": _obj({
+        "name": _STR, "nodeLabels": {"type": "object", "additionalProperties": _STR},
+        "nodeTaints": {"type": "array", "items": _STR}})},
+    "workloads": {"type": "array", "items": _obj({
+        "namespace": _STR, "name": _STR, "queue": _STR, "clusterQueue": _OPT_STR,
+        "state": {"enum": ["finished", "admitted", "quota reserved", "pending"]},
+        "reason": {**_STR, "description": "the deciding condition's reason as Kueue wrote it (Pending, Admitted...)"},
+        "message": _STR,
+        "evicted": {"type": ["object", "null"], "properties": {"reason": _STR, "message": _STR},
+                    "required": ["reason", "message"]},
+        "position": {**_OPT_INT, "description": "1-based place in its ClusterQueue, only where Kueue reports it"},
+        "requests": _AMOUNTS, "flavors": {"type": "object", "additionalProperties": _STR},
+        "priority": {"type": "integer"}, "active": {"type": "boolean"}, "owner": _OPT_STR})},
+}, "Kueue's ClusterQueues, LocalQueues, ResourceFlavors and Workloads (#40)")
