@@ -16,6 +16,12 @@ from kubeview.model.autoscaling.groups import WAIT_ROOM, WAIT_STATES, NodeGroup,
 from kubeview.model.autoscaling.words import GROUP_STATES, group_state, nodes_it_can_add
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import autoscaling_unavailable
+from kubeview.snapshot.schema_parts import COUNT as _COUNT
+from kubeview.snapshot.schema_parts import OPT_INT as _OPT_INT
+from kubeview.snapshot.schema_parts import OPT_STR as _OPT_STR
+from kubeview.snapshot.schema_parts import STR as _STR
+from kubeview.snapshot.schema_parts import TIME as _TIME
+from kubeview.snapshot.schema_parts import obj as _obj
 
 
 def _iso(t: float | None) -> str | None:
@@ -64,20 +70,6 @@ def group_doc(g: NodeGroup, now: float, nodes: list[str], waiting: int, model: C
         "backoff": g.backoff, "error": g.error, "errorAt": _iso(g.error_at),
         "gpus": g.gpus, "nodes": nodes, "template": g.template, "nodeClaims": claims, "waitingPods": waiting,
     }
-
-
-_STR = {"type": "string"}
-_OPT_STR = {"type": ["string", "null"]}
-_OPT_INT = {"type": ["integer", "null"]}
-_COUNT = {"type": "integer", "minimum": 0}
-_TIME = {"type": ["string", "null"], "description": "ISO 8601 UTC"}
-
-
-def _obj(props: dict, description: str = "") -> dict:
-    out = {"type": "object", "properties": props, "required": list(props)}
-    if description:
-        out["description"] = description
-    return out
 
 
 AUTOSCALING_SCHEMA = _obj({

@@ -15,6 +15,11 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.objects import ClusterQueueView, Condition, QueuedWorkload
 from kubeview.model.queues.store import QueueStore
+from kubeview.snapshot.schema_parts import COUNT as _COUNT
+from kubeview.snapshot.schema_parts import OPT_INT as _OPT_INT
+from kubeview.snapshot.schema_parts import OPT_STR as _OPT_STR
+from kubeview.snapshot.schema_parts import STR as _STR
+from kubeview.snapshot.schema_parts import obj as _obj
 
 
 def _cond(c: Condition | None) -> dict | None:
@@ -59,18 +64,7 @@ def queues_doc(model: ClusterModel) -> dict:
     }
 
 
-_STR = {"type": "string"}
-_OPT_STR = {"type": ["string", "null"]}
-_OPT_INT = {"type": ["integer", "null"]}
-_COUNT = {"type": "integer", "minimum": 0}
 _AMOUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
-
-
-def _obj(props: dict, description: str = "") -> dict:
-    out = {"type": "object", "properties": props, "required": list(props)}
-    if description:
-        out["description"] = description
-    return out
 
 
 _COND = {"type": ["object", "null"], "properties": {"status": _STR, "reason": _STR, "message": _STR},

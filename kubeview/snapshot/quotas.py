@@ -15,6 +15,12 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import quota_unavailable
 from kubeview.model.quota.counting import unevaluated_scopes
 from kubeview.model.quota.held import Held
+from kubeview.snapshot.schema_parts import COUNT as _COUNT
+from kubeview.snapshot.schema_parts import OPT_INT as _OPT_INT
+from kubeview.snapshot.schema_parts import OPT_STR as _OPT_STR
+from kubeview.snapshot.schema_parts import STR as _STR
+from kubeview.snapshot.schema_parts import TIME as _TIME
+from kubeview.snapshot.schema_parts import obj as _obj
 
 
 def _iso(t: float | None) -> str | None:
@@ -48,20 +54,6 @@ def quotas_doc(model: ClusterModel) -> dict:
     return {"unavailable": quota_unavailable(model.unavailable),
             "heldPods": sum(h.not_created for key, h in held.items() if shown is None or key[1] == shown),
             "namespaces": out}
-
-
-_STR = {"type": "string"}
-_OPT_STR = {"type": ["string", "null"]}
-_OPT_INT = {"type": ["integer", "null"]}
-_COUNT = {"type": "integer", "minimum": 0}
-_TIME = {"type": ["string", "null"], "description": "ISO 8601 UTC"}
-
-
-def _obj(props: dict, description: str = "") -> dict:
-    out = {"type": "object", "properties": props, "required": list(props)}
-    if description:
-        out["description"] = description
-    return out
 
 
 HELD_SCHEMA = _obj({
