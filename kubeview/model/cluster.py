@@ -27,9 +27,13 @@ from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gangs.messages import GANG_KINDS, KIND_KUEUE
 from kubeview.model.gangs.store import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
+from kubeview.model.gpus.domains import KIND_COMPUTE_DOMAIN, ComputeDomainStore
 from kubeview.model.gpus.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.gpus.ledger import GpuLedger
+from kubeview.model.gpus.reads import GpuShapes, gpu_shapes
 from kubeview.model.gpus.states import add_dra_gpus
+from kubeview.model.gpus.vendors import DEFAULT as GPU_NAMES
+from kubeview.model.gpus.vendors import GpuNames
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
@@ -70,6 +74,9 @@ class ClusterModel:
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
+        self.gpu_names: GpuNames = GPU_NAMES  # which resources are GPUs (KUBEVIEW_GPU_RESOURCES)
+        self.compute_domains = ComputeDomainStore()  # NVIDIA's ComputeDomains (NVLink domains, #35)
+        self._shapes: tuple[int, GpuShapes] | None = None
         self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
         # per namespace, its pods' requests and limits for the quotas' counts (first in the Pod row: it
         # reads a pod's old view before NodePods replaces it)
@@ -91,6 +98,7 @@ class ClusterModel:
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
             "Event": (self.events,),
             QUOTA_KIND: (self.quotas,),
+            KIND_COMPUTE_DOMAIN: (self.compute_domains,),
             **rows_of(self._workloads, WORKLOAD_KINDS),
             **rows_of(self.gpus, DRA_KINDS + DRA_OPTIONAL_KINDS),
             **rows_of(gangs, GANG_KINDS),
@@ -207,6 +215,14 @@ class ClusterModel:
     def pods_on(self, node: str) -> list[PodView]:
         """The pods counted against `node` (bound, not finished), by name."""
         return sorted((self.node_pods.bound.get(node) or {}).values(), key=lambda p: p.key)
+
+    def gpu_shapes(self) -> GpuShapes:
+        """Every GPU node's offers and physical GPUs, and the NVLink domains (model/gpus/reads.py)."""
+        if self._shapes is None or self._shapes[0] != self.version:
+            dra = {} if self.gpus.empty else self.gpus.nodes()
+            self._shapes = (self.version, gpu_shapes(self.allocation(), dra, self.pods_on, self.largest_fit(GPU),
+                                                     self.gpu_names, self.compute_domains.views.values()))
+        return self._shapes[1]
 
     def pod_events(self, key: PodKey) -> list[EventView]:
         """The pod's recent Events, newest last; only those about this pod (its uid), not an earlier

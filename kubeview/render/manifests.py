@@ -145,6 +145,8 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues", "resourceflavors", "workloads"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+    # NVIDIA's ComputeDomains (NVLink domains, #35), where its DRA driver serves them
+    {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["get", "list", "watch"]},
     # the autoscalers (kube/autoscaling.py): Karpenter's NodePools and NodeClaims where served, and Cluster
     # Autoscaler's status ConfigMap, that one name only (listed with fieldSelector metadata.name=...,
     # which the authorizer checks against resourceNames); without them node groups are left out

@@ -24,6 +24,7 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.snapshot.autoscaling import AUTOSCALING_SCHEMA, autoscaling_doc
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
 from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
+from kubeview.snapshot.gpus import GPUS_SCHEMA, gpus_doc
 from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
 from kubeview.snapshot.queues import QUEUES_SCHEMA, queues_doc
 from kubeview.snapshot.quotas import QUOTAS_SCHEMA, quotas_doc
@@ -274,6 +275,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits),
         "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
+        "gpus": gpus_doc(model),
         "autoscaling": autoscaling_doc(model, at),
         "quotas": quotas_doc(model),
         "queues": queues_doc(model),
@@ -306,7 +308,7 @@ SNAPSHOT_SCHEMA: dict = {
     "type": "object",
     "required": ["schemaVersion", "generatedAt", "units", "cluster", "nodes", "pods", "workloads", "jobs",
                  "gangs", "fragmentation", "dra", "autoscaling", "quotas",
-                 "queues"],
+                 "queues", "gpus"],
     "properties": {
         "schemaVersion": {"const": SCHEMA_VERSION, "type": "integer"},
         "generatedAt": _TIME,
@@ -338,6 +340,7 @@ SNAPSHOT_SCHEMA: dict = {
         "dra": {**DRA_SCHEMA, "description": "DRA devices (resource.k8s.io/v1) and the claims holding them"},
         "autoscaling": AUTOSCALING_SCHEMA,
         "quotas": QUOTAS_SCHEMA,
+        "gpus": GPUS_SCHEMA,
         "queues": QUEUES_SCHEMA,
     },
     "$defs": {

@@ -63,6 +63,7 @@ def test_rbac_is_exactly_the_minimum(capsys: pytest.CaptureFixture[str]) -> None
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues", "resourceflavors",
                                                         "workloads"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cluster-autoscaler-status"],
          "verbs": ["get", "list", "watch"]},

@@ -23,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from kubeview.cluster.kube.errors import NETWORK_ERRORS
 from kubeview.cluster.kube.raw import response_json
 from kubeview.model.gangs.messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
+from kubeview.model.gpus.domains import KIND_COMPUTE_DOMAIN
 from kubeview.model.queues.objects import KIND_CLUSTER_QUEUE, KIND_FLAVOR, KIND_LOCAL_QUEUE
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ CANDIDATES = (
     (KIND_CLUSTER_QUEUE, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "clusterqueues"),
     (KIND_LOCAL_QUEUE, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "localqueues"),
     (KIND_FLAVOR, "kueue.x-k8s.io", ("v1beta2", "v1beta1"), "resourceflavors"),
+    # NVIDIA's DRA driver's ComputeDomains (NVLink domains, model/gpus/domains.py; docs/gpu-sources.md)
+    (KIND_COMPUTE_DOMAIN, "resource.nvidia.com", ("v1beta1",), "computedomains"),
 )
 
 

@@ -1,0 +1,99 @@
+"""The model-wide GPU shape ClusterModel caches per change: every GPU node's offers and physical GPUs
+(physical.py) and the NVLink domains (domains.py), read from the allocation matrix, the DRA ledger,
+node labels and the pods on shared nodes. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.gpus.domains import ComputeDomainView, Domain, nvlink_domains
+from kubeview.model.gpus.physical import GpuNode, gpu_node
+from kubeview.model.gpus.states import NodeGpus
+from kubeview.model.gpus.vendors import SHARED, GpuNames
+from kubeview.model.views import PodView
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShapes:
+    nodes: dict[str, GpuNode] = field(default_factory=dict)  # GPU nodes only, in allocation order
+    domains: tuple[Domain, ...] = ()
+
+    @property
+    def physical(self) -> int:
+        """Physical GPUs over the nodes whose count is known."""
+        return sum(n.physical or 0 for n in self.nodes.values())
+
+    @property
+    def unknown(self) -> int:
+        """GPU nodes whose physical GPUs the labels do not give."""
+        return sum(n.physical is None for n in self.nodes.values())
+
+    def shared(self) -> list[GpuNode]:
+        return [n for n in self.nodes.values() if n.sharing]
+
+    def vendors(self) -> dict[str, tuple[int, int]]:
+        """Vendor -> (allocated, advertised) whole-GPU and replica units (slices are their own unit)."""
+        out: dict[str, tuple[int, int]] = {}
+        for n in self.nodes.values():
+            for o in n.offers:
+                if o.kind == "mig":
+                    continue
+                a, t = out.get(o.vendor, (0, 0))
+                out[o.vendor] = (a + o.allocated, t + o.advertised)
+        return out
+
+    def warnings(self) -> list[str]:
+        return [w for n in self.nodes.values() for w in n.warnings]
+
+
+def gpu_shapes(alloc: Allocation, dra: dict[str, NodeGpus], pods_on: Callable[[str], Iterable[PodView]],
+               fits: np.ndarray, names: GpuNames, compute_domains: Iterable[ComputeDomainView] = ()) -> GpuShapes:
+    cols = names.gpu_columns(alloc.resources)
+    if not cols and not dra:
+        return GpuShapes()
+    gpu_col = alloc.column(GPU)
+    idx = np.array([c for c, _ in cols], dtype=np.int64)
+    rows = np.flatnonzero((alloc.allocatable[:, idx] > 0).any(axis=1) | (alloc.requested[:, idx] > 0).any(axis=1)) \
+        if cols else np.zeros(0, dtype=np.int64)
+    wanted = set(rows.tolist()) | {i for i, n in enumerate(alloc.nodes) if n in dra}
+    nodes: dict[str, GpuNode] = {}
+    whole: dict[str, tuple[int, int]] = {}
+    labels: dict[str, dict[str, str]] = {}
+    fit_of: dict[str, int] = {}
+    for i in sorted(wanted):
+        name, view = alloc.nodes[i], alloc.views[i]
+        ng = dra.get(name)
+        amounts = {}
+        for c, r in cols:
+            a, q = int(alloc.allocatable[i, c]), int(alloc.requested[i, c])
+            if c == gpu_col and ng is not None:
+                a, q = a - ng.gpu_total, q - ng.gpu_allocated
+            amounts[r.name] = (a, q)
+        holders = None
+        if view.labels.get("nvidia.com/gpu.replicas", "1") not in ("", "1") or any(
+                r.kind == SHARED and amounts[r.name][1] > 0 for _, r in cols):
+            holders = _holders(pods_on(name), [r.name for _, r in cols])
+        shape = gpu_node(name, view.labels, amounts, names, ng, holders)
+        if shape is None:
+            continue
+        nodes[name] = shape
+        if gpu_col is not None:
+            whole[name] = (int(alloc.allocatable[i, gpu_col]), int(alloc.requested[i, gpu_col]))
+            fit_of[name] = int(fits[i]) if i < len(fits) else 0
+        labels[name] = view.labels
+    return GpuShapes(nodes, tuple(nvlink_domains(labels, whole, fit_of, compute_domains)))
+
+
+def _holders(pods: Iterable[PodView], resources: list[str]) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {}
+    for p in pods:
+        for r in resources:
+            units = p.requests.get(r, 0)
+            if units:
+                out.setdefault(r, []).append((f"{p.namespace}/{p.name}", units))
+    return out

@@ -1,0 +1,153 @@
+"""Physical GPUs behind the advertised units (#35): MIG mixed and single, time-slicing and MPS, AMD
+and Intel, NVLink cliques and ComputeDomains, read by the model from Node objects as
+gpu-feature-discovery and the device plugins write them (docs/gpu-sources.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubeview.model.cluster import ClusterModel
+from kubeview.model.events import Listed
+from kubeview.model.gpus.vendors import DEFAULT, parse_names
+
+
+def node(name: str, labels: dict, resources: dict, ready: bool = True) -> dict:
+    res = {"cpu": "64", "memory": "512Gi", "pods": "110", **{k: str(v) for k, v in resources.items()}}
+    return {"metadata": {"name": name, "labels": labels},
+            "status": {"capacity": res, "allocatable": res,
+                       "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+def pod(name: str, node_name: str | None, requests: dict, ns: str = "team") -> dict:
+    req = {k: str(v) for k, v in requests.items()}
+    return {"metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}"},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": req, "limits": req}}]},
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+TS = {"nvidia.com/gpu.count": "2", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing",
+      "nvidia.com/gpu.product": "NVIDIA-L4-SHARED"}
+MPS = {"nvidia.com/gpu.count": "2", "nvidia.com/gpu.replicas": "2", "nvidia.com/gpu.sharing-strategy": "mps",
+       "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-SHARED"}
+MIXED = {"nvidia.com/gpu.count": "2", "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+         "nvidia.com/mig-1g.10gb.count": "14"}
+SINGLE = {"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+          "nvidia.com/gpu.count": "14", "nvidia.com/gpu.slices.gi": "1"}
+
+
+def model_of(nodes: list[dict], pods: list[dict] = ()) -> ClusterModel:
+    m = ClusterModel()
+    m.apply(Listed("Node", nodes))
+    m.apply(Listed("Pod", list(pods)))
+    return m
+
+
+def test_time_sliced_node_is_two_physical_gpus_times_four() -> None:
+    m = model_of([node("ts", TS, {"nvidia.com/gpu": 8})],
+                 [pod("a", "ts", {"nvidia.com/gpu": 1}), pod("pair", "ts", {"nvidia.com/gpu": 2})])
+    g = m.gpu_shapes().nodes["ts"]
+    assert (g.physical, g.replicas, g.sharing, g.product) == (2, 4, "time-slicing", "NVIDIA-L4")
+    (o,) = g.offers
+    assert (o.kind, o.advertised, o.allocated, o.free, o.physical, o.unit) == ("shared", 8, 3, 5, 2, "replica")
+    assert g.words() == "8 advertised = 2 physical × 4 (time-slicing)"
+    assert g.warnings == ("team/pair holds 2 time-slicing replicas of nvidia.com/gpu: they may be one physical GPU",)
+    assert g.carves[0].gpu == "each of 2 GPUs" and g.carves[0].parts == (("time-slicing replicas", 4, -1),)
+    # the scheduler's figures stay the scheduler's: 8 allocatable, as kube-state-metrics reports
+    a = m.allocation()
+    assert a.allocatable[0, a.column("nvidia.com/gpu")] == 8
+
+
+def test_renamed_shared_resource_and_mps() -> None:
+    renamed = {**TS, "nvidia.com/gpu.replicas": "4"}
+    m = model_of([node("ren", renamed, {"nvidia.com/gpu.shared": 8}), node("mps", MPS, {"nvidia.com/gpu": 4})])
+    ren, mps = m.gpu_shapes().nodes["ren"], m.gpu_shapes().nodes["mps"]
+    assert (ren.offers[0].resource, ren.offers[0].kind, ren.physical) == ("nvidia.com/gpu.shared", "shared", 2)
+    assert (mps.sharing, mps.physical, mps.offers[0].advertised, mps.replicas) == ("mps", 2, 4, 2)
+
+
+def test_mig_mixed_counts_slices_per_profile_and_never_adds_them_to_gpus() -> None:
+    m = model_of([node("mig", MIXED, {"nvidia.com/mig-1g.10gb": 14, "nvidia.com/gpu": 0})],
+                 [pod("s", "mig", {"nvidia.com/mig-1g.10gb": 3})])
+    g = m.gpu_shapes().nodes["mig"]
+    assert g.mig_strategy == "mixed" and g.physical == 2
+    (o,) = g.offers
+    assert (o.kind, o.profile, o.advertised, o.allocated, o.physical, o.unit) == ("mig", "1g.10gb", 14, 3, 2, "1g.10gb slice")
+    assert g.carves[0].parts == (("1g.10gb", 7, -1),)
+    assert m.largest_fit("nvidia.com/mig-1g.10gb").tolist() == [11]
+    assert m.largest_fit("nvidia.com/gpu").tolist() == [0]  # slices are not GPUs
+    assert m.gpu_shapes().vendors() == {}  # whole-GPU units: none
+
+
+def test_mig_single_reads_the_profile_from_the_product() -> None:
+    m = model_of([node("single", SINGLE, {"nvidia.com/gpu": 14})])
+    g = m.gpu_shapes().nodes["single"]
+    (o,) = g.offers
+    assert (g.mig_strategy, o.kind, o.profile, o.advertised, o.physical, g.physical) == ("single", "mig", "1g.5gb", 14, 2, 2)
+
+
+def test_amd_and_intel_are_gpus_of_their_vendor() -> None:
+    m = model_of([node("amd", {"amd.com/gpu.product-name": "AMD_Instinct_MI300X"}, {"amd.com/gpu": 8}),
+                  node("intel", {}, {"gpu.intel.com/i915": 2}), node("cpu", {}, {})],
+                 [pod("x", "amd", {"amd.com/gpu": 3})])
+    shapes = m.gpu_shapes()
+    assert set(shapes.nodes) == {"amd", "intel"}
+    assert (shapes.nodes["amd"].vendor, shapes.nodes["amd"].product, shapes.nodes["amd"].physical) == ("amd", "AMD_Instinct_MI300X", 8)
+    assert shapes.vendors() == {"amd": (3, 8), "intel": (0, 2)}
+    assert shapes.physical == 10
+
+
+def test_configured_names_replace_or_add() -> None:
+    assert parse_names("+habana.ai/gaudi").classify("habana.ai/gaudi").vendor == "habana.ai"
+    assert parse_names("+habana.ai/gaudi").classify("amd.com/gpu") is not None
+    assert parse_names("amd.com/gpu").classify("nvidia.com/gpu") is None
+    assert DEFAULT.classify("nvidia.com/mig-3g.40gb.shared").profile == "3g.40gb"
+    assert DEFAULT.classify("example.com/foo") is None and DEFAULT.classify("cpu") is None
+    with pytest.raises(ValueError, match="not an extended resource name"):
+        parse_names("gpu")
+
+
+def test_nvlink_cliques_free_gpus_and_largest_job() -> None:
+    clique = {"nvidia.com/gpu.product": "NVIDIA-GB200", "nvidia.com/gpu.count": "4"}
+    nodes = [node(f"{c}-{i}", {**clique, "nvidia.com/gpu.clique": f"uuid-1.{c}"}, {"nvidia.com/gpu": 4})
+             for c in ("a", "b") for i in range(2)]
+    nodes.append(node("b-2", {**clique, "nvidia.com/gpu.clique": "uuid-1.b"}, {"nvidia.com/gpu": 4}, ready=False))
+    m = model_of(nodes, [pod("p1", "a-0", {"nvidia.com/gpu": 3}), pod("p2", "b-1", {"nvidia.com/gpu": 4})])
+    doms = {d.name: d for d in m.gpu_shapes().domains}
+    assert (doms["uuid-1.a"].nodes, doms["uuid-1.a"].gpus, doms["uuid-1.a"].free, doms["uuid-1.a"].largest_job) == (
+        ("a-0", "a-1"), 8, 5, 5)
+    assert (doms["uuid-1.b"].gpus, doms["uuid-1.b"].free, doms["uuid-1.b"].largest_job) == (12, 8, 4)  # b-2 not Ready
+    fits = dict(zip(m.allocation().nodes, m.largest_fit().tolist(), strict=True))
+    assert doms["uuid-1.a"].room(2, fits) == 2 and doms["uuid-1.b"].room(4, fits) == 1
+
+
+def test_compute_domains_group_their_status_nodes() -> None:
+    clique = {"nvidia.com/gpu.count": "4"}
+    m = model_of([node(f"n{i}", clique, {"nvidia.com/gpu": 4}) for i in range(3)])
+    cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+          "metadata": {"name": "train-cd", "namespace": "team"},
+          "spec": {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "train-channel"}}},
+          "status": {"status": "Ready", "nodes": [{"name": "n0", "cliqueID": "u.1"}, {"name": "n2", "cliqueID": "u.1"}]}}
+    m.apply(Listed("ComputeDomain", [cd]))
+    (d,) = m.gpu_shapes().domains
+    assert (d.name, d.source, d.nodes, d.gpus) == ("team/train-cd", "ComputeDomain", ("n0", "n2"), 8)
+
+
+def test_snapshot_gpus_section_is_valid_and_says_what_the_units_are() -> None:
+    from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
+    from kubeview.snapshot.schema import validate
+
+    m = model_of([node("ts", TS, {"nvidia.com/gpu": 8}), node("mig", MIXED, {"nvidia.com/mig-1g.10gb": 14}),
+                  node("amd", {}, {"amd.com/gpu": 4})],
+                 [pod("pair", "ts", {"nvidia.com/gpu": 2}), pod("s", "mig", {"nvidia.com/mig-1g.10gb": 1})])
+    doc = build_snapshot(m, now=0)
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    gpus = doc["gpus"]
+    by = {n["node"]: n for n in gpus["nodes"]}
+    assert by["ts"]["words"] == "8 advertised = 2 physical × 4 (time-slicing)" and by["ts"]["warnings"]
+    assert by["mig"]["offers"][0] | {} == {"resource": "nvidia.com/mig-1g.10gb", "vendor": "nvidia", "kind": "mig",
+                                           "profile": "1g.10gb", "source": "device-plugin", "advertised": 14,
+                                           "allocated": 1, "free": 13, "physical": 2, "replicas": 1}
+    assert gpus["physical"] == {"total": 8, "unknownNodes": 0, "free": None}  # shared: free physical unknown
+    assert gpus["vendors"] == {"amd": {"allocated": 0, "advertised": 4}, "nvidia": {"allocated": 2, "advertised": 8}}
+    # the scheduler's figures are unchanged beside it
+    assert {n["name"]: n["resources"]["nvidia.com/gpu"]["allocatable"] for n in doc["nodes"]}["ts"] == 8
