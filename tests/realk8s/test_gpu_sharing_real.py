@@ -1,0 +1,244 @@
+"""Shared, partitioned and linked GPUs on the real plane (issue #35).
+
+Nodes made from tests/fixtures/k8s/gpu-sharing (MIG mixed and single, time-slicing, renamed, MPS, AMD,
+Intel, two NVLink cliques; kwok nodes carry any labels and extended resources), pods asking for each
+GPU resource name, bound by the real kube-scheduler, in ROUNDS node sets and namespaces side by side.
+Then: (a) `kubeview snapshot --metrics` prints the same allocatable and container-request series as the
+real kube-state-metrics for every one of those names, and each node's requested figure is the sum of
+KSM's request series; (b) snapshot's `gpus` section says what the units are made of (physical GPUs,
+MIG profiles, replicas, the 2-replica warning, cliques and a ComputeDomain) as the labels say;
+(c) `kubeview fit` places a MIG slice, refuses more slices than any node has free, and keeps a 4-GPU
+Job inside one clique (`--within nvidia.com/gpu.clique`) until no clique has 4 free.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from kubeview.snapshot.ksm import sanitize
+
+from .gpu_sharing_objects import (
+    ASKS,
+    CD_CRD,
+    CLIQUE,
+    EXPECT,
+    GPU_RESOURCES,
+    SHAPES,
+    add_round_nodes,
+    clique_of,
+    fill_cliques_to_three,
+    install_compute_domain_crd,
+    node_of,
+    ns_of,
+    put_compute_domain,
+    round_pods,
+)
+from .ksm import KSM, parse
+from .objects import api, ensure_namespace, wait_nodes_ready
+from .plane import REPO, Plane
+from .procs import wait_until
+
+ROUNDS = 3
+SHARED = {"kube_node_status_allocatable", "kube_pod_container_resource_requests"}
+SANITIZED = {sanitize(r) for r in GPU_RESOURCES}
+
+
+def _bound(core: client.CoreV1Api, namespaces: list[str], want: int) -> bool:
+    pods = [p for ns in namespaces for p in core.list_namespaced_pod(ns).items]
+    return len(pods) == want and all(p.spec.node_name and p.status.phase == "Running" for p in pods)
+
+
+def _create_and_bind(core: client.CoreV1Api, pods: list[dict], namespaces: list[str], total: int) -> None:
+    for p in pods:
+        core.create_namespaced_pod(p["metadata"]["namespace"], p)
+    wait_until(lambda: _bound(core, namespaces, total), 60, f"{total} pods bound by kube-scheduler and Running",
+               interval=0.2)
+
+
+@pytest.fixture(scope="module")
+def gs(plane: Plane) -> Iterator[client.CoreV1Api]:
+    core = client.CoreV1Api(api(plane.kubeconfig))
+    spaces = [ns_of(r) for r in range(ROUNDS)]
+    for ns in spaces:
+        ensure_namespace(core, ns)
+    nodes = [n for r in range(ROUNDS) for n in add_round_nodes(core, r)]
+    install_compute_domain_crd(plane)
+    wait_nodes_ready(core, nodes)
+    pods = [p for r in range(ROUNDS) for p in round_pods(r)]
+    _create_and_bind(core, pods, spaces, len(pods))
+    for r in range(ROUNDS):  # the scheduler honoured every selector (a clique's pods on that clique's nodes)
+        for p in core.list_namespaced_pod(ns_of(r)).items:
+            want = {node_of(r, "nvl72-a-0"), node_of(r, "nvl72-a-1")} if p.metadata.name.startswith("clique-a") \
+                else {p.spec.node_selector["kubernetes.io/hostname"]}
+            assert p.spec.node_name in want, (p.metadata.name, p.spec.node_name)
+    put_compute_domain(client.CustomObjectsApi(core.api_client), ns_of(0),
+                       [node_of(0, "nvl72-a-0"), node_of(0, "nvl72-a-1")], clique_of(0, "a"))
+    yield core
+    for ns in spaces:
+        core.delete_collection_namespaced_pod(ns, grace_period_seconds=0)
+        core.delete_namespace(ns)
+    for n in nodes:
+        core.delete_node(n)
+    plane.kubectl("delete", "--wait=false", f"crd/{CD_CRD}", check=False)
+
+
+@pytest.fixture(scope="module")
+def ksm(plane: Plane, gs) -> Iterator[KSM]:  # noqa: ARG001
+    if not (plane.bin / "kube-state-metrics").is_file():
+        pytest.skip("realk8s: no kube-state-metrics; build it with `bash scripts/build-kubernetes.sh`")
+    k = KSM(plane)
+    yield k
+    k.stop()
+
+
+def _kubeview(plane: Plane, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kubeview", *args, "--kubeconfig", str(plane.kubeconfig)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def _ours(series: set) -> set:
+    nodes = {node_of(r, s) for r in range(ROUNDS) for s in SHAPES}
+    spaces = {ns_of(r) for r in range(ROUNDS)}
+    return {s for s in series if (dict(s[1]).get("namespace") in spaces if "pod" in dict(s[1])
+                                  else dict(s[1]).get("node") in nodes)}
+
+
+def test_a_metrics_equal_ksm_for_every_gpu_name(plane: Plane, ksm: KSM, realk8s_counts: dict[str, str]) -> None:
+    out = _kubeview(plane, "snapshot", "--metrics")
+    assert out.returncode == 0, out.stderr
+    ours = _ours(parse(out.stdout, SHARED))
+    asked = {sanitize(resource) for _, resource, _, _ in ASKS}
+    for metric, names in (("kube_node_status_allocatable", SANITIZED), ("kube_pod_container_resource_requests", asked)):
+        named = {dict(s[1])["resource"] for s in ours if s[0] == metric}
+        assert named >= names, (metric, sorted(names - named))
+    diff: list[str] = []
+
+    def same() -> bool:
+        theirs = _ours(parse(ksm.scrape(), SHARED))
+        diff[:] = [f"only kubeview: {sorted(ours - theirs)}", f"only KSM: {sorted(theirs - ours)}"]
+        return ours == theirs
+
+    try:
+        wait_until(same, 30, "kube-state-metrics to show the same series", interval=0.5)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n" + "\n".join(diff)) from None
+    realk8s_counts["gpu-sharing KSM series"] = f"{len(ours)} ({len(SANITIZED)} GPU resource names)"
+
+
+@pytest.fixture(scope="module")
+def doc(plane: Plane, ksm: KSM) -> dict:  # noqa: ARG001
+    out = _kubeview(plane, "snapshot", "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_node_requested_is_the_sum_of_ksm_requests(doc: dict, ksm: KSM) -> None:
+    want: dict[tuple[str, str], float] = defaultdict(float)
+    for _, labels, value in _ours(parse(ksm.scrape(), {"kube_pod_container_resource_requests"})):
+        want[(dict(labels)["node"], dict(labels)["resource"])] += value
+    by_name = {n["name"]: n for n in doc["nodes"]}
+    for r in range(ROUNDS):
+        for shape in SHAPES:
+            node = by_name[node_of(r, shape)]
+            for resource, figures in node["resources"].items():
+                if sanitize(resource) in SANITIZED:
+                    assert figures["requested"] == want.get((node["name"], sanitize(resource)), 0), (node["name"], resource)
+
+
+def test_b_gpus_section_says_what_the_units_are_made_of(doc: dict, gs: client.CoreV1Api) -> None:
+    gpus = {g["node"]: g for g in doc["gpus"]["nodes"]}
+    for r in range(ROUNDS):
+        for shape, (fields, offers) in EXPECT.items():
+            g = gpus[node_of(r, shape)]
+            assert {k: g[k] for k in fields} == fields, (g["node"], g)
+            got = {o["resource"]: (o["kind"], o["profile"], o["advertised"], o["allocated"], o["physical"], o["replicas"])
+                   for o in g["offers"]}
+            if shape == "mig-mixed":  # the offers' physical apart: test_b_mixed_profiles_physical_is_unknown
+                got = {k: (*v[:4], None, v[5]) for k, v in got.items()}
+            assert got == offers, g["node"]
+            assert all(o["source"] == "device-plugin" and o["free"] == o["advertised"] - o["allocated"] for o in g["offers"])
+            warned = [w for w in g["warnings"] if "two-replicas" in w]
+            assert len(warned) == (shape == "time-sliced") and len(g["warnings"]) == len(warned), g["warnings"]
+        for which, held in (("a", 2), ("b", 0)):
+            members = [gpus[node_of(r, f"nvl72-{which}-{i}")] for i in range(2)]
+            assert {(m["clique"], m["physical"], m["product"]) for m in members} == {(clique_of(r, which), 4, "NVIDIA-GB200")}
+            assert sum(o["allocated"] for m in members for o in m["offers"]) == held
+    domains = {(d["source"], d["name"]): d for d in doc["gpus"]["domains"]}
+    for r in range(ROUNDS):
+        for which, free in (("a", 6), ("b", 8)):
+            d = domains[("clique", clique_of(r, which))]
+            assert (d["nodes"], d["gpus"], d["free"], d["largestJob"]) == \
+                ([node_of(r, f"nvl72-{which}-0"), node_of(r, f"nvl72-{which}-1")], 8, free, free)
+    cd = domains[("ComputeDomain", f"{ns_of(0)}/nvl-train")]
+    assert (cd["nodes"], cd["gpus"], cd["free"]) == ([node_of(0, "nvl72-a-0"), node_of(0, "nvl72-a-1")], 8, 6)
+    assert doc["gpus"]["physical"]["free"] is None  # shared GPUs: no exact count of free physical GPUs
+    for vendor, (advertised, allocated) in (("amd", (8, 3)), ("intel", (2, 1))):
+        assert doc["gpus"]["vendors"][vendor] == {"advertised": advertised * ROUNDS, "allocated": allocated * ROUNDS}
+
+
+@pytest.mark.xfail(strict=True, reason="model/gpus/physical.py _offer divides a mixed profile's count by the "
+                   "slices one GPU holds of it alone: 2 x 3g.20gb -> 1 GPU, but under all-balanced they are on 2")
+def test_b_mixed_profiles_physical_is_unknown(doc: dict) -> None:
+    """On a mixed node carved into several profiles the labels say how many slices of each, not which
+    GPUs hold them: 2 `3g.20gb` are 2 GPUs under all-balanced, 1 under all-3g.20gb. So each offer's
+    physical is null (the node's is `nvidia.com/gpu.count`, 2)."""
+    gpus = {g["node"]: g for g in doc["gpus"]["nodes"]}
+    got = {(r, o["resource"]): o["physical"] for r in range(ROUNDS) for o in gpus[node_of(r, "mig-mixed")]["offers"]}
+    assert set(got.values()) == {None}, got
+
+
+def _manifest(tmp: Path, name: str, obj: dict) -> str:
+    (tmp / name).write_text(yaml.safe_dump(obj))
+    return str(tmp / name)
+
+
+def _job(ns: str, pods: int) -> dict:
+    res = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": CLIQUE, "operator": "Exists"}]}]}}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "nvl-job", "namespace": ns},
+            "spec": {"parallelism": pods, "completions": pods, "template": {"spec": {
+                "restartPolicy": "Never", "affinity": affinity, "nodeSelector": {"type": "kwok"},
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": res, "limits": res}}]}}}}
+
+
+def _placed(out: subprocess.CompletedProcess) -> list[str]:
+    return [p["node"] for u in json.loads(out.stdout)["units"] for p in u["placement"]]
+
+
+def test_c_fit_mig_slices_and_one_clique(plane: Plane, gs: client.CoreV1Api, doc: dict, tmp_path: Path) -> None:  # noqa: ARG001
+    slice_pod = round_pods(0, [("fit-slice", "nvidia.com/mig-1g.5gb", 1, "mig-mixed")])[0]
+    del slice_pod["spec"]["nodeSelector"]["kubernetes.io/hostname"]
+    one = _kubeview(plane, "fit", _manifest(tmp_path, "one.yaml", slice_pod), "--json")
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert [n.endswith("-mig-mixed") for n in _placed(one)] == [True], one.stdout
+    slice_pod["spec"]["containers"][0]["resources"] = {k: {"nvidia.com/mig-1g.5gb": "2"} for k in ("requests", "limits")}
+    two = _kubeview(plane, "fit", _manifest(tmp_path, "two.yaml", slice_pod))
+    assert two.returncode == 1 and "1g.5gb" in two.stdout, two.stdout + two.stderr
+
+    job = _manifest(tmp_path, "job.yaml", _job(ns_of(0), 4))
+    within = _kubeview(plane, "fit", job, "--within", CLIQUE, "--json")
+    if within.returncode == 2 and "--within" in within.stderr:
+        pytest.skip(f"kubeview fit has no --within yet: {within.stderr.strip().splitlines()[-1]}")
+    assert within.returncode == 0, within.stdout + within.stderr
+    cliques = {gs.read_node(n).metadata.labels.get(CLIQUE) for n in _placed(within)}
+    assert len(_placed(within)) == 4 and len(cliques) == 1 and None not in cliques, (_placed(within), cliques)
+
+    spaces = [ns_of(r) for r in range(ROUNDS)]
+    fill = [p for r in range(ROUNDS) for p in fill_cliques_to_three(r)]
+    total = sum(len(gs.list_namespaced_pod(ns).items) for ns in spaces) + len(fill)
+    _create_and_bind(gs, fill, spaces, total)
+    refused = _kubeview(plane, "fit", job, "--within", CLIQUE)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    anywhere = _kubeview(plane, "fit", job, "--json")  # 3 + 3 free across two cliques: fits without --within
+    assert anywhere.returncode == 0 and len({gs.read_node(n).metadata.labels[CLIQUE] for n in _placed(anywhere)}) > 1, \
+        anywhere.stdout
