@@ -89,3 +89,23 @@ def test_a_label_no_node_has_is_no_domain(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert out.stdout.splitlines()[1] == "within: no node has the label example.com/rack: there is no domain to fit inside"
     assert "Job default/train" not in out.stdout  # nothing placed outside a domain
+
+
+def test_gpu_resource_names_are_configurable(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from test_cli_options import _env
+
+    def snap(spec: str) -> subprocess.CompletedProcess[str]:
+        env = {**_env(tmp_path), "KUBEVIEW_GPU_RESOURCES": spec}
+        return subprocess.run([sys.executable, "-m", "kubeview", "snapshot", "--json", "--cluster", CLUSTER],
+                              capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+
+    bad = snap("gpu")
+    assert bad.returncode == 2 and bad.stderr == (
+        "kubeview: KUBEVIEW_GPU_RESOURCES: 'gpu' is not an extended resource name (domain/name, e.g. amd.com/gpu)\n")
+    only_mig = json.loads(snap("nvidia.com/mig-*").stdout)["gpus"]
+    assert [n["node"] for n in only_mig["nodes"]] == ["mig-1"]  # nvidia.com/gpu is no GPU now
+    default = json.loads(snap("").stdout)["gpus"]
+    assert [n["node"] for n in default["nodes"]] == ["mig-1", "nvl-a-1", "nvl-a-2", "nvl-b-1", "nvl-b-2", "ts-1"]

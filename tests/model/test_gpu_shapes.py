@@ -151,3 +151,16 @@ def test_snapshot_gpus_section_is_valid_and_says_what_the_units_are() -> None:
     assert gpus["vendors"] == {"amd": {"allocated": 0, "advertised": 4}, "nvidia": {"allocated": 2, "advertised": 8}}
     # the scheduler's figures are unchanged beside it
     assert {n["name"]: n["resources"]["nvidia.com/gpu"]["allocatable"] for n in doc["nodes"]}["ts"] == 8
+
+
+def test_fragmentation_apart_for_whole_gpus_and_shared_replicas() -> None:
+    from kubeview.snapshot.document import build_snapshot
+
+    m = model_of([node("ts", TS, {"nvidia.com/gpu": 8}), node("w1", {"nvidia.com/gpu.count": "2"}, {"nvidia.com/gpu": 2}),
+                  node("w2", {"nvidia.com/gpu.count": "2"}, {"nvidia.com/gpu": 2})],
+                 [pod("a", "w1", {"nvidia.com/gpu": 1}), pod("b", "w2", {"nvidia.com/gpu": 1})])
+    doc = build_snapshot(m, now=0)
+    two = {k: next(s for s in f["sizes"] if s["size"] == 2) for k, f in doc["gpus"]["fragmentation"].items()}
+    assert (two["gpu"]["placeable"], two["gpu"]["ideal"], two["gpu"]["stranded"]) == (0, 1, 1)
+    assert (two["shared"]["placeable"], doc["gpus"]["fragmentation"]["shared"]["freeTotal"]) == (4, 8)
+    assert doc["fragmentation"]["freeTotal"] == 10  # the scheduler's units, wherever they are

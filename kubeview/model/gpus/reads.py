@@ -47,6 +47,16 @@ class GpuShapes:
                 out[o.vendor] = (a + o.allocated, t + o.advertised)
         return out
 
+    def rows(self, nodes: list[str], kind: str, resource: str = GPU) -> np.ndarray:
+        """Per row of `nodes` (allocation order): whether the node's `resource` units are of `kind`
+        ("gpu": whole GPUs, "shared": replicas, "mig": single-strategy slices)."""
+        out = np.zeros(len(nodes), dtype=bool)
+        for i, name in enumerate(nodes):
+            g = self.nodes.get(name)
+            if g is not None and any(o.resource == resource and o.kind == kind for o in g.offers):
+                out[i] = True
+        return out
+
     def warnings(self) -> list[str]:
         return [w for n in self.nodes.values() for w in n.warnings]
 

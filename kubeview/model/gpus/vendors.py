@@ -93,3 +93,13 @@ def parse_names(spec: str | None) -> GpuNames:
 
 
 DEFAULT = GpuNames()
+
+
+def configure(spec: str | None) -> GpuNames:
+    """Set the names new models use (the CLI calls it once with `KUBEVIEW_GPU_RESOURCES`)."""
+    global CONFIGURED
+    CONFIGURED = parse_names(spec)
+    return CONFIGURED
+
+
+CONFIGURED = DEFAULT  # what ClusterModel reads at construction
