@@ -14,6 +14,7 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gpus.physical import Carve, GpuNode, Offer
 from kubeview.model.gpus.reads import GpuShapes
+from kubeview.model.kinds import domains_unavailable
 from kubeview.snapshot.schema_parts import COUNT, OPT_INT, OPT_STR, STR, obj
 
 _STRS = {"type": "array", "items": STR}
@@ -60,6 +61,7 @@ def gpus_doc(model: ClusterModel) -> dict:
         "physical": {"total": shapes.physical, "unknownNodes": shapes.unknown, "free": free},
         "vendors": {v: {"allocated": a, "advertised": t} for v, (a, t) in sorted(shapes.vendors().items())},
         "fragmentation": _by_unit(model, shapes),
+        "unavailable": domains_unavailable(model.unavailable),
     }
 
 
@@ -97,4 +99,5 @@ GPUS_SCHEMA = obj({
     "fragmentation": obj({"gpu": {"$ref": "#/$defs/fragmentation"}, "shared": {"$ref": "#/$defs/fragmentation"}},
                          "nvidia.com/gpu fragmentation over the nodes whose units are whole GPUs, and apart over those "
                          "whose units are shared replicas (the top-level fragmentation counts both)"),
+    "unavailable": {**OPT_STR, "description": "why ComputeDomains are not shown (their list was refused), one line"},
 }, "what the GPU resources are made of: physical GPUs, MIG slices, shared replicas, vendors, NVLink domains (#35)")
