@@ -75,7 +75,7 @@ def _by_unit(model: ClusterModel, shapes: GpuShapes) -> dict:
 
 
 _OFFER = obj({
-    "resource": STR, "vendor": STR, "kind": {"enum": ["gpu", "mig", "shared"]}, "profile": OPT_STR,
+    "resource": STR, "vendor": STR, "kind": {"enum": ["gpu", "mig", "shared", "partition"]}, "profile": OPT_STR,
     "source": {"enum": ["device-plugin", "dra"]}, "advertised": COUNT, "allocated": COUNT, "free": COUNT,
     "physical": {**OPT_INT, "description": "physical GPUs behind the units; null where the labels do not say"},
     "replicas": {**COUNT, "description": "units per physical unit (time-slicing / MPS replicas; 1: not shared)"},

@@ -37,11 +37,12 @@ class GpuShapes:
         return [n for n in self.nodes.values() if n.sharing]
 
     def vendors(self) -> dict[str, tuple[int, int]]:
-        """Vendor -> (allocated, advertised) whole-GPU and replica units (slices are their own unit)."""
+        """Vendor -> (allocated, advertised) whole-GPU and replica units (MIG slices and AMD partitions
+        are their own units)."""
         out: dict[str, tuple[int, int]] = {}
         for n in self.nodes.values():
             for o in n.offers:
-                if o.kind == "mig":
+                if o.kind in ("mig", "partition"):
                     continue
                 a, t = out.get(o.vendor, (0, 0))
                 out[o.vendor] = (a + o.allocated, t + o.advertised)
