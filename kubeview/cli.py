@@ -143,9 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _gpu_names() -> str | None:
+    """Which resources are GPUs: `KUBEVIEW_GPU_RESOURCES` (model/gpus/vendors.py), or why it is bad."""
+    from kubeview.model.gpus import vendors
+
+    try:
+        vendors.configure(os.environ.get(vendors.ENV))
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    bad = check_queries(args)
+    bad = check_queries(args) or _gpu_names()
     if bad:
         sys.stderr.write(f"kubeview: {bad}\n")
         return 2

@@ -60,6 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fit.add_argument("--json", action="store_true", help="one JSON document instead of text")
     fit.add_argument("--policy", choices=["pack", "spread", "balanced"],
                      help="score nodes with this policy (default: the embedded scheduler's, else spread)")
+    fit.add_argument("--within", metavar="LABEL",
+                     help="every pod inside one domain of this node label, e.g. nvidia.com/gpu.clique (one NVLink "
+                          "domain); default: Kueue's podset-required-topology annotation where the manifest has one")
     return fit
 
 
@@ -90,13 +93,19 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
+    from kubeview.commands.fit_gpus import gpu_notes_of, within, within_doc
+
+    domain, asked_by = within(args, model, units, config, flatten(sent), lambda unit: _claim_nodes(model, unit))
+    if domain is not None:  # inside one domain, or nothing placed at all when there is none
+        fits = domain.fits
+    gpu_notes = gpu_notes_of(model, fits)
     quota = [quota_answer(model, f.unit) for f in fits]  # the namespace's quotas first: no node helps past them
     from kubeview.commands.fit_queue import queue_answer, queue_doc, queues_of
 
     named = queues_of(flatten(docs), namespace)
     queued = [queue_answer(model, f.unit, named) for f in fits]
     admits = [q.admits_all and (k is None or k.borrow) for q, k in zip(quota, queued, strict=True)]
-    ok = all(f.fits and a for f, a in zip(fits, admits, strict=True))
+    ok = all(f.fits and a for f, a in zip(fits, admits, strict=True)) and (domain is None or domain.ok)
     groups = model.autoscaling.groups()
     scaling = [autoscaling_answer(f, groups, config) for f in fits]
     from kubeview.model.kinds import quota_unavailable
@@ -106,11 +115,17 @@ def run(args: argparse.Namespace) -> int:
         doc = {"fits": ok, "policy": config.policy, "policySource": where, "cluster": model.title,
                "quotaUnchecked": unchecked, "skipped": [{"what": s.what, "why": s.why} for s in skipped],
                "units": [{**_unit_doc(f, config.policy), "fits": f.fits and ad, "quota": _quota_doc(q),
-                          "queue": queue_doc(k), "autoscaling": _scaling_doc(a)}
-                         for f, q, k, ad, a in zip(fits, quota, queued, admits, scaling, strict=True)]}
+                          "queue": queue_doc(k), "autoscaling": _scaling_doc(a), "gpuNotes": n}
+                         for f, q, k, ad, a, n in zip(fits, quota, queued, admits, scaling, gpu_notes, strict=True)],
+               "within": within_doc(domain, asked_by)}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(text(fits, config.policy, where, skipped, scaling, quota, unchecked, queued))
+        out = text(fits, config.policy, where, skipped, scaling, quota, unchecked, queued, gpu_notes)
+        if domain is not None:
+            head, _, rest = out.partition("\n")
+            by = f" (Kueue's podset-required-topology on {asked_by})" if asked_by else ""
+            out = f"{head}\nwithin: {domain.words()}{by}\n{rest}"
+        sys.stdout.write(out)
     return 0 if ok else 1
 
 
@@ -265,7 +280,8 @@ def _unit_doc(f: UnitFit, policy: str) -> dict:
 
 def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
          scaling: list[tuple[int, GroupAnswer] | None] | None = None, quota: list[QuotaAnswer] | None = None,
-         quota_unchecked: str | None = None, queued: list[QueueRefusal | None] | None = None) -> str:
+         quota_unchecked: str | None = None, queued: list[QueueRefusal | None] | None = None,
+         gpu_notes: list[list[str]] | None = None) -> str:
     from kubeview.commands.fit_queue import queue_line
 
     lines = [f"policy: {policy} ({where})"]
@@ -298,7 +314,7 @@ def text(fits: list[UnitFit], policy: str, where: str, skipped: list[Skipped],
             unplaced, answer = said
             lines.append(f"  node groups: {unplaced:,} pod{'s' * (unplaced != 1)} fit no node now; {answer.words}")
         lines.extend(member_lines(f))
-        lines.extend(f"  note: {n}" for n in (*fit.notes, *f.notes))
+        lines.extend(f"  note: {n}" for n in (*fit.notes, *f.notes, *(gpu_notes[i] if gpu_notes else ())))
     lines.extend(f"ignored: {s.what}: {s.why}" for s in skipped)
     return "\n".join(lines) + "\n"
 

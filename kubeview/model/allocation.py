@@ -54,6 +54,12 @@ class Allocation:
                 out[col] = value
         return out
 
+    def subset(self, rows: np.ndarray) -> Allocation:
+        """The same figures for the nodes at `rows` only (an NVLink domain's: scheduling/domain_fit.py)."""
+        return Allocation([self.nodes[i] for i in rows], self.resources, self.capacity[rows], self.allocatable[rows],
+                          self.requested[rows], self.limits[rows], [self.views[i] for i in rows],
+                          None if self.dra_gpus is None else self.dra_gpus[rows], self.dra_mapped)
+
     def missing(self, amounts: dict[str, int]) -> list[str]:
         """Requested resources with a positive amount that no node offers at all."""
         return [n for n, v in amounts.items() if v > 0 and n not in self.resources]

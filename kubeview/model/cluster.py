@@ -27,12 +27,12 @@ from kubeview.model.fragmentation import Fragmentation, fragmentation
 from kubeview.model.gangs.messages import GANG_KINDS, KIND_KUEUE
 from kubeview.model.gangs.store import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
+from kubeview.model.gpus import vendors as gpu_vendors
 from kubeview.model.gpus.domains import KIND_COMPUTE_DOMAIN, ComputeDomainStore
 from kubeview.model.gpus.dra import DRA_KINDS, DRA_OPTIONAL_KINDS
 from kubeview.model.gpus.ledger import GpuLedger
 from kubeview.model.gpus.reads import GpuShapes, gpu_shapes
 from kubeview.model.gpus.states import add_dra_gpus
-from kubeview.model.gpus.vendors import DEFAULT as GPU_NAMES
 from kubeview.model.gpus.vendors import GpuNames
 from kubeview.model.jobs.store import JobStore
 from kubeview.model.kinds import Calls, KindStore, rows_of
@@ -74,7 +74,7 @@ class ClusterModel:
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
         self.gpus = GpuLedger()  # DRA devices and claims; counted in the GPU column by allocation()
-        self.gpu_names: GpuNames = GPU_NAMES  # which resources are GPUs (KUBEVIEW_GPU_RESOURCES)
+        self.gpu_names: GpuNames = gpu_vendors.CONFIGURED  # which resources are GPUs (KUBEVIEW_GPU_RESOURCES)
         self.compute_domains = ComputeDomainStore()  # NVIDIA's ComputeDomains (NVLink domains, #35)
         self._shapes: tuple[int, GpuShapes] | None = None
         self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
@@ -314,15 +314,19 @@ class ClusterModel:
             ok &= free[:, pods_col] > 0
         return np.where(ok, np.maximum(free[:, col], 0), 0)
 
-    def fragmentation(self, resource: str = GPU, fits: np.ndarray | None = None) -> Fragmentation:
+    def fragmentation(self, resource: str = GPU, fits: np.ndarray | None = None,
+                      only: np.ndarray | None = None) -> Fragmentation:
         """k-GPU pods that still fit vs what the free total allows, over schedulable nodes; `fits`:
-        `largest_fit(resource)` when the caller has it already (the TUI computes it once a refresh)."""
+        `largest_fit(resource)` when the caller has it already (the TUI computes it once a refresh);
+        `only`: a row mask (the nodes whose units are whole GPUs, or replicas: `GpuShapes.rows`)."""
         fits = self.largest_fit(resource) if fits is None else fits
         alloc = self.allocation()
         col = alloc.column(resource)
         if col is None:
             return fragmentation(fits[:0], resource)
         has = alloc.allocatable[:, col] > 0
+        if only is not None:
+            has &= only
         return fragmentation(fits[has], resource, allocatable=alloc.allocatable[has, col])
 
     def totals(self) -> dict[str, dict[str, int]]:

@@ -105,3 +105,9 @@ def queues_unavailable(unavailable: Mapping[str, str]) -> str | None:
     each reason once; a cluster that does not serve Kueue lists none of them and has no entry."""
     whys = list(dict.fromkeys(why for kind, why in unavailable.items() if kind in QUEUE_KINDS))
     return f"Kueue queues are not shown: {'; '.join(whys)}" if whys else None
+
+
+def domains_unavailable(unavailable: Mapping[str, str]) -> str | None:
+    """Why NVIDIA's ComputeDomains are not shown (their list refused); cliques come from node labels."""
+    why = unavailable.get("ComputeDomain")
+    return None if why is None else f"ComputeDomains are not shown: {why}"

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 
 from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpus.idle import find_idle, idle_count
 from kubeview.model.kinds import gangs_unavailable
@@ -24,7 +23,7 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.snapshot.autoscaling import AUTOSCALING_SCHEMA, autoscaling_doc
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
 from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
-from kubeview.snapshot.gpus import GPUS_SCHEMA, gpus_doc
+from kubeview.snapshot.gpus import GPUS_SCHEMA, fragmentation_doc, gpus_doc
 from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
 from kubeview.snapshot.queues import QUEUES_SCHEMA, queues_doc
 from kubeview.snapshot.quotas import QUOTAS_SCHEMA, quotas_doc
@@ -52,17 +51,6 @@ def unit_of(resource: str) -> str:
 
 def _iso(t: float | None) -> str | None:
     return None if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _fragmentation_doc(f: Fragmentation) -> dict:
-    return {
-        "resource": f.resource,
-        "freeTotal": f.free_total,
-        "largestFit": f.largest_fit,
-        "nodes": f.nodes,
-        "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded,
-                   "fitsANode": s.fits_a_node} for s in f.sizes],
-    }
 
 
 def _node_usage(nu: NodeUsage | None, resource: str) -> float | int | None:
@@ -273,7 +261,7 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "workloads": workloads,
         "jobs": jobs_doc(model.jobs, model.display_namespace),
         "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits),
-        "fragmentation": _fragmentation_doc(model.fragmentation(GPU)),
+        "fragmentation": fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
         "gpus": gpus_doc(model),
         "autoscaling": autoscaling_doc(model, at),

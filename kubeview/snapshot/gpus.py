@@ -9,8 +9,12 @@ fits inside each. The nodes' `resources` keep the scheduler's and kube-state-met
 
 from __future__ import annotations
 
+from kubeview.model.allocation import GPU
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.fragmentation import Fragmentation
 from kubeview.model.gpus.physical import Carve, GpuNode, Offer
+from kubeview.model.gpus.reads import GpuShapes
+from kubeview.model.kinds import domains_unavailable
 from kubeview.snapshot.schema_parts import COUNT, OPT_INT, OPT_STR, STR, obj
 
 _STRS = {"type": "array", "items": STR}
@@ -34,6 +38,17 @@ def _node(g: GpuNode) -> dict:
             "warnings": list(g.warnings)}
 
 
+def fragmentation_doc(f: Fragmentation) -> dict:
+    return {
+        "resource": f.resource,
+        "freeTotal": f.free_total,
+        "largestFit": f.largest_fit,
+        "nodes": f.nodes,
+        "sizes": [{"size": s.size, "placeable": s.placeable, "ideal": s.ideal, "stranded": s.stranded,
+                   "fitsANode": s.fits_a_node} for s in f.sizes],
+    }
+
+
 def gpus_doc(model: ClusterModel) -> dict:
     shapes = model.gpu_shapes()
     nodes = list(shapes.nodes.values())
@@ -45,11 +60,22 @@ def gpus_doc(model: ClusterModel) -> dict:
                      "largestJob": d.largest_job} for d in shapes.domains],
         "physical": {"total": shapes.physical, "unknownNodes": shapes.unknown, "free": free},
         "vendors": {v: {"allocated": a, "advertised": t} for v, (a, t) in sorted(shapes.vendors().items())},
+        "fragmentation": _by_unit(model, shapes),
+        "unavailable": domains_unavailable(model.unavailable),
     }
 
 
+def _by_unit(model: ClusterModel, shapes: GpuShapes) -> dict:
+    """The cluster's `fragmentation` counts nvidia.com/gpu units wherever they are; here over the nodes
+    whose units are whole GPUs, and apart, over those whose units are shared replicas."""
+    names = model.allocation().nodes
+    fits = model.largest_fit(GPU)
+    return {kind: fragmentation_doc(model.fragmentation(GPU, fits, shapes.rows(names, kind)))
+            for kind in ("gpu", "shared")}
+
+
 _OFFER = obj({
-    "resource": STR, "vendor": STR, "kind": {"enum": ["gpu", "mig", "shared"]}, "profile": OPT_STR,
+    "resource": STR, "vendor": STR, "kind": {"enum": ["gpu", "mig", "shared", "partition"]}, "profile": OPT_STR,
     "source": {"enum": ["device-plugin", "dra"]}, "advertised": COUNT, "allocated": COUNT, "free": COUNT,
     "physical": {**OPT_INT, "description": "physical GPUs behind the units; null where the labels do not say"},
     "replicas": {**COUNT, "description": "units per physical unit (time-slicing / MPS replicas; 1: not shared)"},
@@ -70,4 +96,8 @@ GPUS_SCHEMA = obj({
     "physical": obj({"total": COUNT, "unknownNodes": COUNT,
                      "free": {**OPT_INT, "description": "null where a GPU is shared or its count unknown"}}),
     "vendors": {"type": "object", "additionalProperties": obj({"allocated": COUNT, "advertised": COUNT})},
+    "fragmentation": obj({"gpu": {"$ref": "#/$defs/fragmentation"}, "shared": {"$ref": "#/$defs/fragmentation"}},
+                         "nvidia.com/gpu fragmentation over the nodes whose units are whole GPUs, and apart over those "
+                         "whose units are shared replicas (the top-level fragmentation counts both)"),
+    "unavailable": {**OPT_STR, "description": "why ComputeDomains are not shown (their list was refused), one line"},
 }, "what the GPU resources are made of: physical GPUs, MIG slices, shared replicas, vendors, NVLink domains (#35)")

@@ -151,3 +151,45 @@ def test_snapshot_gpus_section_is_valid_and_says_what_the_units_are() -> None:
     assert gpus["vendors"] == {"amd": {"allocated": 0, "advertised": 4}, "nvidia": {"allocated": 2, "advertised": 8}}
     # the scheduler's figures are unchanged beside it
     assert {n["name"]: n["resources"]["nvidia.com/gpu"]["allocatable"] for n in doc["nodes"]}["ts"] == 8
+
+
+def test_fragmentation_apart_for_whole_gpus_and_shared_replicas() -> None:
+    from kubeview.snapshot.document import build_snapshot
+
+    m = model_of([node("ts", TS, {"nvidia.com/gpu": 8}), node("w1", {"nvidia.com/gpu.count": "2"}, {"nvidia.com/gpu": 2}),
+                  node("w2", {"nvidia.com/gpu.count": "2"}, {"nvidia.com/gpu": 2})],
+                 [pod("a", "w1", {"nvidia.com/gpu": 1}), pod("b", "w2", {"nvidia.com/gpu": 1})])
+    doc = build_snapshot(m, now=0)
+    two = {k: next(s for s in f["sizes"] if s["size"] == 2) for k, f in doc["gpus"]["fragmentation"].items()}
+    assert (two["gpu"]["placeable"], two["gpu"]["ideal"], two["gpu"]["stranded"]) == (0, 1, 1)
+    assert (two["shared"]["placeable"], doc["gpus"]["fragmentation"]["shared"]["freeTotal"]) == (4, 8)
+    assert doc["fragmentation"]["freeTotal"] == 10  # the scheduler's units, wherever they are
+
+
+def test_amd_partitions_and_intel_shared_devices_from_their_labels() -> None:
+    cpx = {"beta.amd.com/gpu.family.AI": "8", "amd.com/gpu.compute-memory-partition": "cpx_nps4"}
+    mixed = {"beta.amd.com/gpu.family.AI": "2"}
+    intel = {"gpu.intel.com/device-id.0300-56c0.count": "2", "gpu.intel.com/product": "Flex_170"}
+    m = model_of([node("amd-single", cpx, {"amd.com/gpu": 64}), node("amd-mixed", mixed, {"amd.com/cpx_nps4": 16}),
+                  node("intel", intel, {"gpu.intel.com/i915": 6})])
+    s = m.gpu_shapes().nodes
+    (a,) = s["amd-single"].offers
+    assert (a.kind, a.profile, a.advertised, s["amd-single"].physical, a.unit) == ("partition", "cpx_nps4", 64, 8,
+                                                                                  "cpx_nps4 partition")
+    (b,) = s["amd-mixed"].offers
+    assert (b.resource, b.vendor, b.kind, b.physical) == ("amd.com/cpx_nps4", "amd", "partition", 2)
+    (i,) = s["intel"].offers
+    assert (i.kind, i.replicas, i.physical, s["intel"].product) == ("shared", 3, 2, "Flex_170")
+    assert m.gpu_shapes().vendors() == {"intel": (0, 6)}  # partitions are their own unit
+
+
+def test_mps_warns_that_the_plugin_refuses_more_than_one() -> None:
+    m = model_of([node("mps", MPS, {"nvidia.com/gpu": 4})], [pod("two", "mps", {"nvidia.com/gpu": 2})])
+    (w,) = m.gpu_shapes().nodes["mps"].warnings
+    assert w.startswith("team/two asks 2 MPS replicas of nvidia.com/gpu: the device plugin refuses more than 1")
+
+
+def test_mig_enabled_gpus_report_zero_replicas_and_are_not_shared() -> None:
+    labels = {**MIXED, "nvidia.com/gpu.replicas": "0", "nvidia.com/gpu.sharing-strategy": "none"}
+    g = model_of([node("mig", labels, {"nvidia.com/mig-1g.10gb": 14})]).gpu_shapes().nodes["mig"]
+    assert (g.sharing, g.replicas, g.offers[0].replicas) == (None, 1, 1)

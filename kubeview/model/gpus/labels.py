@@ -2,7 +2,11 @@
 
 gpu-feature-discovery's (NVIDIA/k8s-device-plugin; docs/gpu-sources.md cites the files): the count,
 product and memory of the node's GPUs; a shared GPU's replicas and sharing strategy; the MIG strategy
-and, per MIG profile, its count and replicas; the NVLink clique. Pure helpers over a label dict.
+and, per MIG profile, its count and replicas; the NVLink clique. Under the `single` MIG strategy GFD's
+count and memory are the MIG devices', and no label gives the physical GPUs; on MIG-enabled GPUs
+`nvidia.com/gpu.replicas` is 0. AMD's node labeller counts GPUs per value of a property
+(`beta.amd.com/gpu.family.<family>` = N), Intel's NFD rules per device id
+(`gpu.intel.com/device-id.0300-56c0.count` = N). Pure helpers over a label dict.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ GPU_MEMORY = "nvidia.com/gpu.memory"  # MiB
 GPU_REPLICAS = "nvidia.com/gpu.replicas"
 SHARING = "nvidia.com/gpu.sharing-strategy"  # "none" | "time-slicing" | "mps"
 MIG_STRATEGY = "nvidia.com/mig.strategy"  # "none" | "single" | "mixed"
-MIG_CONFIG = "nvidia.com/mig.config"  # mig-parted's layout name, e.g. "all-1g.10gb", "all-balanced"
 GPU_SLICES_GI = "nvidia.com/gpu.slices.gi"  # single strategy: GPU-instance slices of each advertised slice
 CLIQUE = "nvidia.com/gpu.clique"  # "<clusterUUID>.<cliqueID>": the GPUs' NVLink domain (GB200-class)
 SHARED_PRODUCT_SUFFIX = "-SHARED"
-AMD_PRODUCT = "amd.com/gpu.product-name"
+AMD_PRODUCT = "amd.com/gpu.product-name"  # opt-in in the labeller (the Helm chart does not pass it)
+AMD_FAMILY_COUNTS = "beta.amd.com/gpu.family."  # + family = GPUs of that family on the node
+AMD_PARTITION = "amd.com/gpu.compute-memory-partition"  # "cpx_nps4"; "spx_nps1" is a whole GPU
 INTEL_PRODUCT = "gpu.intel.com/product"
+INTEL_DEVICE_COUNT = "gpu.intel.com/device.count"
+INTEL_ID_PREFIX = "gpu.intel.com/device-id."  # + "<class>-<device>.count" (classes 0300, 0380)
 
 PRODUCT_LABELS = {"nvidia": GPU_PRODUCT, "amd": AMD_PRODUCT, "intel": INTEL_PRODUCT}
 
@@ -57,6 +64,21 @@ def product(labels: dict[str, str], vendor: str) -> str | None:
     if value and vendor == "nvidia" and value.endswith(SHARED_PRODUCT_SUFFIX):
         value = value[: -len(SHARED_PRODUCT_SUFFIX)]
     return value or None
+
+
+def counted_devices(labels: dict[str, str], vendor: str) -> int | None:
+    """Physical GPUs as AMD's labeller or Intel's NFD rules count them; None where they do not say."""
+    if vendor == "amd":
+        counts = [int_label(labels, k) for k in labels if k.startswith(AMD_FAMILY_COUNTS)]
+    elif vendor == "intel":
+        total = int_label(labels, INTEL_DEVICE_COUNT)
+        if total is not None:
+            return total
+        counts = [int_label(labels, k) for k in labels if k.startswith(INTEL_ID_PREFIX) and k.endswith(".count")]
+    else:
+        return None
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None
 
 
 def mig_slices_per_gpu(profile: str, product_name: str | None) -> int | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kubeview.model.gpus import labels as L
 from kubeview.model.gpus.states import NodeGpus
-from kubeview.model.gpus.vendors import MIG, NVIDIA_GPU, SHARED, WHOLE, GpuNames, GpuResource
+from kubeview.model.gpus.vendors import MIG, NVIDIA_GPU, PARTITION, SHARED, WHOLE, GpuNames, GpuResource
 
 DEVICE_PLUGIN, DRA = "device-plugin", "dra"
 
@@ -43,6 +43,8 @@ class Offer:
         """What one unit is, for the views: "GPU", "1g.10gb slice", "replica"."""
         if self.kind == MIG:
             return f"{self.profile} slice"
+        if self.kind == PARTITION:
+            return f"{self.profile} partition"
         return "replica" if self.kind == SHARED else "GPU"
 
 
@@ -79,9 +81,10 @@ class GpuNode:
         for o in self.offers:
             if o.kind == SHARED and o.physical:
                 parts.append(f"{o.advertised} advertised = {o.physical} physical × {o.replicas} ({self.sharing or 'shared'})")
-            elif o.kind == MIG:
+            elif o.kind in (MIG, PARTITION):
                 of = f" of {o.physical} GPU{'s' if o.physical != 1 else ''}" if o.physical else ""
-                parts.append(f"{o.advertised} {o.profile} slice{'s' if o.advertised != 1 else ''}{of}")
+                what = "slice" if o.kind == MIG else "partition"
+                parts.append(f"{o.advertised} {o.profile} {what}{'s' if o.advertised != 1 else ''}{of}")
             else:
                 parts.append(f"{o.advertised} {o.vendor if o.vendor != 'nvidia' else ''} GPU{'s' if o.advertised != 1 else ''}".replace("  ", " "))
         return ", ".join(parts)
@@ -117,8 +120,16 @@ def _offer(node_labels: dict[str, str], r: GpuResource, advertised: int, allocat
             physical = -(-advertised // replicas)
         else:
             physical = advertised
-    else:
-        physical = advertised  # AMD, Intel and the rest: one unit, one device
+    else:  # AMD, Intel and the rest: one unit a device, unless their labels count fewer devices
+        counted = L.counted_devices(labels, r.vendor)
+        physical = advertised if counted is None else counted
+        partition = (labels.get(L.AMD_PARTITION) or "").lower()
+        if r.kind == PARTITION:
+            physical = counted
+        elif r.vendor == "amd" and partition and not partition.startswith("spx"):
+            kind, profile = PARTITION, partition  # single naming: amd.com/gpu counts each partition
+        elif counted and advertised > counted and advertised % counted == 0:
+            kind, replicas = SHARED, advertised // counted  # Intel's shared-dev-num
     return Offer(r.name, r.vendor, kind, profile, DEVICE_PLUGIN, advertised, allocated, physical, replicas)
 
 
@@ -195,8 +206,8 @@ def gpu_node(name: str, labels: dict[str, str], amounts: dict[str, tuple[int, in
     sharing = L.sharing(labels) if vendor == "nvidia" else None
     counted = L.int_label(labels, L.GPU_COUNT) if vendor == "nvidia" else None
     single = _single_profile(labels)
-    if counted is not None and single is None:
-        physical: int | None = counted + dra_physical
+    if counted is not None and single is None:  # GFD counts every GPU of the node, whoever advertises it
+        physical: int | None = counted
     else:
         known = [o.physical for o in offers if o.source == DEVICE_PLUGIN and o.kind != MIG]
         migs = [o.physical for o in offers if o.source == DEVICE_PLUGIN and o.kind == MIG]
@@ -219,7 +230,10 @@ def gpu_node(name: str, labels: dict[str, str], amounts: dict[str, tuple[int, in
         if o.kind != SHARED:
             continue
         for pod, units in (holders or {}).get(o.resource, ()):
-            if units >= 2:
+            if units >= 2 and sharing == "mps":  # failRequestsGreaterThanOne: MPS's default
+                warnings.append(f"{pod} asks {units} MPS replicas of {o.resource}: the device plugin refuses more "
+                                f"than 1 unless failRequestsGreaterThanOne is off, and they may be one physical GPU")
+            elif units >= 2:
                 warnings.append(f"{pod} holds {units} {sharing or 'shared'} replicas of {o.resource}: "
                                 f"they may be one physical GPU")
     return GpuNode(name, vendor, L.product(labels, vendor), physical, sharing if SHARED in kinds else None,

@@ -37,14 +37,25 @@ class GpuShapes:
         return [n for n in self.nodes.values() if n.sharing]
 
     def vendors(self) -> dict[str, tuple[int, int]]:
-        """Vendor -> (allocated, advertised) whole-GPU and replica units (slices are their own unit)."""
+        """Vendor -> (allocated, advertised) whole-GPU and replica units (MIG slices and AMD partitions
+        are their own units)."""
         out: dict[str, tuple[int, int]] = {}
         for n in self.nodes.values():
             for o in n.offers:
-                if o.kind == "mig":
+                if o.kind in ("mig", "partition"):
                     continue
                 a, t = out.get(o.vendor, (0, 0))
                 out[o.vendor] = (a + o.allocated, t + o.advertised)
+        return out
+
+    def rows(self, nodes: list[str], kind: str, resource: str = GPU) -> np.ndarray:
+        """Per row of `nodes` (allocation order): whether the node's `resource` units are of `kind`
+        ("gpu": whole GPUs, "shared": replicas, "mig": single-strategy slices)."""
+        out = np.zeros(len(nodes), dtype=bool)
+        for i, name in enumerate(nodes):
+            g = self.nodes.get(name)
+            if g is not None and any(o.resource == resource and o.kind == kind for o in g.offers):
+                out[i] = True
         return out
 
     def warnings(self) -> list[str]:

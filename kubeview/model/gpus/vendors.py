@@ -3,7 +3,8 @@
 The names are the vendors' device plugins' (docs/gpu-sources.md cites the files): NVIDIA's
 `nvidia.com/gpu`, `nvidia.com/gpu.shared` (time-slicing or MPS with `renameByDefault`) and
 `nvidia.com/mig-<profile>` (MIG, `mixed` strategy; `.shared` when a slice is shared too), AMD's
-`amd.com/gpu`, Intel's `gpu.intel.com/i915` and `gpu.intel.com/xe`. The list is configurable
+`amd.com/gpu` and its partitions under the `mixed` naming strategy (`amd.com/cpx_nps4`:
+`amd.com/<compute>_<memory>`), Intel's `gpu.intel.com/i915` and `gpu.intel.com/xe`. The list is configurable
 (`KUBEVIEW_GPU_RESOURCES`): a comma list of names or `prefix*` patterns replaces it, and one that starts
 with `+` adds to it (`+habana.ai/gaudi`). Pure.
 """
@@ -18,20 +19,21 @@ ENV = "KUBEVIEW_GPU_RESOURCES"
 NVIDIA_GPU = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"  # the device plugin's rename of a shared resource
 MIG_PREFIX = "nvidia.com/mig-"
-DEFAULT_NAMES = (NVIDIA_GPU, "nvidia.com/gpu.shared", "nvidia.com/mig-*", "amd.com/gpu",
+AMD_PARTITIONS = "amd.com/*px_nps*"  # spx, dpx, tpx, qpx, cpx compute x nps1/nps2/nps4 memory partitions
+DEFAULT_NAMES = (NVIDIA_GPU, "nvidia.com/gpu.shared", "nvidia.com/mig-*", "amd.com/gpu", AMD_PARTITIONS,
                  "gpu.intel.com/i915", "gpu.intel.com/xe")
 VENDORS = {"nvidia.com": "nvidia", "amd.com": "amd", "gpu.intel.com": "intel"}
 
-# kinds of unit a resource counts
-WHOLE, MIG, SHARED = "gpu", "mig", "shared"
+# kinds of unit a resource counts: whole GPUs, NVIDIA MIG slices, shared replicas, AMD partitions
+WHOLE, MIG, SHARED, PARTITION = "gpu", "mig", "shared", "partition"
 
 
 @dataclass(frozen=True, slots=True)
 class GpuResource:
     name: str  # the extended resource, e.g. "nvidia.com/mig-1g.10gb"
     vendor: str  # "nvidia", "amd", "intel", else the name's domain
-    kind: str  # WHOLE, MIG or SHARED by its name alone (node labels may say more: see physical.py)
-    profile: str | None = None  # a MIG slice's profile, "1g.10gb"
+    kind: str  # WHOLE, MIG, SHARED or PARTITION by its name alone (node labels may say more: physical.py)
+    profile: str | None = None  # a MIG slice's profile, "1g.10gb"; an AMD partition's, "cpx_nps4"
     shared: bool = False  # renamed `.shared`: replicas of a time-sliced or MPS-shared unit
 
 
@@ -45,6 +47,8 @@ def _classify(name: str) -> GpuResource:
     base = name[: -len(SHARED_SUFFIX)] if shared else name
     if base.startswith(MIG_PREFIX):
         return GpuResource(name, "nvidia", MIG, base[len(MIG_PREFIX):], shared)
+    if fnmatch.fnmatchcase(base, AMD_PARTITIONS):
+        return GpuResource(name, "amd", PARTITION, base.split("/", 1)[1], shared)
     return GpuResource(name, vendor_of(name), SHARED if shared else WHOLE, None, shared)
 
 
@@ -93,3 +97,13 @@ def parse_names(spec: str | None) -> GpuNames:
 
 
 DEFAULT = GpuNames()
+
+
+def configure(spec: str | None) -> GpuNames:
+    """Set the names new models use (the CLI calls it once with `KUBEVIEW_GPU_RESOURCES`)."""
+    global CONFIGURED
+    CONFIGURED = parse_names(spec)
+    return CONFIGURED
+
+
+CONFIGURED = DEFAULT  # what ClusterModel reads at construction

@@ -1,0 +1,106 @@
+"""Fit a manifest inside one topology domain: every pod on nodes that share one value of a node label
+(an NVLink clique: `nvidia.com/gpu.clique`), as Kueue's topology-aware scheduling does for a podset's
+required level (`kueue.x-k8s.io/podset-required-topology`) and Kubernetes 1.38's gang TopologyConstraint.
+
+Each domain is tried with the same fit as everywhere else (workload_fit.fit_units on the domain's rows
+of the allocation); of the domains where everything fits, the one with the fewest free GPUs left is
+chosen (Kueue's BestFit: keep the big domains for the big jobs). When none fits, the answer says which
+domain came closest and how close. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubeview.model.allocation import GPU, Allocation
+from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.workload_fit import Unit, UnitFit, fit_units
+
+KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+
+
+@dataclass(slots=True)
+class DomainFit:
+    key: str  # the node label: "nvidia.com/gpu.clique"
+    domain: str | None  # the domain chosen (everything fits there); None: no domain holds it
+    fits: list[UnitFit]  # in the chosen domain, else in the closest one (empty: no domain at all)
+    closest: str | None = None  # where it did not fit: the domain that placed the most pods
+    rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # domain -> (placed, pods, free GPUs)
+    outside: int = 0  # nodes without the label: never tried
+
+    @property
+    def ok(self) -> bool:
+        return self.domain is not None
+
+    def words(self) -> str:
+        """"inside nvidia.com/gpu.clique=uuid.1 (2 domains, 1 holds it)" or why not."""
+        n = len(self.rooms)
+        if not n:
+            return f"no node has the label {self.key}: there is no domain to fit inside"
+        holding = sum(placed == pods for placed, pods, _ in self.rooms.values())
+        if self.domain is not None:
+            return (f"inside {self.key}={self.domain} ({n} domain{'s' * (n != 1)}, {holding} hold{'s' * (holding == 1)} "
+                    f"it; the one with the fewest free GPUs left is chosen)")
+        placed, pods, free = self.rooms[self.closest or ""]
+        return (f"no one {self.key} domain holds all {pods} pods: the closest is {self.closest} with room for "
+                f"{placed} ({free} GPU{'s' * (free != 1)} free there, {n} domain{'s' * (n != 1)} tried)")
+
+
+def _placed(fits: list[UnitFit]) -> int:
+    return sum(f.fit.room if f.room is None else f.room for f in fits)
+
+
+def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,
+               claim_nodes: Callable[[Unit], tuple[str, ...] | None] | None = None) -> DomainFit:
+    """Try every domain of `key` (nodes grouped by that label's value) with all of `units`."""
+    groups: dict[str, list[int]] = {}
+    outside = 0
+    for i, view in enumerate(alloc.views):
+        value = view.labels.get(key)
+        if value:
+            groups.setdefault(value, []).append(i)
+        else:
+            outside += 1
+    gpu = alloc.column(GPU)
+    pods = sum(u.size for u in units)
+    best: tuple[int, str] | None = None  # (free GPUs left, domain)
+    closest: tuple[int, int, str] | None = None  # (placed, free, domain): the most placed, then the most free
+    tried: dict[str, list[UnitFit]] = {}
+    rooms: dict[str, tuple[int, int, int]] = {}
+    for value, rows in sorted(groups.items()):
+        sub = alloc.subset(np.asarray(rows, dtype=np.intp))
+        fits = fit_units(sub, units, config, claim_nodes)
+        free = int(np.maximum(sub.free[:, gpu], 0).sum()) if gpu is not None else 0
+        tried[value] = fits
+        placed = min(_placed(fits), pods)
+        rooms[value] = (placed, pods, free)
+        if all(f.fits for f in fits):
+            asked = sum(int(alloc.vector(m.pod.requests)[gpu]) for f in fits for m in f.fit.members
+                        if m.node and not m.bound) if gpu is not None else 0
+            if best is None or (free - asked, value) < best:
+                best = (free - asked, value)
+        elif closest is None or (placed, free) > closest[:2]:
+            closest = (placed, free, value)
+    if best is not None:
+        return DomainFit(key, best[1], tried[best[1]], None, rooms, outside)
+    near = closest[2] if closest is not None else None
+    return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside)
+
+
+def required_level(objects: list[dict]) -> tuple[str, str] | None:
+    """(label key, what asked for it) from Kueue's `podset-required-topology` annotation on a pod
+    template (or a bare Pod) of the manifest; None when no object asks."""
+    for obj in objects:
+        if not isinstance(obj, dict):
+            continue
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        template = (spec.get("template") or {}).get("metadata") or {} if isinstance(spec, dict) else {}
+        for notes in (template.get("annotations") or {}, meta.get("annotations") or {}):
+            value = notes.get(KUEUE_REQUIRED) if isinstance(notes, dict) else None
+            if isinstance(value, str) and value:
+                return value, f"{obj.get('kind', 'object')} {meta.get('name', '?')}"
+    return None
