@@ -30,6 +30,7 @@ class DomainFit:
     closest: str | None = None  # where it did not fit: the domain that placed the most pods
     rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # domain -> (placed, pods, free GPUs)
     outside: int = 0  # nodes without the label: never tried
+    nodes: int = 0  # nodes in the cluster
 
     @property
     def ok(self) -> bool:
@@ -38,6 +39,8 @@ class DomainFit:
     def words(self) -> str:
         """"inside nvidia.com/gpu.clique=uuid.1 (2 domains, 1 holds it)" or why not."""
         n = len(self.rooms)
+        if not n and self.outside < self.nodes:
+            return f"no {self.key} domain holds the pods already bound: they are in different domains or outside any"
         if not n:
             return f"no node has the label {self.key}: there is no domain to fit inside"
         holding = sum(placed == pods for placed, pods, _ in self.rooms.values())
@@ -70,7 +73,10 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
     closest: tuple[int, int, str] | None = None  # (placed, free, domain): the most placed, then the most free
     tried: dict[str, list[UnitFit]] = {}
     rooms: dict[str, tuple[int, int, int]] = {}
+    bound = {p.node for u in units for p in u.pods if p.node}  # members already bound stay where they are
     for value, rows in sorted(groups.items()):
+        if bound - {alloc.nodes[i] for i in rows}:
+            continue  # a member is bound outside this domain: it cannot hold the gang
         sub = alloc.subset(np.asarray(rows, dtype=np.intp))
         fits = fit_units(sub, units, config, claim_nodes)
         free = int(np.maximum(sub.free[:, gpu], 0).sum()) if gpu is not None else 0
@@ -85,9 +91,9 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
         elif closest is None or (placed, free) > closest[:2]:
             closest = (placed, free, value)
     if best is not None:
-        return DomainFit(key, best[1], tried[best[1]], None, rooms, outside)
+        return DomainFit(key, best[1], tried[best[1]], None, rooms, outside, len(alloc.nodes))
     near = closest[2] if closest is not None else None
-    return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside)
+    return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside, len(alloc.nodes))
 
 
 def required_level(objects: list[dict]) -> tuple[str, str] | None:
