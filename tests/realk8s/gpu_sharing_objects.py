@@ -18,10 +18,10 @@ from .plane import REPO, Plane
 FIXTURES = REPO / "tests" / "fixtures" / "k8s" / "gpu-sharing"
 CLUSTER_UUID = "7b968a6d-c8aa-45e1-9e07-e1e51be99c31"
 CLIQUE = "nvidia.com/gpu.clique"
-SHAPES = ("mig-mixed", "mig-single", "time-sliced", "time-sliced-renamed", "mps", "amd", "intel",
-          "nvl72-a-0", "nvl72-a-1", "nvl72-b-0", "nvl72-b-1")
+SHAPES = ("mig-mixed", "mig-single", "time-sliced", "time-sliced-renamed", "mps", "amd", "amd-cpx", "intel",
+          "intel-shared", "nvl72-a-0", "nvl72-a-1", "nvl72-b-0", "nvl72-b-1")
 GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-1g.5gb", "nvidia.com/mig-2g.10gb",
-                 "nvidia.com/mig-3g.20gb", "amd.com/gpu", "gpu.intel.com/i915")
+                 "nvidia.com/mig-3g.20gb", "amd.com/gpu", "amd.com/cpx_nps4", "gpu.intel.com/i915")
 CD_CRD = "computedomains.resource.nvidia.com"
 
 
@@ -75,7 +75,10 @@ ASKS = [
     *[(f"mps-{i}", "nvidia.com/gpu", 1, "mps") for i in range(3)],
     ("amd-two", "amd.com/gpu", 2, "amd"),
     ("amd-one", "amd.com/gpu", 1, "amd"),
+    *[(f"cpx-{i}", "amd.com/cpx_nps4", 1, "amd-cpx") for i in range(3)],
     ("intel-one", "gpu.intel.com/i915", 1, "intel"),
+    *[(f"intel-shared-{i}", "gpu.intel.com/i915", 1, "intel-shared") for i in range(5)],
+    ("intel-two", "gpu.intel.com/i915", 2, "intel-shared"),
     *[(f"clique-a-{i}", "nvidia.com/gpu", 1, "a") for i in range(2)],
 ]
 
@@ -121,6 +124,13 @@ EXPECT: dict[str, tuple[dict, dict[str, tuple]]] = {
             {"amd.com/gpu": ("gpu", None, 8, 3, 8, 1)}),
     "intel": ({"vendor": "intel", "product": "Flex_170", "physical": 2, "sharing": None, "migStrategy": None},
               {"gpu.intel.com/i915": ("gpu", None, 2, 1, 2, 1)}),
+    "intel-shared": ({"vendor": "intel", "product": "Flex_170", "physical": 2, "sharing": "shared", "replicas": 4,
+                      "migStrategy": None},
+                     {"gpu.intel.com/i915": ("shared", None, 8, 7, 2, 4)}),
+    # physical: the labeller's counts include the partitions (64), so 8 is not on the Node: null (or 8
+    # from MI300X's 8 partitions per GPU in CPX), checked apart in test_b_amd_partitions_are_not_gpus
+    "amd-cpx": ({"vendor": "amd", "product": None, "sharing": None, "migStrategy": None},
+                {"amd.com/cpx_nps4": ("partition", "cpx_nps4", 64, 3, None, 1)}),
 }
 
 

@@ -50,6 +50,8 @@ from .procs import wait_until
 ROUNDS = 3
 SHARED = {"kube_node_status_allocatable", "kube_pod_container_resource_requests"}
 SANITIZED = {sanitize(r) for r in GPU_RESOURCES}
+WARNED = {"time-sliced": "two-replicas"}  # shape -> the pod holding 2 shared units (intel-shared: apart, below)
+PHYSICAL_APART = ("mig-mixed", "amd-cpx")
 
 
 def _bound(core: client.CoreV1Api, namespaces: list[str], want: int) -> bool:
@@ -162,12 +164,13 @@ def test_b_gpus_section_says_what_the_units_are_made_of(doc: dict, gs: client.Co
             assert {k: g[k] for k in fields} == fields, (g["node"], g)
             got = {o["resource"]: (o["kind"], o["profile"], o["advertised"], o["allocated"], o["physical"], o["replicas"])
                    for o in g["offers"]}
-            if shape == "mig-mixed":  # the offers' physical apart: test_b_mixed_profiles_physical_is_unknown
+            if shape in PHYSICAL_APART:  # the offers' physical apart: the tests after this one
                 got = {k: (*v[:4], None, v[5]) for k, v in got.items()}
             assert got == offers, g["node"]
             assert all(o["source"] == "device-plugin" and o["free"] == o["advertised"] - o["allocated"] for o in g["offers"])
-            warned = [w for w in g["warnings"] if "two-replicas" in w]
-            assert len(warned) == (shape == "time-sliced") and len(g["warnings"]) == len(warned), g["warnings"]
+            warned = [w for w in g["warnings"] if WARNED.get(shape, "-") in w]
+            if shape != "intel-shared":
+                assert len(warned) == (shape in WARNED) and len(g["warnings"]) == len(warned), g["warnings"]
         for which, held in (("a", 2), ("b", 0)):
             members = [gpus[node_of(r, f"nvl72-{which}-{i}")] for i in range(2)]
             assert {(m["clique"], m["physical"], m["product"]) for m in members} == {(clique_of(r, which), 4, "NVIDIA-GB200")}
@@ -181,8 +184,11 @@ def test_b_gpus_section_says_what_the_units_are_made_of(doc: dict, gs: client.Co
     cd = domains[("ComputeDomain", f"{ns_of(0)}/nvl-train")]
     assert (cd["nodes"], cd["gpus"], cd["free"]) == ([node_of(0, "nvl72-a-0"), node_of(0, "nvl72-a-1")], 8, 6)
     assert doc["gpus"]["physical"]["free"] is None  # shared GPUs: no exact count of free physical GPUs
-    for vendor, (advertised, allocated) in (("amd", (8, 3)), ("intel", (2, 1))):
-        assert doc["gpus"]["vendors"][vendor] == {"advertised": advertised * ROUNDS, "allocated": allocated * ROUNDS}
+    for vendor in ("amd", "intel"):  # only this module's nodes have them: whole-GPU and replica units, every round
+        units = [o for f, offers in EXPECT.values() if f["vendor"] == vendor for o in offers.values()
+                 if o[0] not in ("mig", "partition")]
+        assert doc["gpus"]["vendors"][vendor] == {"advertised": sum(o[2] for o in units) * ROUNDS,
+                                                  "allocated": sum(o[3] for o in units) * ROUNDS}
 
 
 @pytest.mark.xfail(strict=True, reason="model/gpus/physical.py _offer divides a mixed profile's count by the "
@@ -194,6 +200,29 @@ def test_b_mixed_profiles_physical_is_unknown(doc: dict) -> None:
     gpus = {g["node"]: g for g in doc["gpus"]["nodes"]}
     got = {(r, o["resource"]): o["physical"] for r in range(ROUNDS) for o in gpus[node_of(r, "mig-mixed")]["offers"]}
     assert set(got.values()) == {None}, got
+
+
+@pytest.mark.xfail(strict=True, reason="labels.counted_devices takes beta.amd.com/gpu.family.<f> as physical GPUs, but "
+                   "the labeller counts amdgpu.GetAMDGPUs(), partitions (amdgpu_xcp_*) included: 64, not 8")
+def test_b_amd_partitions_are_not_gpus(doc: dict) -> None:
+    """8 MI300X in CPX-NPS4 advertise 64 `amd.com/cpx_nps4` and the labeller counts 64 in family AI
+    (it counts the partitions too); the physical GPUs are 8, or unknown, never 64."""
+    gpus = {g["node"]: g for g in doc["gpus"]["nodes"]}
+    got = {(r, what): value for r in range(ROUNDS) for what, value in
+           [("node", gpus[node_of(r, "amd-cpx")]["physical"])] + [(o["resource"], o["physical"])
+                                                                   for o in gpus[node_of(r, "amd-cpx")]["offers"]]}
+    assert set(got.values()) <= {None, 8}, got
+
+
+@pytest.mark.xfail(strict=True, reason="model/gpus/reads.py gathers holders only for NVIDIA replicas or resources "
+                   "shared by name; Intel's shared-dev-num units are shared by labels (physical.py), so no warning")
+def test_b_intel_shared_two_units_warned(doc: dict) -> None:
+    """-shared-dev-num=4: 8 units of 2 GPUs; a pod holding 2 units may hold one GPU twice, as a
+    time-sliced pod with 2 replicas may."""
+    gpus = {g["node"]: g for g in doc["gpus"]["nodes"]}
+    for r in range(ROUNDS):
+        warnings = gpus[node_of(r, "intel-shared")]["warnings"]
+        assert len(warnings) == 1 and f"{ns_of(r)}/intel-two" in warnings[0], warnings
 
 
 def _manifest(tmp: Path, name: str, obj: dict) -> str:
