@@ -72,7 +72,8 @@ ASKS = [
     *[(f"sliced-{i}", "nvidia.com/gpu", 1, "time-sliced") for i in range(5)],
     ("two-replicas", "nvidia.com/gpu", 2, "time-sliced"),
     *[(f"renamed-{i}", "nvidia.com/gpu.shared", 1, "time-sliced-renamed") for i in range(2)],
-    *[(f"mps-{i}", "nvidia.com/gpu", 1, "mps") for i in range(3)],
+    *[(f"mps-{i}", "nvidia.com/gpu", 1, "mps") for i in range(2)],
+    ("mps-two", "nvidia.com/gpu", 2, "mps"),  # a kubelet's device plugin would refuse it (MPS: >1 fails by default)
     ("amd-two", "amd.com/gpu", 2, "amd"),
     ("amd-one", "amd.com/gpu", 1, "amd"),
     *[(f"cpx-{i}", "amd.com/cpx_nps4", 1, "amd-cpx") for i in range(3)],
@@ -119,7 +120,7 @@ EXPECT: dict[str, tuple[dict, dict[str, tuple]]] = {
                             {"nvidia.com/gpu.shared": ("shared", None, 8, 2, 2, 4)}),
     "mps": ({"vendor": "nvidia", "product": "Tesla-T4", "physical": 2, "sharing": "mps", "replicas": 2,
              "migStrategy": None, "clique": None},
-            {"nvidia.com/gpu": ("shared", None, 4, 3, 2, 2)}),
+            {"nvidia.com/gpu": ("shared", None, 4, 4, 2, 2)}),
     "amd": ({"vendor": "amd", "product": "AMD_Instinct_MI300X", "physical": 8, "sharing": None, "migStrategy": None},
             {"amd.com/gpu": ("gpu", None, 8, 3, 8, 1)}),
     "intel": ({"vendor": "intel", "product": "Flex_170", "physical": 2, "sharing": None, "migStrategy": None},

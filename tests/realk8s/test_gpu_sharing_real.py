@@ -53,7 +53,7 @@ from .procs import wait_until
 ROUNDS = 3
 SHARED = {"kube_node_status_allocatable", "kube_pod_container_resource_requests"}
 SANITIZED = {sanitize(r) for r in GPU_RESOURCES}
-WARNED = {"time-sliced": "two-replicas"}  # shape -> the pod holding 2 shared units (intel-shared: apart, below)
+WARNED = {"time-sliced": "two-replicas", "mps": "mps-two"}  # shape -> the pod holding 2 shared units (intel-shared: apart, below)
 PHYSICAL_APART = ("mig-mixed", "amd-cpx")
 
 
@@ -193,6 +193,8 @@ def test_b_gpus_section_says_what_the_units_are_made_of(doc: dict, gs: client.Co
     cd = domains[("ComputeDomain", f"{ns_of(0)}/nvl-train")]
     assert (cd["nodes"], cd["gpus"], cd["free"]) == ([node_of(0, "nvl72-a-0"), node_of(0, "nvl72-a-1")], 8, 6)
     assert doc["gpus"]["physical"]["free"] is None  # shared GPUs: no exact count of free physical GPUs
+    ours = sum(gpus[node_of(r, shape)]["physical"] or 0 for r in range(ROUNDS) for shape in SHAPES)
+    assert doc["gpus"]["physical"]["total"] >= ours, (doc["gpus"]["physical"], ours)
     for vendor in ("amd", "intel"):  # only this module's nodes have them: whole-GPU and replica units, every round
         units = [o for f, offers in EXPECT.values() if f["vendor"] == vendor for o in offers.values()
                  if o[0] not in ("mig", "partition")]
