@@ -141,7 +141,7 @@ def install_compute_domain_crd(plane: Plane) -> None:
     plane.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{CD_CRD}")
 
 
-def put_compute_domain(custom: client.CustomObjectsApi, ns: str, nodes: list[str], clique: str) -> dict:
+def put_compute_domain(custom: client.CustomObjectsApi, ns: str, nodes: list[str], clique: str) -> object:
     """The fixture's ComputeDomain in `ns` over `nodes`; its status written through the status
     subresource, as the driver's controller writes it."""
     cd = fixture("computedomain-nvl-train.json")

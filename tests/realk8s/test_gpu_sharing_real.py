@@ -57,9 +57,18 @@ WARNED = {"time-sliced": "two-replicas", "mps": "mps-two"}  # shape -> the pod h
 PHYSICAL_APART = ("mig-mixed", "amd-cpx")
 
 
+def _pods(core: client.CoreV1Api, ns: str) -> list[dict]:
+    """The namespace's pods as the API server's JSON (dicts: no Optional attributes to step through)."""
+    return [core.api_client.sanitize_for_serialization(p) for p in core.list_namespaced_pod(ns).items]
+
+
+def _clique(core: client.CoreV1Api, node: str) -> str | None:
+    return (core.api_client.sanitize_for_serialization(core.read_node(node))["metadata"].get("labels") or {}).get(CLIQUE)
+
+
 def _bound(core: client.CoreV1Api, namespaces: list[str], want: int) -> bool:
-    pods = [p for ns in namespaces for p in core.list_namespaced_pod(ns).items]
-    return len(pods) == want and all(p.spec.node_name and p.status.phase == "Running" for p in pods)
+    pods = [p for ns in namespaces for p in _pods(core, ns)]
+    return len(pods) == want and all(p["spec"].get("nodeName") and p["status"].get("phase") == "Running" for p in pods)
 
 
 def _each(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
@@ -87,10 +96,11 @@ def gs(plane: Plane, realk8s_counts: dict[str, str]) -> Iterator[client.CoreV1Ap
     _create_and_bind(core, pods, spaces, len(pods))
     realk8s_counts["gpu-sharing placed"] = f"{len(pods)} pods on {len(nodes)} nodes in {time.monotonic() - start:.1f} s"
     for r in range(ROUNDS):  # the scheduler honoured every selector (a clique's pods on that clique's nodes)
-        for p in core.list_namespaced_pod(ns_of(r)).items:
-            want = {node_of(r, "nvl72-a-0"), node_of(r, "nvl72-a-1")} if p.metadata.name.startswith("clique-a") \
-                else {p.spec.node_selector["kubernetes.io/hostname"]}
-            assert p.spec.node_name in want, (p.metadata.name, p.spec.node_name)
+        for p in _pods(core, ns_of(r)):
+            name, spec = p["metadata"]["name"], p["spec"]
+            want = {node_of(r, "nvl72-a-0"), node_of(r, "nvl72-a-1")} if name.startswith("clique-a") \
+                else {spec["nodeSelector"]["kubernetes.io/hostname"]}
+            assert spec["nodeName"] in want, (name, spec["nodeName"])
     put_compute_domain(client.CustomObjectsApi(core.api_client), ns_of(0),
                        [node_of(0, "nvl72-a-0"), node_of(0, "nvl72-a-1")], clique_of(0, "a"))
     yield core
@@ -268,15 +278,15 @@ def test_c_fit_mig_slices_and_one_clique(plane: Plane, gs: client.CoreV1Api, doc
     job = _manifest(tmp_path, "job.yaml", _job(ns_of(0), 4))
     within = _kubeview(plane, "fit", job, "--within", CLIQUE, "--json")
     assert within.returncode == 0, within.stdout + within.stderr
-    cliques = {gs.read_node(n).metadata.labels.get(CLIQUE) for n in _placed(within)}
+    cliques = {_clique(gs, n) for n in _placed(within)}
     assert len(_placed(within)) == 4 and len(cliques) == 1 and None not in cliques, (_placed(within), cliques)
 
     spaces = [ns_of(r) for r in range(ROUNDS)]
     fill = [p for r in range(ROUNDS) for p in fill_cliques_to_three(r)]
-    total = sum(len(gs.list_namespaced_pod(ns).items) for ns in spaces) + len(fill)
+    total = sum(len(_pods(gs, ns)) for ns in spaces) + len(fill)
     _create_and_bind(gs, fill, spaces, total)
     refused = _kubeview(plane, "fit", job, "--within", CLIQUE)
     assert refused.returncode == 1 and CLIQUE in refused.stdout, refused.stdout + refused.stderr
     anywhere = _kubeview(plane, "fit", job, "--json")  # 3 + 3 free across two cliques: fits without --within
-    assert anywhere.returncode == 0 and len({gs.read_node(n).metadata.labels[CLIQUE] for n in _placed(anywhere)}) > 1, \
+    assert anywhere.returncode == 0 and len({_clique(gs, n) for n in _placed(anywhere)}) > 1, \
         anywhere.stdout
