@@ -265,16 +265,32 @@ def _placed(out: subprocess.CompletedProcess) -> list[str]:
     return [p["node"] for u in json.loads(out.stdout)["units"] for p in u["placement"]]
 
 
-def test_c_fit_mig_slices_and_one_clique(plane: Plane, gs: client.CoreV1Api, doc: dict, tmp_path: Path) -> None:  # noqa: ARG001
+@pytest.fixture(scope="module")
+def slice_fits(plane: Plane, gs, doc: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:  # noqa: ARG001
+    """`kubeview fit` of a pod asking 1 `1g.5gb` slice (--json) and of one asking 2 (text)."""
+    tmp = tmp_path_factory.mktemp("fit")
     slice_pod = round_pods(0, [("fit-slice", "nvidia.com/mig-1g.5gb", 1, "mig-mixed")])[0]
     del slice_pod["spec"]["nodeSelector"]["kubernetes.io/hostname"]
-    one = _kubeview(plane, "fit", _manifest(tmp_path, "one.yaml", slice_pod), "--json")
-    assert one.returncode == 0, one.stdout + one.stderr
-    assert [n.endswith("-mig-mixed") for n in _placed(one)] == [True], one.stdout
+    one = _kubeview(plane, "fit", _manifest(tmp, "one.yaml", slice_pod), "--json")
     slice_pod["spec"]["containers"][0]["resources"] = {k: {"nvidia.com/mig-1g.5gb": "2"} for k in ("requests", "limits")}
-    two = _kubeview(plane, "fit", _manifest(tmp_path, "two.yaml", slice_pod))
+    return {"one": one, "two": _kubeview(plane, "fit", _manifest(tmp, "two.yaml", slice_pod))}
+
+
+def test_c_fit_mig_slices(slice_fits: dict) -> None:
+    one, two = slice_fits["one"], slice_fits["two"]
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert [n.endswith("-mig-mixed") for n in _placed(one)] == [True], one.stdout  # each has 1 of 4 free
     assert two.returncode == 1 and "nvidia.com/mig-1g.5gb" in two.stdout, two.stdout + two.stderr
 
+
+@pytest.mark.xfail(strict=True, reason="fit's unit summary of a pod asking only MIG slices reads '1 × no requests'")
+def test_c_fit_summary_names_the_slices(slice_fits: dict) -> None:
+    summary = slice_fits["two"].stdout.splitlines()[2]  # policy line, unit line, then the pods' summary
+    assert "no requests" not in summary and "1g.5gb" in summary, slice_fits["two"].stdout
+
+
+def test_c_fit_within_one_clique(plane: Plane, gs: client.CoreV1Api, slice_fits: dict, tmp_path: Path) -> None:  # noqa: ARG001
+    """Last: it fills the cliques."""
     job = _manifest(tmp_path, "job.yaml", _job(ns_of(0), 4))
     within = _kubeview(plane, "fit", job, "--within", CLIQUE, "--json")
     assert within.returncode == 0, within.stdout + within.stderr
