@@ -19,6 +19,7 @@ from rich.text import Text
 
 from kubeview.model.autoscaling.groups import WAIT_NEVER, PodWait
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.gpus.vendors import MIG_PREFIX
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
@@ -55,9 +56,14 @@ def dra_held(model: ClusterModel) -> dict[Key, tuple[int, bool]]:
 
 
 def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
-    """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them."""
+    """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them (a DRA
+    device, or the device plugin's `nvidia.com/mig-<profile>`, #35)."""
     n, mig = held.get(pod.key, (0, False))
-    return pod.requests.get(GPU, 0) + n, mig
+    r = pod.requests
+    slices = sum(v for k, v in r.items() if k.startswith(MIG_PREFIX))
+    if slices:
+        n, mig = n + slices, True
+    return r.get(GPU, 0) + n, mig
 
 
 def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = None,

@@ -1,5 +1,6 @@
-"""One node: conditions, taints, the "Allocated resources" block, its DRA devices, and the pods counted
-against it.
+"""One node: conditions, taints, the "Allocated resources" block, what its GPUs are made of (shared
+replicas, MIG slices, another vendor's, an NVLink domain: the "GPUs" block), its DRA devices, and the
+pods counted against it.
 
 On the embedded cluster `P` preempts the node (asks first): its pods are killed with
 `DisruptionTarget`, the node goes, and controllers replace what they own (a spot node reclaimed).
@@ -15,12 +16,15 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
 from kubeview.tui.rows.devices import node_devices
+from kubeview.tui.rows.gpu_block import node_block
+from kubeview.tui.rows.gpu_units import shaped
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.device_table import DeviceTableView
+from kubeview.tui.widgets.gpu_shape import GpuShapeView
 from kubeview.tui.widgets.table_rows import Rows
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
@@ -52,6 +56,7 @@ class NodeDetailScreen(ClusterScreen):
 
     def compose_body(self) -> ComposeResult:
         yield AllocatedResources()
+        yield GpuShapeView()
         yield DeviceTableView()
         yield VirtualTable(pod_rows.COLUMNS, empty="no pods on this node")
 
@@ -64,6 +69,9 @@ class NodeDetailScreen(ClusterScreen):
             pods = state.model.pods_on(self.node)
             devices = node_devices(state.model, self.node)
             held = pod_rows.dra_held(state.model)
+            model = state.model
+            gpus = node_block(model, self.node, state.memo("gpu_shaped", lambda: shaped(model)))
+        self.query_one(GpuShapeView).block = gpus
         self.query_one(DeviceTableView).table = devices
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
