@@ -104,7 +104,7 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
             await pilot.press(*keys)
             await pilot.pause(0.8)
             app.save_screenshot(f"{name}.svg", str(out))
-        await pilot.press("G", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
+        await pilot.press("G", "up", "up", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
         await pilot.pause(0.8)
         app.save_screenshot("node-detail.svg", str(out))
         await pick_in_packing(app, pilot, "training/train-c")
