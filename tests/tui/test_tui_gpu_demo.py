@@ -11,6 +11,7 @@ from kubeview.cluster.local.demo import DEMO_PENDING
 from kubeview.cluster.local.source import LocalSource
 from kubeview.tui.app import make_app
 from kubeview.tui.screens.node_detail import NodeDetailScreen
+from kubeview.tui.widgets.allocated_resources import AllocatedResources
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.gpu_shape import GpuShapeView
 from kubeview.tui.widgets.virtual_table import VirtualTable
@@ -33,7 +34,7 @@ async def test_nodes_table_and_node_screens_say_shared_and_mig(demo: LocalSource
         assert "8/8 ×4" in row_text(table, "gpu-ts-1")  # 2 L4s × 4 replicas, all held: never "8 GPUs"
         assert "2/7 1g" in row_text(table, "gpu-mig-1")  # 1g.10gb slices
         assert " 1/2 3g" in row_text(table, "dra-mig-node-1")  # DRA's two 3g.40gb devices
-        assert str(table.rows.cells("gpu-node-1")[3]).endswith(" 1/2")  # whole GPUs as before
+        assert str(table.rows.cells("gpu-node-1")[3]).rstrip().endswith(" 1/2")  # whole GPUs as before
         line = app.screen.query_one(ClusterHeader).render().plain.splitlines()[1]
         assert "12/16" in line and "(8 = 2 physical × 4 shared, 2 MIG slices) + 2/7 MIG slices" in line, line
         for text, hits in (("time-slicing", ["gpu-ts-1"]), ("1g.10gb", ["gpu-mig-1"])):
@@ -58,6 +59,8 @@ async def test_nodes_table_and_node_screens_say_shared_and_mig(demo: LocalSource
         text = app.screen.query_one(GpuShapeView).render().plain
         assert text.startswith("GPUs 7 1g.10gb slices of 1 GPU · NVIDIA-A100-SXM4-80GB · MIG mixed"), text
         assert "nvidia.com/mig-1g.10gb" in text and "2/7" in text and "each of 1 GPU: 7 × 1g.10gb" in text
+        info = app.screen.query_one(AllocatedResources).render().renderables[0]  # type: ignore[attr-defined]
+        assert "Largest 1g.10gb slice request that fits: 5" in info.plain  # in the node's unit
         await pilot.press("escape", "down", "enter")  # gpu-node-1: plain whole GPUs, no block
         await settle(pilot)
         assert app.screen.node == "gpu-node-1"  # type: ignore[attr-defined]

@@ -53,7 +53,7 @@ def cluster() -> ClusterModel:
 
 def gpu_cell(r: rows.NodeRows, name: str, width: int = 16) -> str:
     cell = rows.cells(r, name, {"gpu": width})[3]
-    return cell.plain if isinstance(cell, Text) else cell
+    return (cell.plain if isinstance(cell, Text) else cell).rstrip()
 
 
 def test_only_unusual_nodes_get_a_shape() -> None:

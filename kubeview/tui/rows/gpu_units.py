@@ -40,6 +40,7 @@ class NodeUnit:
     suffix: str  # "×4", "1g", "1g+", "amd", "+mig"
     whole: bool  # units are physical GPUs (DCGM's use can be set against them)
     words: str  # what `/` finds: "time-slicing shared", "mig 1g.10gb", "amd"
+    unit: str = "GPU"  # one unit, in words: "replica", "1g.10gb slice", "amd GPU"
 
 
 def _head(profile: str | None) -> str:
@@ -55,13 +56,13 @@ def node_unit(shape: GpuNode) -> NodeUnit | None:
     if shared:
         o = max(shared, key=lambda x: x.advertised)
         return NodeUnit(o.resource, o.allocated, o.advertised, f"×{o.replicas}", False,
-                        f"{shape.sharing or 'shared'} shared replicas")
+                        f"{shape.sharing or 'shared'} shared replicas", o.unit)
     if migs and not any(o.vendor == "nvidia" and o.advertised for o in whole):
         o = max(migs, key=lambda x: (x.advertised, x.profile or ""))
         more = "+" if len({m.profile for m in migs}) > 1 else ""
         profiles = " ".join(sorted({m.profile or "" for m in migs}))
         return NodeUnit(o.resource if o.source != "dra" else NVIDIA_GPU, o.allocated, o.advertised,
-                        _head(o.profile) + more, False, f"mig {profiles} {shape.mig_strategy or 'dra'}")
+                        _head(o.profile) + more, False, f"mig {profiles} {shape.mig_strategy or 'dra'}", o.unit)
     if migs:  # whole GPUs beside MIG-enabled ones (mixed): the whole ones, marked
         return NodeUnit(NVIDIA_GPU, sum(o.allocated for o in whole), sum(o.advertised for o in whole), "+mig",
                         True, "mig " + " ".join(sorted({m.profile or "" for m in migs})))
@@ -71,7 +72,7 @@ def node_unit(shape: GpuNode) -> NodeUnit | None:
         mine = [o for o in others if o.vendor == vendor]
         resource = max(mine, key=lambda x: x.advertised).resource
         return NodeUnit(resource, sum(o.allocated for o in mine), sum(o.advertised for o in mine),
-                        vendor[:5], True, f"{vendor} {resource}")
+                        vendor[:5], True, f"{vendor} {resource}", f"{vendor} GPU")
     return None
 
 

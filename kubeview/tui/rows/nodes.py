@@ -52,6 +52,7 @@ class NodeRows:
     # nodes whose GPUs are shared replicas, MIG slices or another vendor's: their GPU figures and FIT
     # (in `req`, `alloc`, `fit`) are in that unit, and the cell says which (rows/gpu_units.py)
     unit: dict[str, NodeUnit] = field(default_factory=dict)
+    gpu_label: int = 4  # cells of the widest GPU figure ("3/8 ×4"): every row's bar leaves room for it
 
     def __len__(self) -> int:
         return len(self.names)
@@ -117,6 +118,11 @@ def _own_units(model: ClusterModel, out: NodeRows, unit: dict[str, NodeUnit]) ->
         if u.resource not in fits:
             fits[u.resource] = model.largest_fit(u.resource)
         out.fit[i] = fits[u.resource][i]
+        out.gpu_label = max(out.gpu_label, len(_gpu_label(u.requested, u.advertised, u)))
+
+
+def _gpu_label(req: int, alloc: int, unit: NodeUnit | None) -> str:
+    return f"{req}/{alloc}".rjust(4) + (f" {unit.suffix}" if unit is not None else "")
 
 
 def _frac(rows: NodeRows, key: str) -> np.ndarray:
@@ -176,7 +182,7 @@ def stamp(rows: NodeRows, name: str) -> tuple:
     if i is None:
         return (name,)
     u = rows.unit.get(name)
-    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]), u and u.suffix,
+    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]), u and u.suffix, rows.gpu_label,
             *(int(rows.req[k][i]) for k in ("cpu", "memory", "gpu")),
             *(int(rows.alloc[k][i]) for k in ("cpu", "memory", "gpu", "pods")),
             *(None if np.isnan(v) else float(v) for v in (rows.used[k][i] for k in ("cpu", "memory", "gpu"))))
@@ -203,8 +209,9 @@ def cells(rows: NodeRows, name: str, width_of: dict[str, int] | None = None) -> 
     unit = rows.unit.get(name)
     if g_alloc:
         used = None if np.isnan(g_u) or (unit is not None and not unit.whole) else float(g_u)
-        label = f"{g_req}/{g_alloc}".rjust(4) + (f" {unit.suffix}" if unit is not None else "")
-        out.append(fmt.bar_cell(g_req, g_alloc, _bar("gpu", width_of, used, len(label)), used, label=label))
+        # the same bar width on every row (the widest figure's room), the figures' units lined up
+        label = _gpu_label(g_req, g_alloc, unit).ljust(rows.gpu_label)
+        out.append(fmt.bar_cell(g_req, g_alloc, _bar("gpu", width_of, used, rows.gpu_label), used, label=label))
     else:
         out.append(Text("-", style="dim"))
     out.append(f"{int(rows.pods[i])}/{int(rows.alloc['pods'][i])}")

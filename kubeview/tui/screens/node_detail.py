@@ -17,7 +17,7 @@ from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
 from kubeview.tui.rows.devices import node_devices
 from kubeview.tui.rows.gpu_block import node_block
-from kubeview.tui.rows.gpu_units import shaped
+from kubeview.tui.rows.gpu_units import NodeUnit, node_unit, shaped
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.state import ClusterState
@@ -65,12 +65,14 @@ class NodeDetailScreen(ClusterScreen):
 
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
-            figures = node_figures(state.model, self.node)
+            model = state.model
+            shapes = state.memo("gpu_shaped", lambda: shaped(model))
+            figures = node_figures(model, self.node, node_unit(shapes.nodes[self.node])
+                                   if self.node in shapes.nodes else None)
             pods = state.model.pods_on(self.node)
             devices = node_devices(state.model, self.node)
             held = pod_rows.dra_held(state.model)
-            model = state.model
-            gpus = node_block(model, self.node, state.memo("gpu_shaped", lambda: shaped(model)))
+            gpus = node_block(model, self.node, shapes)
         self.query_one(GpuShapeView).block = gpus
         self.query_one(DeviceTableView).table = devices
         by_key = {p.key: p for p in pods}
@@ -108,8 +110,9 @@ class NodeDetailScreen(ClusterScreen):
                              answered)
 
 
-def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
-    """The block's figures for `node` (call under the state's lock)."""
+def node_figures(model: ClusterModel, node: str, unit: NodeUnit | None = None) -> NodeFigures | None:
+    """The block's figures for `node` (call under the state's lock); `unit`: its GPUs' own unit where
+    they are shared replicas, MIG slices or another vendor's (rows/gpu_units.py): the fit is in it."""
     a = model.allocation()
     try:
         i = a.nodes.index(node)
@@ -133,7 +136,8 @@ def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
             return sum(usage.gpu_util) / 100
         return None
 
-    gpu_col = a.column(fmt.GPU)
+    fit_resource = unit.resource if unit is not None else fmt.GPU
+    gpu_col = a.column(fit_resource)
     has_gpu = gpu_col is not None and a.allocatable[i, gpu_col] > 0
     return NodeFigures(
         name=node,
@@ -145,5 +149,6 @@ def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
         conditions=fmt.conditions(view.conditions, view.unschedulable).plain,
         taints=fmt.taints(view.taints),
         pods=int(model.pod_counts()[i]),
-        gpu_fit=int(model.largest_fit(fmt.GPU)[i]) if has_gpu else None,
+        gpu_fit=int(model.largest_fit(fit_resource)[i]) if has_gpu else None,
+        fit_unit=unit.unit if unit is not None else "GPU",
     )

@@ -18,13 +18,14 @@ from textual.widget import Widget
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.gpu_block import OFFER_HEADER, GpuBlock
 
+GAP = 2  # cells between the offer table's columns
 CUT_FIRST = (0, 2)  # narrow: the resource (cut in the middle), then the source, give way first
 
 
 def offer_widths(rows: list[tuple[str, ...]], width: int) -> list[int]:
     """Each column as wide as its widest cell; over `width`, the resource and the source give way."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(OFFER_HEADER))]
-    over = sum(widths) + len(widths) - 1 - width
+    over = sum(widths) + GAP * (len(widths) - 1) - width
     for i in CUT_FIRST:
         if over <= 0:
             break
@@ -47,7 +48,7 @@ def gpu_lines(b: GpuBlock, width: int) -> Text:
     for n, row in enumerate(rows):
         out.append("\n")
         cells = [fmt.cut_middle(c, w).ljust(w) if len(c) > w else c.ljust(w) for c, w in zip(row, widths, strict=True)]
-        out.append(" ".join(cells).rstrip(), style="bold" if n == 0 else "")
+        out.append((" " * GAP).join(cells).rstrip(), style="bold" if n == 0 else "")
     for line in b.carves:
         out.append("\n")
         out.append(line, style="dim")
