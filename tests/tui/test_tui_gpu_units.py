@@ -134,6 +134,8 @@ def test_node_block_words_offers_carves_use_warnings() -> None:
     text = gpu_lines(ts, 80).plain.splitlines()
     assert text[0].startswith("GPUs 8 advertised = 2 physical × 4 (time-slicing)")
     assert max(len(line) for line in text) <= 80 and "physical GPU" in text[-1]  # the warning wrapped, whole
+    short = gpu_lines(ts, 80, short=True).plain  # 80x24: no column headers, no carves; the warning stays
+    assert "RESOURCE" not in short and "each of" not in short and "may be one" in short
 
 
 def test_pod_warning_for_two_replicas() -> None:

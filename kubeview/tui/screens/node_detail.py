@@ -80,6 +80,13 @@ class NodeDetailScreen(ClusterScreen):
         table = self.main_widget()
         table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of, held))
 
+    def on_resize(self) -> None:
+        """Short (80x24): the GPUs block says less (no column headers, no carves), the pods keep rows."""
+        self.set_class(self.size.height < 30, "-short")
+        gpus = self.query(GpuShapeView)
+        if gpus:
+            gpus.first().short = self.has_class("-short")
+
     def apply_filter(self, text: str) -> None:
         self.refresh_data()
 

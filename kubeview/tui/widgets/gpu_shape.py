@@ -36,7 +36,8 @@ def offer_widths(rows: list[tuple[str, ...]], width: int) -> list[int]:
     return widths
 
 
-def gpu_lines(b: GpuBlock, width: int) -> Text:
+def gpu_lines(b: GpuBlock, width: int, short: bool = False) -> Text:
+    """The block at `width`; `short` (a short terminal): no column headers, no carves."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append("GPUs ", style="bold")
     out.append(b.title, style="bold cyan" if b.title else "")
@@ -46,10 +47,12 @@ def gpu_lines(b: GpuBlock, width: int) -> Text:
     rows = [OFFER_HEADER, *b.offers]
     widths = offer_widths(rows, width)
     for n, row in enumerate(rows):
+        if short and n == 0:
+            continue
         out.append("\n")
         cells = [fmt.cut_middle(c, w).ljust(w) if len(c) > w else c.ljust(w) for c, w in zip(row, widths, strict=True)]
         out.append((" " * GAP).join(cells).rstrip(), style="bold" if n == 0 else "")
-    for line in b.carves:
+    for line in () if short else b.carves:
         out.append("\n")
         out.append(line, style="dim")
     if b.use:
@@ -71,6 +74,7 @@ class GpuShapeView(Widget):
     """The node screen's GPUs block; hidden while `block` is None."""
 
     block: reactive[GpuBlock | None] = reactive(None, layout=True)
+    short: reactive[bool] = reactive(False, layout=True)
 
     def watch_block(self, block: GpuBlock | None) -> None:
         self.display = block is not None
@@ -79,7 +83,7 @@ class GpuShapeView(Widget):
         if self.block is None:
             return Text("")
         width = max(self.size.width, 20)
-        lines = gpu_lines(self.block, width).split("\n")
+        lines = gpu_lines(self.block, width, self.short).split("\n")
         for line in lines:
             line.truncate(width, overflow="ellipsis")
         return Text("\n").join(lines)
