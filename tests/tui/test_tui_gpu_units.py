@@ -151,3 +151,35 @@ def test_nodes_table_unchanged_without_shapes() -> None:
     r = rows.build(m)
     assert not r.unit and gpu_cell(r, "ts").endswith(" 3/8")
     assert np.array_equal(r.alloc["gpu"], m.allocation().allocatable[:, m.allocation().column("nvidia.com/gpu")])
+
+
+def test_pods_gpu_column_counts_slices_and_other_vendors() -> None:
+    from kubeview.tui.rows.pods import gpus
+
+    m = cluster()
+    assert gpus(m.pods[("team", "s")], {}) == (3, True)  # 3 MIG slices: "3 mig"
+    assert gpus(m.pods[("team", "x")], {}) == (3, False)  # AMD's GPUs
+    assert gpus(m.pods[("team", "pair")], {}) == (2, False)
+
+
+def test_a_plain_node_in_an_nvlink_clique_gets_the_block_with_its_domain() -> None:
+    m = ClusterModel()
+    clique = {"nvidia.com/gpu.count": "4", "nvidia.com/gpu.product": "NVIDIA-GB200", "nvidia.com/gpu.clique": "u.1"}
+    m.apply(Listed("Node", [node("a", clique, {"nvidia.com/gpu": 4}), node("b", clique, {"nvidia.com/gpu": 4}),
+                            node("c", {"nvidia.com/gpu.count": "4"}, {"nvidia.com/gpu": 4})]))
+    m.apply(Listed("Pod", [pod("p", "a", {"nvidia.com/gpu": 3})]))
+    b = node_block(m, "a", shaped(m))
+    assert b is not None and b.title == "4 GPUs" and b.product == "NVIDIA-GB200 · clique u.1"
+    assert b.domains == ("NVLink clique u.1: 2 nodes, 5/8 GPUs free, largest job that fits 5",)
+    assert node_block(m, "c", shaped(m)) is None  # whole GPUs, no domain: no block
+
+
+def test_dcgm_use_per_gpu_on_one_line_or_short() -> None:
+    m = cluster()
+    m.usage.merge(UsageUpdate(at=1.0, nodes={"ts": NodeUsage(gpu_util=(87.0, 12.0))}))
+    b = node_block(m, "ts", shaped(m))
+    assert b is not None
+    wide = [ln for ln in gpu_lines(b, 120).plain.splitlines() if ln.startswith("used ")]
+    assert wide == ["used GPU 0 87% · 4 replicas │ GPU 1 12% · 4 replicas"]
+    narrow = [ln for ln in gpu_lines(b, 40).plain.splitlines() if ln.startswith("used ")]
+    assert narrow == ["used GPU 0 87% │ GPU 1 12%"]

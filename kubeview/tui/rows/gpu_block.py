@@ -99,7 +99,8 @@ def node_block(model: ClusterModel, node: str, shapes: GpuShapes) -> GpuBlock | 
     or it is in an NVLink domain; None otherwise (the block is hidden)."""
     shape = shapes.nodes.get(node)
     view = model.nodes.get(node)
-    in_domain = (view is not None and CLIQUE in view.labels) or bool(model.compute_domains.views)
+    in_domain = (view is not None and CLIQUE in view.labels) or any(
+        node == n for cd in model.compute_domains.views.values() for n, _ in cd.nodes)
     domains: tuple[Domain, ...] = ()
     if in_domain:
         full = model.gpu_shapes()

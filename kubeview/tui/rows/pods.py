@@ -19,7 +19,8 @@ from rich.text import Text
 
 from kubeview.model.autoscaling.groups import WAIT_NEVER, PodWait
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.gpus.vendors import MIG_PREFIX
+from kubeview.model.gpus.vendors import DEFAULT as DEFAULT_GPUS
+from kubeview.model.gpus.vendors import MIG
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
@@ -57,12 +58,16 @@ def dra_held(model: ClusterModel) -> dict[Key, tuple[int, bool]]:
 
 def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
     """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them (a DRA
-    device, or the device plugin's `nvidia.com/mig-<profile>`, #35)."""
+    device, or the device plugin's `nvidia.com/mig-<profile>`); other GPU resources (AMD's, Intel's,
+    `nvidia.com/gpu.shared`: `vendors.DEFAULT`) count too (#35)."""
     n, mig = held.get(pod.key, (0, False))
     r = pod.requests
-    slices = sum(v for k, v in r.items() if k.startswith(MIG_PREFIX))
-    if slices:
-        n, mig = n + slices, True
+    for k, v in r.items():
+        if k != GPU and "/" in k:
+            g = DEFAULT_GPUS.classify(k)
+            if g is not None:
+                n += v
+                mig = mig or g.kind == MIG
     return r.get(GPU, 0) + n, mig
 
 

@@ -58,7 +58,7 @@ def gpu_lines(b: GpuBlock, width: int, short: bool = False) -> Text:
     if b.use:
         out.append("\n")
         out.append("used ", style="bold")
-        out.append("  ·  ".join(b.use) if sum(len(u) + 5 for u in b.use) <= width else "  ".join(
+        out.append(" │ ".join(b.use) if sum(len(u) + 3 for u in b.use) + 5 <= width else " │ ".join(
             u.split(" · ")[0] for u in b.use), style="cyan")
     for w in b.warnings:  # wrapped, not cut: the end says why it matters
         for i, piece in enumerate(textwrap.wrap(w, max(width - 2, 10))):
