@@ -12,6 +12,8 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         device-plugin and DRA GPU nodes (train-c asks for 2 GPUs and stays Pending although 4 are
         free, one per GPU node), 24 consumers at 1000m of which 3 are Pending for cpu, the DRA node
         dra-node-1 with its devices and claims, and the packing what-if for train-c under `pack`.
+        node-detail-shared, node-detail-mig (#35): gpu-ts-1 (2 L4s time-sliced 4 ways, all 8 replicas
+        held, notebooks/ddp-pair's 2 maybe one GPU) and gpu-mig-1 (an A100 as seven 1g.10gb slices).
         workloads-gangs, gang-detail, packing-gang: the demo's two gangs (#27) in the Workloads
         screen's gangs table (Tab), vision/allreduce-workers' panel (2 × 2 GPUs, blocked by
         fragmentation: its members' own words and the fit), and Packing's what-if of vision/etl-stages,
@@ -104,9 +106,15 @@ async def shoot_demo(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None
             await pilot.press(*keys)
             await pilot.pause(0.8)
             app.save_screenshot(f"{name}.svg", str(out))
-        await pilot.press("G", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
+        await pilot.press("G", "up", "up", "up", "up", "enter")  # dra-node-1: its DRA devices, llm-0's claim on one
         await pilot.pause(0.8)
         app.save_screenshot("node-detail.svg", str(out))
+        await pilot.press("escape", "G", "enter")  # gpu-ts-1: 2 L4s time-sliced 4 ways, ddp-pair's 2 replicas
+        await pilot.pause(0.8)
+        app.save_screenshot("node-detail-shared.svg", str(out))
+        await pilot.press("escape", "up", "up", "up", "enter")  # gpu-mig-1: an A100 as 7 × 1g.10gb
+        await pilot.pause(0.8)
+        app.save_screenshot("node-detail-mig.svg", str(out))
         await pick_in_packing(app, pilot, "training/train-c")
         await pilot.press("p", "p")  # spread -> balanced -> pack, not applied
         await pilot.pause(0.8)

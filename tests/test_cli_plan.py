@@ -44,11 +44,12 @@ def test_bench_plan_quick(capsys):
 
 
 def test_demo_answers_that_help(capsys):
-    """Issue #42: `--gpus 8` where no node has 8 said "no running pod may be disrupted … over 0 candidate
+    """Issue #42: `--gpus 8` where no node had 8 said "no running pod may be disrupted … over 0 candidate
     sets"; a pending consumer got a plan evicting its own ReplicaSet's pod, which then waited (exit 0)."""
-    assert main(["--demo", "plan", "--gpus", "8"]) == 1
-    assert capsys.readouterr().out == ("plan for 8 GPUs, policy spread (the embedded scheduler's)\n"
-                                       "  no plan: no node has 8 GPUs allocatable: the largest has 2, so no "
+    # 16: the demo's time-sliced gpu-ts-1 advertises 8 (#35), and the scheduler's figures are the plan's
+    assert main(["--demo", "plan", "--gpus", "16"]) == 1
+    assert capsys.readouterr().out == ("plan for 16 GPUs, policy spread (the embedded scheduler's)\n"
+                                       "  no plan: no node has 16 GPUs allocatable: the largest has 8, so no "
                                        "disruption makes room\n")
     assert main(["--demo", "snapshot", "--json"]) == 0
     consumer = next(p for p in json.loads(capsys.readouterr().out)["pods"]

@@ -30,6 +30,7 @@ from kubeview.tui.actions import ActionsMixin
 from kubeview.tui.commands import KubeviewCommands
 from kubeview.tui.format import GPU
 from kubeview.tui.messages import ActionDone, ClusterChanged
+from kubeview.tui.rows.gpu_units import shaped
 from kubeview.tui.screens.capacity import CapacityScreen
 from kubeview.tui.screens.nodes import NodesScreen, install_detail
 from kubeview.tui.screens.packing import PackingScreen
@@ -257,7 +258,8 @@ class KubeviewApp(ActionsMixin, App[int]):
             self.state.caught_up()
             model = self.state.model
             summary = summarize(model, self.state.memo("gpu_fit", lambda: model.largest_fit(GPU)),
-                                self.source.kinds if isinstance(self.source, ListsKinds) else ())
+                                self.source.kinds if isinstance(self.source, ListsKinds) else (),
+                                self.state.memo("gpu_shaped", lambda: shaped(model)))
             if summary.usage_error and summary.usage_error != self.summary.usage_error:
                 self.banner = self.sticky_banner = (f"utilization: {summary.usage_error}", "error")  # once
             self.summary = summary

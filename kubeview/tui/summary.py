@@ -19,7 +19,9 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
 from kubeview.model.gpus.dra import DRA_KINDS
 from kubeview.model.gpus.idle import find_idle
+from kubeview.model.gpus.reads import GpuShapes
 from kubeview.tui.format import GPU
+from kubeview.tui.rows.gpu_units import HeaderWords, free_replicas, header_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,9 @@ class Summary:
     pending_never: int = 0
     held_by_quota: int = 0  # pods not created: the quota admission refused them (model/quota/held.py)
     held_by_queue: int = 0  # pods of the Workloads Kueue holds back (no quota reserved: model/queues/)
+    # shared replicas, MIG slices, other vendors (#35): what the GPU total is made of, what it leaves out
+    gpu_words: HeaderWords = HeaderWords()
+    gpu_free_replicas: int = 0  # of `gpu_free`, time-sliced/MPS replicas (not whole GPUs)
 
     def known(self, *kinds: str) -> bool:
         """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
@@ -70,9 +75,10 @@ def unlisted(model: ClusterModel, kinds: tuple[str, ...] | list[str] = ()) -> fr
     return frozenset(k for k in FIGURE_KINDS if (k in ("Node", "Pod") or k in kinds) and k not in model.synced)
 
 
-def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds: tuple[str, ...] = ()) -> Summary:
+def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds: tuple[str, ...] = (),
+              shapes: GpuShapes | None = None) -> Summary:
     """The header's figures; `largest_fit` (per node, GPUs) when the caller already has it; `kinds`:
-    what the source lists (see `unlisted`)."""
+    what the source lists (see `unlisted`); `shapes`: the unusual GPU nodes' (`gpu_units.shaped`)."""
     totals = model.totals()
     usage = model.usage
     used_cpu = used_mem = used_gpu = None
@@ -111,6 +117,8 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         held_by_quota=sum(h.not_created for k, h in model.held().items()
                           if model.display_namespace in (None, k[1])),
         held_by_queue=sum(w.pods for w in model.queues.held() if model.display_namespace in (None, w.namespace)),
+        gpu_words=header_words(shapes) if shapes is not None else HeaderWords(),
+        gpu_free_replicas=free_replicas(shapes) if shapes is not None else 0,
     )
 
 
@@ -161,8 +169,10 @@ def gpu_parts(s: Summary) -> list[Part]:
     if not s.known():
         return [Part("", "…", "dim", 0)]
     if not s.gpu.allocatable:
-        return [Part("", "none in this cluster", "dim", 0)]
-    parts = [Part("", f"{s.gpu_free} free, largest placeable {s.gpu_largest}",
+        return [Part("", "none in this cluster" + (" (only MIG slices or other vendors')" if s.gpu_words else ""),
+                     "dim", 0)]
+    replicas = f" ({s.gpu_free_replicas} shared replicas)" if s.gpu_free_replicas else ""
+    parts = [Part("", f"{s.gpu_free} free{replicas}, largest placeable {s.gpu_largest}",
                   "bold red" if s.gpu_free and s.gpu_largest < min(s.gpu_free, 2) else "bold", 0)]
     if s.idle_gpus:
         parts.append(Part("│", f"{s.idle_gpus} allocated idle (<5%)", "bold red", 1))

@@ -24,9 +24,11 @@ from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.gang_fit import fit_gang
 
-NO_GPU = ("0/7 nodes are available: 1 Insufficient memory, 2 Insufficient nvidia.com/gpu, "
-          "2 cannot allocate all claims, 3 Insufficient cpu.")
-NO_CPU = "0/7 nodes are available: 3 Insufficient cpu, 4 node(s) had untolerated taint(s)."
+# 9 nodes since the time-sliced gpu-ts-1 (full: its 8 replicas held) and the MIG node gpu-mig-1 (no
+# nvidia.com/gpu: a mapped resource it lacks, so "cannot allocate all claims") joined the demo (#35)
+NO_GPU = ("0/9 nodes are available: 1 Insufficient memory, 3 Insufficient cpu, 3 Insufficient nvidia.com/gpu, "
+          "3 cannot allocate all claims.")
+NO_CPU = "0/9 nodes are available: 3 Insufficient cpu, 6 node(s) had untolerated taint(s)."
 
 
 def args(**kw: object) -> argparse.Namespace:
@@ -72,7 +74,8 @@ def test_demo_reaches_the_screenshots_state(demo: tuple[LocalSource, ClusterMode
     assert all(p.phase == "Running" for p in bound)
     demo_pods = [k for k in source.pids() if k[0] in ("training", "batch", "default")]
     assert len(demo_pods) == 2 + 21 + 2
-    assert sorted(k for k in source.pids() if k[0] == "inference") == [("inference", "embed"), ("inference", "llm-0")]
+    assert sorted(k for k in source.pids() if k[0] == "inference") == [
+        ("inference", "embed"), ("inference", "llm-0"), ("inference", "rerank-0"), ("inference", "rerank-1")]
 
 
 def test_demo_shows_dra_gpus_beside_device_plugin_ones(demo: tuple[LocalSource, ClusterModel]) -> None:
@@ -83,7 +86,8 @@ def test_demo_shows_dra_gpus_beside_device_plugin_ones(demo: tuple[LocalSource, 
     col = a.column(GPU)
     gpus = {n: (int(a.allocatable[i, col]), int(a.requested[i, col])) for i, n in enumerate(a.nodes)}
     assert {n: g for n, g in gpus.items() if g[0]} == {"gpu-node-1": (2, 1), "gpu-node-2": (2, 1),
-                                                        "dra-node-1": (2, 1), "dra-mig-node-1": (2, 1)}
+                                                        "dra-node-1": (2, 1), "dra-mig-node-1": (2, 1),
+                                                        "gpu-ts-1": (8, 8)}  # time-sliced replicas, all held
     llm, embed = model.pods[("inference", "llm-0")], model.pods[("inference", "embed")]
     assert (llm.node, llm.phase, embed.node, embed.phase) == ("dra-node-1", "Running", "dra-mig-node-1", "Running")
     held = {(d.device.node, d.device.name): (d.claim, d.pods) for ng in model.gpus.nodes().values()
@@ -132,20 +136,21 @@ def test_snapshot_titles_stay_on_one_line(demo: tuple[LocalSource, ClusterModel]
     out = io.StringIO()
     print_tables(demo[1], Console(file=out, width=width, soft_wrap=False, highlight=False, color_system=None))
     lines = out.getvalue().splitlines()
-    assert "GPU fragmentation  4 free on 4 nodes, largest fit 1" in lines
+    assert "GPU fragmentation  4 free on 5 nodes, largest fit 1" in lines  # gpu-ts-1: no replica free
     for title in ("Cluster totals", "Pending pods", "Workloads", "gpu-node-1  Ready  pods 4  largest GPU fit 1"):
         assert title in lines
     assert max(len(line) for line in lines) <= width
 
 
 def test_snapshot_table_says_a_size_no_node_has_never_fits(demo: tuple[LocalSource, ClusterModel]) -> None:
-    """2-GPU nodes: two 2-GPU pods are lost to fragmentation (1 free on each), a 4-GPU pod never fits."""
+    """2-GPU nodes: two 2-GPU pods are lost to fragmentation (1 free on each); a 4-GPU pod no longer
+    "never fits": gpu-ts-1 advertises 8 (time-sliced replicas, all held), the scheduler's figure."""
     out = io.StringIO()
     print_tables(demo[1], Console(file=out, width=120, soft_wrap=False, highlight=False, color_system=None))
     rows = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]]
             for line in out.getvalue().splitlines() if line.count("│") == 3}
     assert rows["2"] == ["0", "2", "2"]
-    assert rows["4"] == ["0", "0", "never fits"]
+    assert rows["4"] == ["0", "0", "0"]
 
 
 def test_demo_gang_blocked_by_fragmentation(demo: tuple[LocalSource, ClusterModel]) -> None:

@@ -43,7 +43,7 @@ async def test_pod_detail_messages_keep_their_indent(demo: LocalSource, size: tu
         assert all(len(line) <= box.size.width for line in lines), [ln for ln in lines if len(ln) > box.size.width]
         why = lines.index("Why it is not scheduled (the scheduler's message)")
         message = lines[why + 1:lines.index("", why + 1)]
-        assert message[0].startswith("  0/7 nodes are available") and all(ln.startswith("  ") for ln in message)
+        assert message[0].startswith("  0/9 nodes are available") and all(ln.startswith("  ") for ln in message)
         events = lines.index("Events")
         rows = lines[events + 1:]
         column = rows[0].index("Message")

@@ -72,14 +72,16 @@ async def test_the_header_keeps_the_gpu_total_at_80_columns(demo: LocalSource) -
         await wait_for(pilot, lambda: header.summary.cpu.used is not None and header.summary.memory.used is not None,
                        what="a usage sample (its `used` figures are what pushed the GPU total off)")
         line = header.render().plain.splitlines()[1]
-        assert len(line) <= SMALL[0] and "GPU" in line and "4/8 50%" in line, line  # was `used 246Mi │ G…`
-        assert "cpu" in line and "mem" in line and not line.endswith("…"), line
+        assert len(line) <= SMALL[0] and "GPU" in line and "12/16 75%" in line, line  # was `used 246Mi │ G…`
+        # 8 of the 16 are gpu-ts-1's time-sliced replicas (#35): said before the cpu and memory bars
+        assert "cpu" in line and "mem" in line and "(8 shared)" in line and not line.endswith("…"), line
     async with demo_at(demo, LARGE) as (app, pilot):
         header = app.screen.query_one(ClusterHeader)
         await wait_for(pilot, lambda: header.summary.memory.used is not None, what="a usage sample")
         line = header.render().plain.splitlines()[1]
         # all of it at 160: the memory used is the demo's live processes' (a measured figure, not a constant)
-        assert re.search(r"used [\d.]+[KMGT]i ", line) and "GPU ████···· 4/8 50%" in line, line
+        assert re.search(r"used [\d.]+[KMGT]i ", line) and "GPU ██████·· 12/16 75%" in line, line
+        assert "(8 = 2 physical × 4 shared, 2 MIG slices) + 2/7 MIG slices" in line, line
 
 
 @run_async
@@ -88,7 +90,7 @@ async def test_why_not_names_its_resource_at_80_columns(demo: LocalSource) -> No
         await pilot.press("4")
         await settle(pilot)
         table = app.screen.query_one("#whatif", VirtualTable)
-        await wait_for(pilot, lambda: len(table.rows) == 7, what="the what-if of the hypothetical 2-GPU pod")
+        await wait_for(pilot, lambda: len(table.rows) == 9, what="the what-if of the hypothetical 2-GPU pod")
         header = table.render_line(0).text
         assert "…" not in header, header
         said = {key: under(table, line, "why") for key, line in lines_of(table).items()}
@@ -148,7 +150,7 @@ async def test_names_take_the_room_at_160_columns(demo: LocalSource) -> None:
         consumers = [line for key, line in lines.items() if key[0] == "batch" and "Pending" in line]
         assert len(consumers) == 3
         for line in consumers:  # the whole reason, not `3 Insufficient cpu, +1 more` beside spare cells
-            assert under(table, line, "reason") == "3 Insufficient cpu, 4 node(s) had untolerated taint(s)", line
+            assert under(table, line, "reason") == "3 Insufficient cpu, 6 node(s) had untolerated taint(s)", line
 
 
 @run_async

@@ -6,7 +6,7 @@ pods, something to scale, and two gangs (one blocked by fragmentation, one that 
 the `spread` policy, with a fixed seed so that pod names repeat, and
 returns once every bound pod is Running, so the first list a client gets is already the demo. The
 cluster is the bundled one plus two DRA GPU nodes (`clusters/demo-dra.yaml`), so both kinds of GPU
-show side by side, and an autoscaled node group (`clusters/demo-batch.yaml`, batch-pool: 0 nodes, at
+show side by side, a time-sliced and a MIG node (`clusters/demo-gpu-shared.yaml`, #35), and an autoscaled node group (`clusters/demo-batch.yaml`, batch-pool: 0 nodes, at
 most 6) that the suspended Job farm/frames outgrows once started (`z`): asked for more, got 6.
 """
 
@@ -26,6 +26,7 @@ from kubeview.scheduling.config import PackingConfig
 
 DEMO_FILE = Path(__file__).parent / "demo.yaml"
 DRA_NODES_FILE = Path(__file__).parent / "clusters" / "demo-dra.yaml"
+SHARED_NODES_FILE = Path(__file__).parent / "clusters" / "demo-gpu-shared.yaml"
 BATCH_POOL_FILE = Path(__file__).parent / "clusters" / "demo-batch.yaml"
 BATCH_JOB = ("farm", "frames")  # the autoscaling story's Job (suspended: `z` starts it)
 BATCH_POOL = "batch-pool"
@@ -43,11 +44,12 @@ def demo_manifests(path: Path = DEMO_FILE) -> list[dict]:
 
 
 def demo_cluster() -> ClusterConfig:
-    """The bundled cluster with the DRA nodes (and the DRA driver's DaemonSet) after its own, and the
-    autoscaled batch-pool."""
+    """The bundled cluster with the DRA nodes (and the DRA driver's DaemonSet) after its own, then the
+    shared and MIG GPU nodes (and their device plugin), and the autoscaled batch-pool."""
     base, dra, batch = load_cluster(), load_cluster(DRA_NODES_FILE), load_cluster(BATCH_POOL_FILE)
-    return ClusterConfig(source=base.source, nodes=base.nodes + dra.nodes, system=base.system + dra.system,
-                         node_groups=batch.node_groups)
+    shared = load_cluster(SHARED_NODES_FILE)
+    return ClusterConfig(source=base.source, nodes=base.nodes + dra.nodes + shared.nodes,
+                         system=base.system + dra.system + shared.system, node_groups=batch.node_groups)
 
 
 def open_demo(metrics_listen: tuple[str, int] | None = None, timeout: float = SETTLE_TIMEOUT, *,

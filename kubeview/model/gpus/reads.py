@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
+from kubeview.model.gpus import labels as L
 from kubeview.model.gpus.domains import ComputeDomainView, Domain, nvlink_domains
 from kubeview.model.gpus.physical import GpuNode, gpu_node
 from kubeview.model.gpus.states import NodeGpus
@@ -62,16 +63,47 @@ class GpuShapes:
         return [w for n in self.nodes.values() for w in n.warnings]
 
 
+SHAPE_LABELS = (L.GPU_REPLICAS, L.SHARING, L.MIG_STRATEGY)  # labels that make nvidia.com/gpu more than whole GPUs
+
+
+def unusual_rows(alloc: Allocation, dra: dict[str, NodeGpus], names: GpuNames) -> list[int]:
+    """Rows of the nodes whose GPUs are more than whole `nvidia.com/gpu` units: another GPU resource
+    (MIG slices, `.shared` replicas, AMD, Intel) held or advertised, labels that say `nvidia.com/gpu` is
+    shared or MIG-sliced, or DRA MIG devices. The views read `gpu_shapes(..., only=)` of these alone: a
+    cluster of plain GPU nodes costs one pass over its columns and labels, not a shape per node."""
+    others = [c for c, r in names.gpu_columns(alloc.resources) if r.name != GPU]
+    out: set[int] = set()
+    if others:
+        idx = np.array(others, dtype=np.int64)
+        out.update(np.flatnonzero((alloc.allocatable[:, idx] > 0).any(axis=1)
+                                  | (alloc.requested[:, idx] > 0).any(axis=1)).tolist())
+    gpu_col = alloc.column(GPU)
+    if gpu_col is not None:
+        for i in np.flatnonzero(alloc.allocatable[:, gpu_col] > 0).tolist():
+            labels = alloc.views[i].labels
+            if any(k in labels for k in SHAPE_LABELS):
+                out.add(i)
+    sliced = {n for n, ng in dra.items() if any(d.gpu and d.device.type == "mig" for d in ng.devices)}
+    if sliced:
+        out.update(i for i, n in enumerate(alloc.nodes) if n in sliced)
+    return sorted(out)
+
+
 def gpu_shapes(alloc: Allocation, dra: dict[str, NodeGpus], pods_on: Callable[[str], Iterable[PodView]],
-               fits: np.ndarray, names: GpuNames, compute_domains: Iterable[ComputeDomainView] = ()) -> GpuShapes:
+               fits: np.ndarray, names: GpuNames, compute_domains: Iterable[ComputeDomainView] = (),
+               only: Iterable[int] | None = None) -> GpuShapes:
+    """`only`: these rows alone (`unusual_rows`), without the NVLink domains."""
     cols = names.gpu_columns(alloc.resources)
     if not cols and not dra:
         return GpuShapes()
     gpu_col = alloc.column(GPU)
-    idx = np.array([c for c, _ in cols], dtype=np.int64)
-    rows = np.flatnonzero((alloc.allocatable[:, idx] > 0).any(axis=1) | (alloc.requested[:, idx] > 0).any(axis=1)) \
-        if cols else np.zeros(0, dtype=np.int64)
-    wanted = set(rows.tolist()) | {i for i, n in enumerate(alloc.nodes) if n in dra}
+    if only is not None:
+        wanted = set(only)
+    else:
+        idx = np.array([c for c, _ in cols], dtype=np.int64)
+        rows = np.flatnonzero((alloc.allocatable[:, idx] > 0).any(axis=1) | (alloc.requested[:, idx] > 0).any(axis=1)) \
+            if cols else np.zeros(0, dtype=np.int64)
+        wanted = set(rows.tolist()) | {i for i, n in enumerate(alloc.nodes) if n in dra}
     nodes: dict[str, GpuNode] = {}
     whole: dict[str, tuple[int, int]] = {}
     labels: dict[str, dict[str, str]] = {}
@@ -97,6 +129,8 @@ def gpu_shapes(alloc: Allocation, dra: dict[str, NodeGpus], pods_on: Callable[[s
             whole[name] = (int(alloc.allocatable[i, gpu_col]), int(alloc.requested[i, gpu_col]))
             fit_of[name] = int(fits[i]) if i < len(fits) else 0
         labels[name] = view.labels
+    if only is not None:
+        return GpuShapes(nodes)
     return GpuShapes(nodes, tuple(nvlink_domains(labels, whole, fit_of, compute_domains)))
 
 

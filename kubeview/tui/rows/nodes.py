@@ -13,10 +13,12 @@ import numpy as np
 from rich.text import Text
 
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.gpus.reads import GpuShapes
 from kubeview.model.views import NodeView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
 from kubeview.tui.rows.column import Column
+from kubeview.tui.rows.gpu_units import NodeUnit, units
 
 COLUMNS = [  # names whole; on a narrow screen the bars get shorter first (see `fit_widths`)
     Column("name", "NAME", 0, whole=True),
@@ -47,6 +49,10 @@ class NodeRows:
     pods: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     fit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     row: dict[str, int] = field(default_factory=dict)
+    # nodes whose GPUs are shared replicas, MIG slices or another vendor's: their GPU figures and FIT
+    # (in `req`, `alloc`, `fit`) are in that unit, and the cell says which (rows/gpu_units.py)
+    unit: dict[str, NodeUnit] = field(default_factory=dict)
+    gpu_label: int = 4  # cells of the widest GPU figure ("3/8 ×4"): every row's bar leaves room for it
 
     def __len__(self) -> int:
         return len(self.names)
@@ -76,9 +82,11 @@ def _usage_arrays(model: ClusterModel, names: list[str], cache: dict) -> dict[st
     return out
 
 
-def build(model: ClusterModel, fit: np.ndarray | None = None, cache: dict | None = None) -> NodeRows:
+def build(model: ClusterModel, fit: np.ndarray | None = None, cache: dict | None = None,
+          shapes: GpuShapes | None = None) -> NodeRows:
     """All node figures (call under the state's lock); `fit`: the model's largest GPU fit per node,
-    `cache`: the caller's, keeps usage arrays between refreshes."""
+    `cache`: the caller's, keeps usage arrays between refreshes; `shapes`: the unusual GPU nodes'
+    (`gpu_units.shaped`), whose GPU figures and FIT are read in their own unit."""
     a = model.allocation()
     out = NodeRows(names=a.nodes, views=a.views)
     n = len(a.nodes)
@@ -92,7 +100,29 @@ def build(model: ClusterModel, fit: np.ndarray | None = None, cache: dict | None
     out.fit = model.largest_fit(GPU) if fit is None else fit
     out.used = _usage_arrays(model, a.nodes, {} if cache is None else cache)
     out.row = {name: i for i, name in enumerate(a.nodes)}
+    if shapes is not None and shapes.nodes:
+        _own_units(model, out, units(shapes))
     return out
+
+
+def _own_units(model: ClusterModel, out: NodeRows, unit: dict[str, NodeUnit]) -> None:
+    """The unusual nodes' GPU figures and FIT in their own unit (copies: the arrays are the model's)."""
+    out.unit = {n: u for n, u in unit.items() if n in out.row}
+    if not out.unit:
+        return
+    out.req["gpu"], out.alloc["gpu"], out.fit = out.req["gpu"].copy(), out.alloc["gpu"].copy(), out.fit.copy()
+    fits: dict[str, np.ndarray] = {}
+    for name, u in out.unit.items():
+        i = out.row[name]
+        out.req["gpu"][i], out.alloc["gpu"][i] = u.requested, u.advertised
+        if u.resource not in fits:
+            fits[u.resource] = model.largest_fit(u.resource)
+        out.fit[i] = fits[u.resource][i]
+        out.gpu_label = max(out.gpu_label, len(_gpu_label(u.requested, u.advertised, u)))
+
+
+def _gpu_label(req: int, alloc: int, unit: NodeUnit | None) -> str:
+    return f"{req}/{alloc}".rjust(4) + (f" {unit.suffix}" if unit is not None else "")
 
 
 def _frac(rows: NodeRows, key: str) -> np.ndarray:
@@ -131,7 +161,8 @@ def search_text(view: NodeView) -> str:
 
 
 def matches(rows: NodeRows, text: str, cache: dict[str, tuple[str, str]]) -> np.ndarray | None:
-    """Boolean mask of nodes matching the filter; `cache` keeps search strings per resourceVersion."""
+    """Boolean mask of nodes matching the filter; `cache` keeps search strings per resourceVersion.
+    A shared, MIG or other vendor's node also matches its GPUs' words ("mig", "time-slicing", "amd")."""
     if not text:
         return None
     out = np.zeros(len(rows), dtype=bool)
@@ -140,7 +171,8 @@ def matches(rows: NodeRows, text: str, cache: dict[str, tuple[str, str]]) -> np.
         if hit is None or hit[0] != view.resource_version:
             hit = (view.resource_version, search_text(view))
             cache[view.name] = hit
-        out[i] = text in hit[1]
+        u = rows.unit.get(view.name)
+        out[i] = text in hit[1] or (u is not None and text in u.words)
     return out
 
 
@@ -149,15 +181,16 @@ def stamp(rows: NodeRows, name: str) -> tuple:
     i = rows.row.get(name)
     if i is None:
         return (name,)
-    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]),
+    u = rows.unit.get(name)
+    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]), u and u.suffix, rows.gpu_label,
             *(int(rows.req[k][i]) for k in ("cpu", "memory", "gpu")),
             *(int(rows.alloc[k][i]) for k in ("cpu", "memory", "gpu", "pods")),
             *(None if np.isnan(v) else float(v) for v in (rows.used[k][i] for k in ("cpu", "memory", "gpu"))))
 
 
-def _bar(key: str, width_of: dict[str, int], used: float | None) -> int:
+def _bar(key: str, width_of: dict[str, int], used: float | None, label: int = 4) -> int:
     """A bar's cells in a column `width_of[key]` wide: what the figure after it leaves, at most `BAR`."""
-    figure = 5 + (5 if used is not None else 0)  # " 31%" (" 8/8") and " u12%"
+    figure = 1 + max(label, 4) + (5 if used is not None else 0)  # " 31%" (" 8/8", " 3/8 ×4") and " u12%"
     return max(1, min(BAR[key], width_of.get(key, 99) - figure))
 
 
@@ -173,9 +206,12 @@ def cells(rows: NodeRows, name: str, width_of: dict[str, int] | None = None) -> 
         used = None if np.isnan(u) else float(u)
         out.append(fmt.bar_cell(req, alloc, _bar(key, width_of, used), used))
     g_req, g_alloc, g_u = int(rows.req["gpu"][i]), int(rows.alloc["gpu"][i]), rows.used["gpu"][i]
+    unit = rows.unit.get(name)
     if g_alloc:
-        used = None if np.isnan(g_u) else float(g_u)
-        out.append(fmt.bar_cell(g_req, g_alloc, _bar("gpu", width_of, used), used, label=f"{g_req}/{g_alloc}".rjust(4)))
+        used = None if np.isnan(g_u) or (unit is not None and not unit.whole) else float(g_u)
+        # the same bar width on every row (the widest figure's room), the figures' units lined up
+        label = _gpu_label(g_req, g_alloc, unit).ljust(rows.gpu_label)
+        out.append(fmt.bar_cell(g_req, g_alloc, _bar("gpu", width_of, used, rows.gpu_label), used, label=label))
     else:
         out.append(Text("-", style="dim"))
     out.append(f"{int(rows.pods[i])}/{int(rows.alloc['pods'][i])}")

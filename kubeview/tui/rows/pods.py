@@ -19,6 +19,8 @@ from rich.text import Text
 
 from kubeview.model.autoscaling.groups import WAIT_NEVER, PodWait
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.gpus.vendors import DEFAULT as DEFAULT_GPUS
+from kubeview.model.gpus.vendors import MIG
 from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import GPU
@@ -55,9 +57,18 @@ def dra_held(model: ClusterModel) -> dict[Key, tuple[int, bool]]:
 
 
 def gpus(pod: PodView, held: Held) -> tuple[int, bool]:
-    """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them."""
+    """GPUs the pod asks for or holds, counted once, and whether a MIG slice is among them (a DRA
+    device, or the device plugin's `nvidia.com/mig-<profile>`); other GPU resources (AMD's, Intel's,
+    `nvidia.com/gpu.shared`: `vendors.DEFAULT`) count too (#35)."""
     n, mig = held.get(pod.key, (0, False))
-    return pod.requests.get(GPU, 0) + n, mig
+    r = pod.requests
+    for k, v in r.items():
+        if k != GPU and "/" in k:
+            g = DEFAULT_GPUS.classify(k)
+            if g is not None:
+                n += v
+                mig = mig or g.kind == MIG
+    return r.get(GPU, 0) + n, mig
 
 
 def sort_value(column: str, pods: Mapping[Key, PodView], held: Held | None = None,

@@ -1,5 +1,6 @@
-"""One node: conditions, taints, the "Allocated resources" block, its DRA devices, and the pods counted
-against it.
+"""One node: conditions, taints, the "Allocated resources" block, what its GPUs are made of (shared
+replicas, MIG slices, another vendor's, an NVLink domain: the "GPUs" block), its DRA devices, and the
+pods counted against it.
 
 On the embedded cluster `P` preempts the node (asks first): its pods are killed with
 `DisruptionTarget`, the node goes, and controllers replace what they own (a spot node reclaimed).
@@ -15,12 +16,15 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.tui import format as fmt
 from kubeview.tui.rows import pods as pod_rows
 from kubeview.tui.rows.devices import node_devices
+from kubeview.tui.rows.gpu_block import node_block
+from kubeview.tui.rows.gpu_units import NodeUnit, node_unit, shaped
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import Confirm
 from kubeview.tui.state import ClusterState
 from kubeview.tui.widgets.allocated_resources import AllocatedResources, NodeFigures
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.device_table import DeviceTableView
+from kubeview.tui.widgets.gpu_shape import GpuShapeView
 from kubeview.tui.widgets.table_rows import Rows
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
@@ -52,6 +56,7 @@ class NodeDetailScreen(ClusterScreen):
 
     def compose_body(self) -> ComposeResult:
         yield AllocatedResources()
+        yield GpuShapeView()
         yield DeviceTableView()
         yield VirtualTable(pod_rows.COLUMNS, empty="no pods on this node")
 
@@ -60,15 +65,27 @@ class NodeDetailScreen(ClusterScreen):
 
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
-            figures = node_figures(state.model, self.node)
+            model = state.model
+            shapes = state.memo("gpu_shaped", lambda: shaped(model))
+            figures = node_figures(model, self.node, node_unit(shapes.nodes[self.node])
+                                   if self.node in shapes.nodes else None)
             pods = state.model.pods_on(self.node)
             devices = node_devices(state.model, self.node)
             held = pod_rows.dra_held(state.model)
+            gpus = node_block(model, self.node, shapes)
+        self.query_one(GpuShapeView).block = gpus
         self.query_one(DeviceTableView).table = devices
         by_key = {p.key: p for p in pods}
         self.query_one(AllocatedResources).node = figures
         table = self.main_widget()
         table.rows = Rows([p.key for p in pods], lambda k: pod_rows.cells(by_key.get(k), k, table.width_of, held))
+
+    def on_resize(self) -> None:
+        """Short (80x24): the GPUs block says less (no column headers, no carves), the pods keep rows."""
+        self.set_class(self.size.height < 30, "-short")
+        gpus = self.query(GpuShapeView)
+        if gpus:
+            gpus.first().short = self.has_class("-short")
 
     def apply_filter(self, text: str) -> None:
         self.refresh_data()
@@ -100,8 +117,9 @@ class NodeDetailScreen(ClusterScreen):
                              answered)
 
 
-def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
-    """The block's figures for `node` (call under the state's lock)."""
+def node_figures(model: ClusterModel, node: str, unit: NodeUnit | None = None) -> NodeFigures | None:
+    """The block's figures for `node` (call under the state's lock); `unit`: its GPUs' own unit where
+    they are shared replicas, MIG slices or another vendor's (rows/gpu_units.py): the fit is in it."""
     a = model.allocation()
     try:
         i = a.nodes.index(node)
@@ -125,7 +143,8 @@ def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
             return sum(usage.gpu_util) / 100
         return None
 
-    gpu_col = a.column(fmt.GPU)
+    fit_resource = unit.resource if unit is not None else fmt.GPU
+    gpu_col = a.column(fit_resource)
     has_gpu = gpu_col is not None and a.allocatable[i, gpu_col] > 0
     return NodeFigures(
         name=node,
@@ -137,5 +156,6 @@ def node_figures(model: ClusterModel, node: str) -> NodeFigures | None:
         conditions=fmt.conditions(view.conditions, view.unschedulable).plain,
         taints=fmt.taints(view.taints),
         pods=int(model.pod_counts()[i]),
-        gpu_fit=int(model.largest_fit(fmt.GPU)[i]) if has_gpu else None,
+        gpu_fit=int(model.largest_fit(fit_resource)[i]) if has_gpu else None,
+        fit_unit=unit.unit if unit is not None else "GPU",
     )

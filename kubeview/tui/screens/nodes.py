@@ -11,6 +11,7 @@ from textual.binding import Binding
 
 from kubeview.tui.format import GPU
 from kubeview.tui.rows import nodes as rows
+from kubeview.tui.rows.gpu_units import shaped
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.node_detail import NodeDetailScreen
 from kubeview.tui.state import ClusterState
@@ -64,7 +65,8 @@ class NodesScreen(ClusterScreen):
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
             model = state.model
-            self.data = rows.build(model, state.memo("gpu_fit", lambda: model.largest_fit(GPU)), self._usage)
+            self.data = rows.build(model, state.memo("gpu_fit", lambda: model.largest_fit(GPU)), self._usage,
+                                   state.memo("gpu_shaped", lambda: shaped(model)))
         self._show()
 
     def _show(self) -> None:

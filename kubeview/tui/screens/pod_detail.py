@@ -26,6 +26,8 @@ from kubeview.model.views import PodView
 from kubeview.tui import format as fmt
 from kubeview.tui.format import hanging, wrap_long_lines
 from kubeview.tui.rows.devices import pod_claim_lines
+from kubeview.tui.rows.gpu_block import pod_warnings
+from kubeview.tui.rows.gpu_units import shaped
 from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
 
@@ -64,6 +66,9 @@ class PodDetailScreen(ClusterScreen):
             events = state.model.pod_events(self.key)
             no_events = events_unavailable(state.model.unavailable)
             claims = pod_claim_lines(state.model, pod) if pod is not None else []
+            if pod is not None and pod.node:  # ≥2 replicas of a time-sliced GPU: maybe one GPU (#35)
+                model = state.model
+                claims += shared_gpu_lines(pod_warnings(state.memo("gpu_shaped", lambda: shaped(model)), pod))
             wait = state.model.pod_wait(self.key) if pod is not None else None
         raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
         width = self._text_width()
@@ -131,6 +136,11 @@ def describe(pod: PodView | None, key: tuple[str, str], raw: dict | None = None,
         lines += [f"  [yellow]{escape(part)}[/yellow]"
                   for part in hanging("", pod.pending_reason, None if width is None else width - 2)]
     return "\n".join(lines)
+
+
+def shared_gpu_lines(warnings: list[str]) -> list[str]:
+    """The pod's shared-GPU warnings as markup lines under its resources."""
+    return (["", "[b]Shared GPUs[/b]"] + [f"  [b yellow]⚠ {escape(w)}[/b yellow]" for w in warnings]) if warnings else []
 
 
 WAIT_HEADS = {WAIT_ROOM: "room on the nodes there are", WAIT_NODES: "a node an autoscaler is adding",

@@ -28,6 +28,7 @@ class NodeFigures:
     taints: str
     pods: int
     gpu_fit: int | None  # None: the node has no GPUs
+    fit_unit: str = "GPU"  # what `gpu_fit` counts: "replica", "1g.10gb slice", "amd GPU" (#35)
 
 
 class AllocatedResources(Widget):
@@ -56,7 +57,7 @@ class AllocatedResources(Widget):
             )
         fields = [("Conditions", n.conditions), ("Pods", str(n.pods))]
         if n.gpu_fit is not None:
-            fields.append(("Largest GPU request that fits", str(n.gpu_fit)))
+            fields.append((f"Largest {n.fit_unit} request that fits", str(n.gpu_fit)))
         info = Text()
         for i, (label, value) in enumerate(fields):
             # the gap ends the value's span: an SVG viewer (rsvg) draws a span's leading spaces after

@@ -104,10 +104,17 @@ class ClusterHeader(Widget):
     def _line2(self, s: Summary, width: int | None = None) -> Text:
         """Totals of cpu, memory and GPUs; at `width`, the GPU total kept longest (a GPU tool): first
         the cpu and memory usage go, then their bars shrink and go (it dropped `GPU …` first). A total
-        whose kinds are not listed yet reads "…", never a bar of 0/0."""
+        whose kinds are not listed yet reads "…", never a bar of 0/0. Where GPUs are shared, MIG-sliced
+        or another vendor's, what the total is made of follows it (`gpu_words`): long while only the
+        cpu and memory usage give way, then short, then only how many units are shared replicas (what
+        would otherwise pass for whole GPUs), then none."""
         out = Text()
         listed = s.known("Node", "Pod")
-        for cpu_mem_bar, cpu_mem_used, gpu_bar, gpu_used in LINE2_STEPS:
+        steps: list[tuple[tuple[int, bool, int, bool], str | None]] = [(st, None) for st in LINE2_STEPS]
+        if s.gpu_words and s.known():
+            least = [(st, "least") for st in LINE2_STEPS] if s.gpu_words.shared else []
+            steps = [(st, "long") for st in LINE2_STEPS[:2]] + [(st, "short") for st in LINE2_STEPS] + least + steps
+        for (cpu_mem_bar, cpu_mem_used, gpu_bar, gpu_used), words in steps:
             out = Text(" ")
             self._total(out, "cpu", s.cpu, fmt.cpu, cpu_mem_bar, cpu_mem_used, listed)
             _gap(out, "│", "dim")
@@ -115,6 +122,8 @@ class ClusterHeader(Widget):
             _gap(out, "│", "dim")
             self._total(out, "GPU", s.gpu, lambda v: f"{v:.0f}" if v == int(v) else f"{v:.1f}", gpu_bar, gpu_used,
                         s.known())
+            if words:
+                _gpu_words(out, s, words)
             if s.usage_error:
                 _space(out)
                 out.append("usage: unavailable", style="bold red")  # the banner says why
@@ -148,6 +157,20 @@ class ClusterHeader(Widget):
                 _gap(out, part.sep, part.style)
             out.append(part.text, style=part.style)
         return out
+
+
+def _gpu_words(out: Text, s: Summary, mode: str) -> None:
+    """"(8 = 2 physical × 4 shared, 2 MIG slices) + 3/7 MIG slices + amd 3/8" after the GPU total;
+    `mode` "short": "(8 shared, 2 MIG) + 7 MIG + amd 8", "least": "(8 shared)"."""
+    w = s.gpu_words
+    pick = 0 if mode == "long" else 1
+    inside = [w.shared] if mode == "least" else [p[pick] for p in w.inside]
+    if inside:
+        _space(out)
+        out.append("(" + ", ".join(inside) + ")", style="yellow")
+    for part in w.outside if mode != "least" else ():
+        _space(out)
+        out.append(part[pick], style="cyan")
 
 
 def _count(n: int, known: bool) -> str:
