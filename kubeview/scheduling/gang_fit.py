@@ -32,6 +32,7 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.gangs.store import Gang
+from kubeview.model.gpus import vendors
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate, fail_where
@@ -220,10 +221,14 @@ def _blockers(result: GangFit, alloc: Allocation, placed: dict[int, str], evalua
 
 
 def describe(requests: dict[str, int]) -> str:
-    """A member's size in a few words: its GPUs, else its cpu and memory."""
+    """A member's size in a few words: its GPUs (a MIG slice or another vendor's GPU in its own name),
+    else its cpu and memory."""
     gpus = requests.get(GPU, 0)
     if gpus:
         return f"{gpus} GPU" + ("" if gpus == 1 else "s")
+    other = [(name, n) for name, n in sorted(requests.items()) if n > 0 and vendors.CONFIGURED.classify(name) is not None]
+    if other:
+        return ", ".join(f"{n} {name}" for name, n in other)
     parts = []
     if requests.get("cpu"):
         parts.append(f"{requests['cpu'] / 1000:g} cpu")

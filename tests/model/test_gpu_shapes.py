@@ -167,17 +167,21 @@ def test_fragmentation_apart_for_whole_gpus_and_shared_replicas() -> None:
 
 
 def test_amd_partitions_and_intel_shared_devices_from_their_labels() -> None:
-    cpx = {"beta.amd.com/gpu.family.AI": "8", "amd.com/gpu.compute-memory-partition": "cpx_nps4"}
-    mixed = {"beta.amd.com/gpu.family.AI": "2"}
+    # the labeller counts partitions too (its devices include amdgpu_xcp_*): the GPUs are not known
+    cpx = {"beta.amd.com/gpu.family.AI": "64", "amd.com/gpu.compute-memory-partition": "cpx_nps4"}
+    mixed = {"beta.amd.com/gpu.family.AI": "16"}
     intel = {"gpu.intel.com/device-id.0300-56c0.count": "2", "gpu.intel.com/product": "Flex_170"}
     m = model_of([node("amd-single", cpx, {"amd.com/gpu": 64}), node("amd-mixed", mixed, {"amd.com/cpx_nps4": 16}),
                   node("intel", intel, {"gpu.intel.com/i915": 6})])
     s = m.gpu_shapes().nodes
     (a,) = s["amd-single"].offers
-    assert (a.kind, a.profile, a.advertised, s["amd-single"].physical, a.unit) == ("partition", "cpx_nps4", 64, 8,
+    assert (a.kind, a.profile, a.advertised, s["amd-single"].physical, a.unit) == ("partition", "cpx_nps4", 64, None,
                                                                                   "cpx_nps4 partition")
     (b,) = s["amd-mixed"].offers
-    assert (b.resource, b.vendor, b.kind, b.physical) == ("amd.com/cpx_nps4", "amd", "partition", 2)
+    assert (b.resource, b.vendor, b.kind, b.physical, s["amd-mixed"].physical) == (
+        "amd.com/cpx_nps4", "amd", "partition", None, None)
+    assert model_of([node("plain", {"beta.amd.com/gpu.family.AI": "8"}, {"amd.com/gpu": 8})]).gpu_shapes().nodes[
+        "plain"].physical == 8
     (i,) = s["intel"].offers
     assert (i.kind, i.replicas, i.physical, s["intel"].product) == ("shared", 3, 2, "Flex_170")
     assert m.gpu_shapes().vendors() == {"intel": (0, 6)}  # partitions are their own unit
@@ -193,3 +197,26 @@ def test_mig_enabled_gpus_report_zero_replicas_and_are_not_shared() -> None:
     labels = {**MIXED, "nvidia.com/gpu.replicas": "0", "nvidia.com/gpu.sharing-strategy": "none"}
     g = model_of([node("mig", labels, {"nvidia.com/mig-1g.10gb": 14})]).gpu_shapes().nodes["mig"]
     assert (g.sharing, g.replicas, g.offers[0].replicas) == (None, 1, 1)
+
+
+def test_several_mig_profiles_leave_the_slices_gpus_unknown() -> None:
+    balanced = {"nvidia.com/gpu.count": "2", "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
+    m = model_of([node("bal", balanced, {"nvidia.com/mig-1g.5gb": 4, "nvidia.com/mig-2g.10gb": 2,
+                                         "nvidia.com/mig-3g.20gb": 2})])
+    g = m.gpu_shapes().nodes["bal"]
+    assert [o.physical for o in g.offers] == [None, None, None] and g.physical == 2
+    assert g.carves[0].parts == (("1g.5gb", 2, -1), ("2g.10gb", 1, -1), ("3g.20gb", 1, -1))  # evenly: each GPU alike
+
+
+def test_intel_shared_units_held_twice_are_warned() -> None:
+    intel = {"gpu.intel.com/device-id.0300-56c0.count": "2"}
+    m = model_of([node("i", intel, {"gpu.intel.com/i915": 8})], [pod("two", "i", {"gpu.intel.com/i915": 2})])
+    (w,) = m.gpu_shapes().nodes["i"].warnings
+    assert w == "team/two holds 2 shared replicas of gpu.intel.com/i915: they may be one physical GPU"
+
+
+def test_a_slice_pods_size_is_named_in_slices() -> None:
+    from kubeview.scheduling.gang_fit import describe
+
+    assert describe({"nvidia.com/mig-1g.5gb": 2, "cpu": 100}) == "2 nvidia.com/mig-1g.5gb"
+    assert describe({"amd.com/gpu": 1}) == "1 amd.com/gpu"

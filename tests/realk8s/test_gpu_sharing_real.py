@@ -212,8 +212,6 @@ def test_b_gpus_section_says_what_the_units_are_made_of(doc: dict, gs: client.Co
                                                   "allocated": sum(o[3] for o in units) * ROUNDS}
 
 
-@pytest.mark.xfail(strict=True, reason="model/gpus/physical.py _offer divides a mixed profile's count by the "
-                   "slices one GPU holds of it alone: 2 x 3g.20gb -> 1 GPU, but under all-balanced they are on 2")
 def test_b_mixed_profiles_physical_is_unknown(doc: dict) -> None:
     """On a mixed node carved into several profiles the labels say how many slices of each, not which
     GPUs hold them: 2 `3g.20gb` are 2 GPUs under all-balanced, 1 under all-3g.20gb. So each offer's
@@ -223,8 +221,6 @@ def test_b_mixed_profiles_physical_is_unknown(doc: dict) -> None:
     assert set(got.values()) == {None}, got
 
 
-@pytest.mark.xfail(strict=True, reason="labels.counted_devices takes beta.amd.com/gpu.family.<f> as physical GPUs, but "
-                   "the labeller counts amdgpu.GetAMDGPUs(), partitions (amdgpu_xcp_*) included: 64, not 8")
 def test_b_amd_partitions_are_not_gpus(doc: dict) -> None:
     """8 MI300X in CPX-NPS4 advertise 64 `amd.com/cpx_nps4` and the labeller counts 64 in family AI
     (it counts the partitions too); the physical GPUs are 8, or unknown, never 64."""
@@ -235,8 +231,6 @@ def test_b_amd_partitions_are_not_gpus(doc: dict) -> None:
     assert set(got.values()) <= {None, 8}, got
 
 
-@pytest.mark.xfail(strict=True, reason="model/gpus/reads.py gathers holders only for NVIDIA replicas or resources "
-                   "shared by name; Intel's shared-dev-num units are shared by labels (physical.py), so no warning")
 def test_b_intel_shared_two_units_warned(doc: dict) -> None:
     """-shared-dev-num=4: 8 units of 2 GPUs; a pod holding 2 units may hold one GPU twice, as a
     time-sliced pod with 2 replicas may."""
@@ -283,7 +277,6 @@ def test_c_fit_mig_slices(slice_fits: dict) -> None:
     assert two.returncode == 1 and "nvidia.com/mig-1g.5gb" in two.stdout, two.stdout + two.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="fit's unit summary of a pod asking only MIG slices reads '1 × no requests'")
 def test_c_fit_summary_names_the_slices(slice_fits: dict) -> None:
     summary = slice_fits["two"].stdout.splitlines()[2]  # policy line, unit line, then the pods' summary
     assert "no requests" not in summary and "1g.5gb" in summary, slice_fits["two"].stdout

@@ -10,7 +10,8 @@ never added to whole GPUs: each offer keeps its own unit. Pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from kubeview.model.gpus import labels as L
 from kubeview.model.gpus.states import NodeGpus
@@ -125,9 +126,9 @@ def _offer(node_labels: dict[str, str], r: GpuResource, advertised: int, allocat
         physical = advertised if counted is None else counted
         partition = (labels.get(L.AMD_PARTITION) or "").lower()
         if r.kind == PARTITION:
-            physical = counted
+            physical = None  # the labeller counts partitions too (amdgpu_xcp_* devices): GPUs unknown
         elif r.vendor == "amd" and partition and not partition.startswith("spx"):
-            kind, profile = PARTITION, partition  # single naming: amd.com/gpu counts each partition
+            kind, profile, physical = PARTITION, partition, None  # single naming: amd.com/gpu counts partitions
         elif counted and advertised > counted and advertised % counted == 0:
             kind, replicas = SHARED, advertised // counted  # Intel's shared-dev-num
     return Offer(r.name, r.vendor, kind, profile, DEVICE_PLUGIN, advertised, allocated, physical, replicas)
@@ -184,17 +185,24 @@ def _label_carves(offers: list[Offer], physical: int | None, sharing: str | None
     return [Carve(f"each of {physical} GPU{'s' if physical != 1 else ''}", tuple(parts), DEVICE_PLUGIN)]
 
 
+Holders = dict[str, list[tuple[str, int]]]  # resource -> [(namespace/pod, units)] of the node's bound pods
+
+
 def gpu_node(name: str, labels: dict[str, str], amounts: dict[str, tuple[int, int]], names: GpuNames,
-             dra: NodeGpus | None = None, holders: dict[str, list[tuple[str, int]]] | None = None) -> GpuNode | None:
+             dra: NodeGpus | None = None, holders: Holders | Callable[[], Holders] | None = None) -> GpuNode | None:
     """The node's GPU shape; `amounts`: resource -> (allocatable, requested) of the device plugins'
-    units (DRA's taken out), `dra`: the ledger's devices, `holders`: resource -> [(pod, units)] of bound
-    pods, for the shared-replica warning. None for a node with no GPU of any kind."""
+    units (DRA's taken out), `dra`: the ledger's devices, `holders` (or a function that reads them, called
+    only where a shared unit is held twice or more): for the shared-replica warning. None for a node with
+    no GPU of any kind."""
     offers: list[Offer] = []
     for resource, (alloc, req) in sorted(amounts.items()):
         r = names.classify(resource)
         if r is None or alloc <= 0 and req <= 0:
             continue
         offers.append(_offer(labels, r, alloc, req))
+    plugin_profiles = {o.profile for o in offers if o.kind == MIG}
+    if len(plugin_profiles) > 1:  # all-balanced and the like: the labels do not say which GPUs hold which
+        offers = [replace(o, physical=None) if o.kind == MIG else o for o in offers]
     carves: list[Carve] = []
     dra_physical = 0
     if dra is not None and dra.devices:
@@ -226,10 +234,13 @@ def gpu_node(name: str, labels: dict[str, str], amounts: dict[str, tuple[int, in
     if not carves:
         carves = _label_carves(offers, physical, sharing)
     warnings = []
+    held: Holders | None = None
     for o in offers:
-        if o.kind != SHARED:
+        if o.kind != SHARED or o.allocated < 2:
             continue
-        for pod, units in (holders or {}).get(o.resource, ()):
+        if held is None:
+            held = (holders() if callable(holders) else holders) or {}
+        for pod, units in held.get(o.resource, ()):
             if units >= 2 and sharing == "mps":  # failRequestsGreaterThanOne: MPS's default
                 warnings.append(f"{pod} asks {units} MPS replicas of {o.resource}: the device plugin refuses more "
                                 f"than 1 unless failRequestsGreaterThanOne is off, and they may be one physical GPU")

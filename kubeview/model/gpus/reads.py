@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.gpus import labels as L
 from kubeview.model.gpus.domains import ComputeDomainView, Domain, nvlink_domains
-from kubeview.model.gpus.physical import GpuNode, gpu_node
+from kubeview.model.gpus.physical import GpuNode, Holders, gpu_node
 from kubeview.model.gpus.states import NodeGpus
-from kubeview.model.gpus.vendors import SHARED, GpuNames
+from kubeview.model.gpus.vendors import GpuNames
 from kubeview.model.views import PodView
 
 
@@ -117,11 +118,9 @@ def gpu_shapes(alloc: Allocation, dra: dict[str, NodeGpus], pods_on: Callable[[s
             if c == gpu_col and ng is not None:
                 a, q = a - ng.gpu_total, q - ng.gpu_allocated
             amounts[r.name] = (a, q)
-        holders = None
-        if view.labels.get("nvidia.com/gpu.replicas", "1") not in ("", "1") or any(
-                r.kind == SHARED and amounts[r.name][1] > 0 for _, r in cols):
-            holders = _holders(pods_on(name), [r.name for _, r in cols])
-        shape = gpu_node(name, view.labels, amounts, names, ng, holders)
+        held = [r.name for _, r in cols if amounts[r.name][1] >= 2]
+        shape = gpu_node(name, view.labels, amounts, names, ng,
+                         partial(_holders, pods_on, name, held))
         if shape is None:
             continue
         nodes[name] = shape
@@ -134,9 +133,10 @@ def gpu_shapes(alloc: Allocation, dra: dict[str, NodeGpus], pods_on: Callable[[s
     return GpuShapes(nodes, tuple(nvlink_domains(labels, whole, fit_of, compute_domains)))
 
 
-def _holders(pods: Iterable[PodView], resources: list[str]) -> dict[str, list[tuple[str, int]]]:
-    out: dict[str, list[tuple[str, int]]] = {}
-    for p in pods:
+def _holders(pods_on: Callable[[str], Iterable[PodView]], node: str, resources: list[str]) -> Holders:
+    """Who holds which of `resources` on `node` (read only where a shared unit is held twice or more)."""
+    out: Holders = {}
+    for p in pods_on(node):
         for r in resources:
             units = p.requests.get(r, 0)
             if units:
