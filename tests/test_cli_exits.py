@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -120,13 +121,19 @@ def test_every_command_follows_the_exit_code_rule(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     (tmp_path / "pod.yaml").write_text(POD)
     (tmp_path / "unreachable").write_text(UNREACHABLE)
-    failures = []
-    for args, env_kubeconfig, code, says in EXITS:
+
+    def check(case: tuple) -> str | None:
+        args, env_kubeconfig, code, says = case
         env = _env(tmp_path)
         if env_kubeconfig:
             env["KUBECONFIG"] = env_kubeconfig
         out = subprocess.run([sys.executable, "-m", "kubeview", *args], capture_output=True, text=True,
                              timeout=120, env=env, cwd=tmp_path)
         if (out.returncode, out.stderr.count("\n")) != (code, 1) or not out.stderr.startswith(f"kubeview{says}"):
-            failures.append(f"{' '.join(args)}: exit {out.returncode}, {out.stderr!r}")
+            return f"{' '.join(args)}: exit {out.returncode}, {out.stderr!r}"
+        return None
+
+    # independent processes (most of each is interpreter start-up and waits on unreachable servers): 4 at once
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        failures = [f for f in pool.map(check, EXITS) if f is not None]
     assert not failures, "\n".join(failures)
