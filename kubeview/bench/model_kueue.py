@@ -187,7 +187,7 @@ class KueueObjects:
                           "queueingStrategy": "BestEffortFIFO", "resourceGroups": groups, "stopPolicy": "None"}
             if q % 5 != 4:
                 spec["cohortName"] = f"pool-{q // 5}"
-            flavors = [{"name": f, "resources": [{"borrowed": "0", "name": r, "total": _quantity(r, amount((f, r)))}
+            flavors: list[dict] = [{"name": f, "resources": [{"borrowed": "0", "name": r, "total": _quantity(r, amount((f, r)))}
                                                  for r in rs]}
                        for f, rs in (("default", ("cpu", "memory")), ("a100", (GPU,)), ("h100", (GPU,)))]
             admitted = tally.get("admitted", 0)
@@ -206,7 +206,7 @@ class KueueObjects:
         for i in range(self.namespaces):
             ns = f"team-{i}"
             tally = self._ns.get(ns, {})
-            usage = [{"name": f, "resources": [{"name": r, "total": _quantity(r, a)}
+            usage: list[dict] = [{"name": f, "resources": [{"name": r, "total": _quantity(r, a)}
                                                for (f2, r), a in sorted(tally.get("usage", {}).items()) if f2 == f]}
                      for f in ("default", "a100", "h100")]
             admitted = tally.get("admitted", 0)
