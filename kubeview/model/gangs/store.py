@@ -232,6 +232,22 @@ class GangStore:
         self.headers[key] = header
         return self._changed(True)
 
+    def put_header(self, header: GroupHeader) -> bool:
+        """A group object already read (model/queues/workload.py reads a Kueue Workload once for two stores)."""
+        old = self.headers.get(header.key)
+        if old is not None and old.resource_version and old.resource_version == header.resource_version:
+            return False
+        self.headers[header.key] = header
+        return self._changed(True)
+
+    def replace_headers(self, kind: str, headers: Iterable[GroupHeader]) -> None:
+        """A full list of one group kind, already read."""
+        self.listed.add(kind)
+        self.headers = {k: h for k, h in self.headers.items() if k[0] != kind}
+        for header in headers:
+            self.headers[header.key] = header
+        self._changed(True)
+
     def put(self, kind: str, obj: dict) -> bool:
         """An object of `kind` added or modified (the model's table, model/kinds.py)."""
         return self.apply(kind, "MODIFIED", obj)

@@ -58,6 +58,23 @@ class QueueStore:
         self.version += 1
         return True
 
+    def put_view(self, kind: str, view: View) -> bool:
+        """An object already read (model/queues/workload.py reads a Kueue Workload once for two stores)."""
+        key = (getattr(view, "namespace", ""), view.name)
+        objects = self._objects[kind]
+        old = objects.get(key)
+        if old is not None and view.resource_version and old.resource_version == view.resource_version:
+            return False
+        objects[key] = view
+        self.version += 1
+        return True
+
+    def replace_views(self, kind: str, views: Iterable[View]) -> None:
+        """A full list of one kind, already read."""
+        self.listed.add(kind)
+        self._objects[kind] = {(getattr(v, "namespace", ""), v.name): v for v in views}
+        self.version += 1
+
     def delete(self, kind: str, obj: dict) -> bool:
         if self._objects[kind].pop(_key(kind, obj), None) is None:
             return False
