@@ -113,3 +113,64 @@ def test_the_model_reads_a_workload_once_for_both_stores() -> None:
     assert w is not None and header is not None and (w.resource_version, header.resource_version) == ("99", "99")
     assert model.apply(WatchEvent(KIND_KUEUE, "DELETED", moved))
     assert len(model.queues.workloads()) == 29 and len(model.gangs.headers) == 29
+
+
+def _eager() -> ClusterModel:
+    """The model as it was: each store reads every Workload itself, at once."""
+    from kubeview.model.kinds import rows_of
+
+    model = ClusterModel()
+    model.kinds[KIND_KUEUE] = rows_of(model.gangs, (KIND_KUEUE,))[KIND_KUEUE] + rows_of(model.queues, (KIND_KUEUE,))[KIND_KUEUE]
+    return model
+
+
+def _reads(model: ClusterModel, rng: random.Random, keys: list[tuple[str, str]]) -> list:
+    out: list = []
+    for _ in range(rng.randint(0, 3)):
+        pick = rng.randrange(6)
+        ns, name = rng.choice(keys)
+        if pick == 0:
+            out.append(("held", model.queues.held()))
+        elif pick == 1:
+            out.append(("workload", model.queues.workload(ns, name)))
+        elif pick == 2:
+            out.append(("gang", model.gangs.get(KIND_KUEUE, ns, name)))
+        elif pick == 3:
+            out.append(("len", len(model.queues), len(model.queues.held_owners())))
+        elif pick == 4:
+            out.append(("waiting", [model.queues.waiting(cq.name) for cq in model.queues.cluster_queues()]))
+        else:
+            out.append(("orphans", model.gangs.orphans()))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_read_when_asked_answers_as_read_at_once(seed: int) -> None:
+    rng = random.Random(seed)
+    objs = _bench()[::4] + _recorded()
+    keys = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs]
+    lazy, eager = ClusterModel(), _eager()
+    for step in range(120):
+        r = rng.random()
+        if r < 0.08:
+            batch = rng.sample(objs, rng.randint(0, len(objs)))
+            events: list = [Listed(KIND_KUEUE, batch, str(step))]
+        else:
+            obj = copy.deepcopy(rng.choice(objs))
+            if rng.random() < 0.6:  # a new version, its state moved
+                obj["metadata"]["resourceVersion"] = str(1000 + step)
+                conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                if conds and rng.random() < 0.5:
+                    conds[-1]["status"] = rng.choice(["True", "False"])
+                else:
+                    conds.append({"type": rng.choice(["Finished", "Admitted", "QuotaReserved", "Evicted"]),
+                                  "status": rng.choice(["True", "False"]), "reason": "R", "message": f"m{step}"})
+            events = [WatchEvent(KIND_KUEUE, rng.choice(["ADDED", "MODIFIED", "MODIFIED", "DELETED"]), obj)]
+        for e in events:
+            assert lazy.apply(e) == eager.apply(e), step
+        state = rng.getstate()
+        got = _reads(lazy, rng, keys)
+        rng.setstate(state)
+        assert got == _reads(eager, rng, keys), step
+    assert lazy.queues.held() == eager.queues.held() and lazy.queues.workloads() == eager.queues.workloads()
+    assert lazy.gangs.gangs() == eager.gangs.gangs() and lazy.gangs.headers == eager.gangs.headers

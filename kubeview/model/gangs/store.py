@@ -18,7 +18,7 @@ message. Pure; `gangs()` is cached per `version`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kubeview.model.gangs.messages import (
@@ -201,7 +201,9 @@ class GangStore:
     """Group objects and their member pods; see the module doc."""
 
     def __init__(self) -> None:
-        self.headers: dict[GroupKey, GroupHeader] = {}
+        self._headers: dict[GroupKey, GroupHeader] = {}
+        self._later: dict[GroupKey, dict] = {}  # objects not read yet (`headers` reads them)
+        self._read: Callable[[GroupKey, dict], GroupHeader] | None = None
         self._owners: dict[tuple[str, str], str | None] = {}  # upstream Workload -> its controllerRef
         self._members: dict[GroupKey, dict[PodKey, GangMember]] = {}
         self._of_pod: dict[PodKey, tuple[GroupKey, ...]] = {}
@@ -224,28 +226,46 @@ class GangStore:
             return self._changed(changed)
         key = (kind, ns, name)
         if event_type == "DELETED":
-            return self._changed(self.headers.pop(key, None) is not None)
+            gone = self._later.pop(key, None) is not None
+            return self._changed(self._headers.pop(key, None) is not None or gone)
         header = header_from(kind, obj)
-        old = self.headers.get(key)
+        old = self.headers.get(key) if key in self._later else self._headers.get(key)
         if old is not None and old.resource_version and old.resource_version == header.resource_version:
             return False
-        self.headers[key] = header
+        self._headers[key] = header
         return self._changed(True)
 
-    def put_header(self, header: GroupHeader) -> bool:
-        """A group object already read (model/queues/workload.py reads a Kueue Workload once for two stores)."""
-        old = self.headers.get(header.key)
-        if old is not None and old.resource_version and old.resource_version == header.resource_version:
+    # -- objects read when first asked for (model/queues/workload.py: a Kueue Workload's row) ----------
+    @property
+    def headers(self) -> dict[GroupKey, GroupHeader]:
+        """Every group object's header (the objects not read yet are read now, by `read_later`'s reader)."""
+        if self._later and self._read is not None:
+            later, read, self._later = self._later, self._read, {}
+            for key, obj in later.items():
+                self._headers[key] = read(key, obj)
+        return self._headers
+
+    def read_later(self, reader: Callable[[GroupKey, dict], GroupHeader]) -> None:
+        """Objects given to `put_later`/`replace_later` are read by `reader` when first asked for."""
+        self._read = reader
+
+    def put_later(self, key: GroupKey, obj: dict) -> bool:
+        """`put` of an object read when first asked for (its resourceVersion compared now)."""
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        old, header = self._later.get(key), self._headers.get(key)
+        old_rv = (old.get("metadata") or {}).get("resourceVersion", "") if old is not None else (
+            header.resource_version if header is not None else "")
+        if old_rv and old_rv == rv:  # as `apply`: the header's resourceVersion against the object's
             return False
-        self.headers[header.key] = header
+        self._headers.pop(key, None)
+        self._later[key] = obj
         return self._changed(True)
 
-    def replace_headers(self, kind: str, headers: Iterable[GroupHeader]) -> None:
-        """A full list of one group kind, already read."""
+    def replace_later(self, kind: str, objects: dict[GroupKey, dict]) -> None:
+        """`replace` with objects read when first asked for."""
         self.listed.add(kind)
-        self.headers = {k: h for k, h in self.headers.items() if k[0] != kind}
-        for header in headers:
-            self.headers[header.key] = header
+        self._headers = {k: h for k, h in self._headers.items() if k[0] != kind}
+        self._later = {k: o for k, o in self._later.items() if k[0] != kind} | objects
         self._changed(True)
 
     def put(self, kind: str, obj: dict) -> bool:
@@ -262,10 +282,11 @@ class GangStore:
             self._owners = {((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")):
                             workload_owner(o) for o in objects}
         else:
-            self.headers = {k: h for k, h in self.headers.items() if k[0] != kind}
+            self._headers = {k: h for k, h in self._headers.items() if k[0] != kind}
+            self._later = {k: o for k, o in self._later.items() if k[0] != kind}
             for obj in objects:
                 header = header_from(kind, obj)
-                self.headers[header.key] = header
+                self._headers[header.key] = header
         self._changed(True)
 
     # -- pods -------------------------------------------------------------------------------------

@@ -187,27 +187,41 @@ def _fast(obj: dict) -> tuple[GroupHeader, QueuedWorkload] | None:  # noqa: C901
 
 
 class KueueWorkloads:
-    """The model's table row for `kueue.Workload`: each object read once (`read_workload`), its header to
-    the gang store and its place in the queues to the queue store (`model/kinds.py: KindStore`)."""
+    """The model's table row for `kueue.Workload`: the gang store's header and the queue store's place in
+    the queues, each read when a store is first asked for it, both in one `read_workload` (the first store
+    to ask keeps the other's half until it asks for the same object: `_halves`). A list or a watch event
+    costs a dict entry per store; `queues.held()` (the header, every refresh) reads only the Workloads whose
+    conditions may say pending (model/queues/store.py)."""
 
     def __init__(self, gangs: GangStore, queues: QueueStore) -> None:
         self.gangs, self.queues = gangs, queues
+        self._halves: dict[tuple[str, str], tuple[dict, tuple[GroupHeader, QueuedWorkload]]] = {}
+        gangs.read_later(lambda key, obj: self._read((key[1], key[2]), obj)[0])
+        queues.read_later(lambda key, obj: self._read(key, obj)[1])
+
+    def _read(self, key: tuple[str, str], obj: dict) -> tuple[GroupHeader, QueuedWorkload]:
+        kept = self._halves.pop(key, None)
+        if kept is not None and kept[0] is obj:
+            return kept[1]  # the other store read this very object: its half is here
+        pair = read_workload(obj)
+        self._halves[key] = (obj, pair)
+        return pair
+
+    @staticmethod
+    def _key(obj: dict) -> tuple[str, str]:
+        meta = obj.get("metadata") or {}
+        return (meta.get("namespace", ""), meta.get("name", ""))
 
     def put(self, obj: dict) -> bool:
-        meta = obj.get("metadata") or {}
-        key, rv = (meta.get("namespace", ""), meta.get("name", "")), meta.get("resourceVersion", "")
-        old_header = self.gangs.headers.get((KIND_KUEUE, *key))
-        old_view = self.queues.workload(*key)
-        if rv and old_header is not None and old_view is not None and old_header.resource_version == rv \
-                and old_view.resource_version == rv:
-            return False  # both stores hold this version already
-        header, view = read_workload(obj)
-        return self.gangs.put_header(header) | self.queues.put_view(KIND_KUEUE, view)
+        key = self._key(obj)
+        return self.gangs.put_later((KIND_KUEUE, *key), obj) | self.queues.put_later(obj)
 
     def delete(self, obj: dict) -> bool:
+        self._halves.pop(self._key(obj), None)
         return self.gangs.delete(KIND_KUEUE, obj) | self.queues.delete(KIND_KUEUE, obj)
 
     def replace(self, objects: Iterable[dict]) -> None:
-        read = [read_workload(obj) for obj in objects]
-        self.gangs.replace_headers(KIND_KUEUE, [h for h, _ in read])
-        self.queues.replace_views(KIND_KUEUE, [v for _, v in read])
+        objects = list(objects)
+        self._halves.clear()
+        self.gangs.replace_later(KIND_KUEUE, {(KIND_KUEUE, *self._key(obj)): obj for obj in objects})
+        self.queues.replace_later(objects)
