@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from kubeview.model.gangs.messages import (
     GANG_KINDS,
@@ -40,6 +41,7 @@ KUEUE_ANNOTATION = "kueue.x-k8s.io/workload"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the member's subGroup
 STATES = ("placed", "running", "pending", "finished")
+_BY_NAME = attrgetter("name")
 BAD_WHEN_TRUE = ("Unschedulable", "Evicted", "Preempted", "DisruptionTarget")  # condition types (prefixes)
 
 
@@ -99,6 +101,14 @@ class Gang:
     def _count(self, state: str) -> int:
         return sum(1 for m in self.members if m.state == state)
 
+    def counts(self) -> dict[str, int]:
+        """placed, running, pending, finished: the four counts in one pass over the members."""
+        out = dict.fromkeys(STATES, 0)
+        for m in self.members:
+            if m.state in out:
+                out[m.state] += 1
+        return out
+
     @property
     def placed(self) -> int:
         """Bound to a node, not running yet."""
@@ -128,13 +138,14 @@ class Gang:
         holds them and writes nothing, so only this count says why), `waiting` (the rest)."""
         if not self.members:
             return "empty"
-        if self.finished == len(self.members):
+        c = self.counts()
+        if c["finished"] == len(self.members):
             return "finished"
-        if self.running >= self.min_count:
+        if c["running"] >= self.min_count:
             return "running"
-        if self.bound >= self.min_count:
+        if c["placed"] + c["running"] >= self.min_count:
             return "scheduled"
-        if len(self.members) - self.finished < self.min_count:
+        if len(self.members) - c["finished"] < self.min_count:
             return "incomplete"
         return "waiting"
 
@@ -346,7 +357,7 @@ class GangStore:
         if self._cache is not None and self._cache[0] == self.version:
             return self._cache[1]
         out = [self._gang(h) for h in self.headers.values()]
-        out.sort(key=lambda g: (g.namespace, g.name, g.kind))
+        out.sort(key=attrgetter("namespace", "name", "kind"))
         self._cache = (self.version, out)
         return out
 
@@ -363,7 +374,7 @@ class GangStore:
         return {k: len(m) for k, m in self._members.items() if k not in self.headers}
 
     def _gang(self, h: GroupHeader) -> Gang:
-        members = tuple(sorted((self._members.get(h.key) or {}).values(), key=lambda m: m.name))
+        members = tuple(sorted((self._members.get(h.key) or {}).values(), key=_BY_NAME))
         c = h.condition
         owner = self._owners.get((h.namespace, h.workload)) if h.kind == KIND_POD_GROUP and h.workload else None
         return Gang(
