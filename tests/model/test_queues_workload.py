@@ -34,12 +34,18 @@ def _recorded() -> list[dict]:
     return out
 
 
-def _bench() -> list[dict]:
+def _bench_cluster() -> tuple[list[dict], list[dict]]:
+    """The bench's Workloads and the pods of the admitted ones (Kueue's annotation on them)."""
     cluster = Cluster(40, 4, 1500, namespaces=20)
     kueue = KueueObjects(cluster, 20, 1500)
-    kueue.adopt(cluster.pods(), cluster.replicasets())
+    pods = cluster.pods()
+    kueue.adopt(pods, cluster.replicasets())
     kueue.make_rest()
-    return kueue.workloads
+    return kueue.workloads, [p for p in pods if "annotations" in p["metadata"]]
+
+
+def _bench() -> list[dict]:
+    return _bench_cluster()[0]
 
 
 def _apart(obj: dict) -> tuple:
@@ -127,7 +133,7 @@ def _eager() -> ClusterModel:
 def _reads(model: ClusterModel, rng: random.Random, keys: list[tuple[str, str]]) -> list:
     out: list = []
     for _ in range(rng.randint(0, 3)):
-        pick = rng.randrange(6)
+        pick = rng.randrange(7)
         ns, name = rng.choice(keys)
         if pick == 0:
             out.append(("held", model.queues.held()))
@@ -139,22 +145,34 @@ def _reads(model: ClusterModel, rng: random.Random, keys: list[tuple[str, str]])
             out.append(("len", len(model.queues), len(model.queues.held_owners())))
         elif pick == 4:
             out.append(("waiting", [model.queues.waiting(cq.name) for cq in model.queues.cluster_queues()]))
-        else:
+        elif pick == 5:
             out.append(("orphans", model.gangs.orphans()))
+        else:  # built again only where touched: as built from scratch
+            fresh = sorted((model.gangs._gang(h) for h in model.gangs.headers.values()),
+                           key=lambda g: (g.namespace, g.name, g.kind))
+            assert model.gangs.gangs() == fresh
+            out.append(("gangs", fresh))
     return out
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_read_when_asked_answers_as_read_at_once(seed: int) -> None:
     rng = random.Random(seed)
-    objs = _bench()[::4] + _recorded()
+    workloads, pods = _bench_cluster()
+    objs = workloads[::4] + _recorded()
     keys = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs]
     lazy, eager = ClusterModel(), _eager()
-    for step in range(120):
+    for step in range(160):
         r = rng.random()
-        if r < 0.08:
+        if r < 0.2:  # a member pod moves, goes, comes back, or the pods are listed again
+            pod = copy.deepcopy(rng.choice(pods))
+            pod["metadata"]["resourceVersion"] = str(5000 + step)
+            pod["status"]["phase"] = rng.choice(["Running", "Pending", "Succeeded"])
+            events: list = [Listed("Pod", rng.sample(pods, len(pods) // 2), str(step))] if r < 0.02 else [
+                WatchEvent("Pod", rng.choice(["MODIFIED", "DELETED", "ADDED"]), pod)]
+        elif r < 0.28:
             batch = rng.sample(objs, rng.randint(0, len(objs)))
-            events: list = [Listed(KIND_KUEUE, batch, str(step))]
+            events = [Listed(KIND_KUEUE, batch, str(step))]
         else:
             obj = copy.deepcopy(rng.choice(objs))
             if rng.random() < 0.6:  # a new version, its state moved

@@ -8,6 +8,9 @@ too). Reads: `cluster_queues()` (by name), `cluster_queue(name)`, `local_queues(
 `workloads_of(cq)` and `waiting(cq)` (pending, in queue order: Kueue's reported head, then priority,
 then creation), `position(workload)` (1-based, only where Kueue reports it), `held()` (every pending
 Workload, for the header), `listed` (kinds listed at least once), `version` (rises on every change).
+The model's row for Workloads (model/queues/workload.py: `KueueWorkloads`) hands them over unread
+(`put_later`, `replace_later`): each is read when first asked for, and `held()` reads only those whose
+conditions may say pending.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class QueueStore:
         self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
         self._held: tuple[int, list[QueuedWorkload]] | None = None
         self._later: dict[tuple[str, str], dict] = {}  # Kueue Workloads not read yet
+        self._settled: set[tuple[str, str]] = set()  # of those, the ones whose conditions say not pending
+        self._keys: list[tuple[str, str]] | None = None  # every Workload's key, sorted (None: to sort again)
         self._read: Callable[[tuple[str, str], dict], QueuedWorkload] | None = None
 
     def put(self, kind: str, obj: dict) -> bool:
@@ -57,6 +62,8 @@ class QueueStore:
         rv = (obj.get("metadata") or {}).get("resourceVersion", "")
         if old is not None and rv and old.resource_version == rv:
             return False
+        if kind == KIND_KUEUE and old is None:
+            self._keys = None
         objects[key] = _READ[kind](obj)
         self.version += 1
         return True
@@ -66,13 +73,16 @@ class QueueStore:
         gone = kind == KIND_KUEUE and self._later.pop(key, None) is not None
         if self._objects[kind].pop(key, None) is None and not gone:
             return False
+        if kind == KIND_KUEUE:
+            self._keys = None
+            self._settled.discard(key)
         self.version += 1
         return True
 
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         self.listed.add(kind)
         if kind == KIND_KUEUE:
-            self._later = {}
+            self._later, self._settled, self._keys = {}, set(), None
         self._objects[kind] = {_key(kind, obj): _READ[kind](obj) for obj in objects}
         self.version += 1
 
@@ -90,6 +100,9 @@ class QueueStore:
             view.resource_version if view is not None else None)
         if old_rv is not None and rv and old_rv == rv:
             return False
+        if old_rv is None:
+            self._keys = None
+        self._settled.discard(key)
         self._objects[KIND_KUEUE].pop(key, None)
         self._later[key] = obj
         self.version += 1
@@ -100,6 +113,7 @@ class QueueStore:
         self.listed.add(KIND_KUEUE)
         self._objects[KIND_KUEUE] = {}
         self._later = {_key(KIND_KUEUE, obj): obj for obj in objects}
+        self._settled, self._keys = set(), None
         self.version += 1
 
     def _workload_now(self, key: tuple[str, str]) -> QueuedWorkload | None:
@@ -212,11 +226,17 @@ class QueueStore:
         """Every Workload Kueue holds back now (pending: no quota reserved, not finished), by (namespace, name);
         of the Workloads not read yet only those whose conditions may say pending are read (`_may_wait`)."""
         if self._held is None or self._held[0] != self.version:
-            objects, later = self._objects[KIND_KUEUE], self._later
+            objects, later, settled = self._objects[KIND_KUEUE], self._later, self._settled
+            if self._keys is None:
+                self._keys = sorted(objects.keys() | later.keys())
             out = []
-            for key in sorted(objects.keys() | later.keys()):
-                if key in later and not _may_wait(later[key]):
-                    continue
+            for key in self._keys:
+                if key in later:
+                    if key in settled:
+                        continue
+                    if not _may_wait(later[key]):
+                        settled.add(key)
+                        continue
                 w = self._workload_now(key)
                 if w is not None and w.waiting:
                     out.append(w)
