@@ -40,6 +40,7 @@ from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
 from kubeview.model.queues.objects import QUEUE_KINDS
 from kubeview.model.queues.store import QueueStore
+from kubeview.model.queues.workload import KueueWorkloads
 from kubeview.model.quota.counting import QuotaUse
 from kubeview.model.quota.held import Held
 from kubeview.model.quota.objects import QuotaKey
@@ -105,8 +106,8 @@ class ClusterModel:
             **rows_of(self.queues, QUEUE_KINDS),
             **rows_of(scaling, AUTOSCALING_KINDS),
         }
-        # a Kueue Workload is a gang (its pods) and a place in a queue (its state and why)
-        self.kinds[KIND_KUEUE] += rows_of(self.queues, (KIND_KUEUE,))[KIND_KUEUE]
+        # a Kueue Workload is a gang (its pods) and a place in a queue (its state and why): read once for both
+        self.kinds[KIND_KUEUE] = (KueueWorkloads(gangs, self.queues),)
 
     @property
     def nodes(self) -> dict[str, NodeView]:

@@ -33,7 +33,7 @@ def gang_doc(g: Gang, fit: dict | None) -> dict:
     return {
         "scheduler": g.scheduler, "kind": g.kind, "apiVersion": g.api_version, "namespace": g.namespace,
         "name": g.name, "minCount": g.min_count, "size": g.size, "state": g.state,
-        "counts": {"placed": g.placed, "running": g.running, "pending": g.pending, "finished": g.finished},
+        "counts": g.counts(),
         "condition": cond, "queue": g.queue, "claims": list(g.claims), "workload": g.workload, "owner": g.owner,
         "phase": g.phase, "reported": dict(g.reported) if g.reported is not None else None,
         "subgroups": [{"name": n, "minMember": m, "members": c, "bound": b} for n, m, c, b in g.subgroup_counts()],

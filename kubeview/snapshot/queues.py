@@ -39,17 +39,25 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
     }
 
 
-def workload_doc(store: QueueStore, w: QueuedWorkload) -> dict:
-    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": store.cluster_queue_of(w),
+def workload_doc(store: QueueStore, w: QueuedWorkload, heads: dict[str, dict[tuple[str, str], int]] | None = None) -> dict:
+    """`heads`: per ClusterQueue the places Kueue reports (`_heads`), made once for many Workloads."""
+    cq = store.cluster_queue_of(w)
+    if heads is None:
+        position = store.position(w)
+    else:
+        place = heads.get(cq, {}).get(w.key) if cq else None
+        position = None if place is None else place + 1
+    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": cq,
             "state": w.state, "reason": w.reason, "message": w.message,
             "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
-            "position": store.position(w), "requests": dict(sorted(w.requests.items())),
+            "position": position, "requests": dict(sorted(w.requests.items())),
             "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
 
 
 def queues_doc(model: ClusterModel) -> dict:
     store, shown = model.queues, model.display_namespace
     workloads = [w for w in store.workloads() if shown is None or w.namespace == shown]
+    heads = {cq.name: {key: i for i, key in enumerate(cq.pending_head)} for cq in store.cluster_queues() if cq.pending_head}
     return {
         "unavailable": queues_unavailable(model.unavailable),
         "held": sum(1 for w in workloads if w.waiting),
@@ -60,7 +68,7 @@ def queues_doc(model: ClusterModel) -> dict:
                         for q in store.local_queues() if shown is None or q.namespace == shown],
         "resourceFlavors": [{"name": f.name, "nodeLabels": dict(f.node_labels), "nodeTaints": list(f.node_taints)}
                             for f in store.flavors()],
-        "workloads": [workload_doc(store, w) for w in workloads],
+        "workloads": [workload_doc(store, w, heads) for w in workloads],
     }
 
 

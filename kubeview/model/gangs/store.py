@@ -13,201 +13,62 @@ cost for other pods is a few dict lookups:
   `kueue.x-k8s.io/pod-group-name` (the Workload carries the group's name).
 The group's counts are never read from its status (1.37's PodGroup has none; KAI's and Volcano's are
 kept as `reported`, to compare). Each pending member keeps its own PodScheduled=False reason and
-message. Pure; `gangs()` is cached per `version`.
+message. Pure; `gangs()` is cached per `version`. Kueue Workloads come from the model's row for them
+(model/queues/workload.py) unread (`put_later`, `replace_later`) and are read when `headers` is first read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from operator import attrgetter
 
+from kubeview.model.gangs.gang import (
+    _BY_NAME,
+    BAD_WHEN_TRUE,
+    KAI_ANNOTATION,
+    KAI_SUBGROUP_LABEL,
+    KUEUE_ANNOTATION,
+    KUEUE_POD_GROUP_LABEL,
+    STATES,
+    VOLCANO_ANNOTATIONS,
+    Gang,
+    GangMember,
+    GroupKey,
+    PodKey,
+    group_keys,
+    member_from,
+)
 from kubeview.model.gangs.messages import (
     GANG_KINDS,
-    KIND_KAI,
-    KIND_KUEUE,
     KIND_POD_GROUP,
-    KIND_VOLCANO,
     KIND_WORKLOAD,
 )
 from kubeview.model.gangs.objects import GroupHeader, header_from, workload_owner
-from kubeview.model.views import TERMINAL_PHASES
-
-GroupKey = tuple[str, str, str]  # (kind, namespace, name)
-PodKey = tuple[str, str]
-KAI_ANNOTATION = "pod-group-name"
-VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
-KUEUE_ANNOTATION = "kueue.x-k8s.io/workload"
-KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
-KAI_SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # KAI's podgrouper: the member's subGroup
-STATES = ("placed", "running", "pending", "finished")
-BAD_WHEN_TRUE = ("Unschedulable", "Evicted", "Preempted", "DisruptionTarget")  # condition types (prefixes)
-
-
-@dataclass(frozen=True, slots=True)
-class GangMember:
-    namespace: str
-    name: str
-    node: str | None
-    state: str  # placed (bound, not running yet) | running | pending (no node) | finished
-    reason: str | None  # PodScheduled=False reason (Unschedulable, SchedulingGated, ...) of a pending member
-    message: str | None  # and its message: the scheduler's words for this member
-    subgroup: str | None = None  # KAI: the subGroup it belongs to (label kai.scheduler/subgroup-name)
-
-    @property
-    def key(self) -> PodKey:
-        return (self.namespace, self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class Gang:
-    scheduler: str  # kubernetes | kai | kueue | volcano
-    api_version: str
-    namespace: str
-    name: str
-    min_count: int
-    size: int | None  # pods the object says the group has (Kueue's podSets), else None
-    members: tuple[GangMember, ...]  # by name
-    condition_type: str | None
-    condition_status: str | None
-    condition_reason: str | None
-    condition_message: str | None
-    queue: str | None
-    claims: tuple[str, ...]  # the group's shared ResourceClaims (names in its namespace)
-    workload: str | None  # upstream: its Workload; batch schedulers: the owning object "Kind/name"
-    kind: str = KIND_POD_GROUP  # the watch kind the group came as
-    owner: str | None = None  # upstream: the Workload's controllerRef "Kind/name" (a Job with spec.scheduling)
-    phase: str | None = None  # KAI/Volcano status.phase
-    reported: dict[str, int] | None = None  # the scheduler's own counts (KAI, Volcano), as it wrote them
-    subgroups: tuple[tuple[str, int], ...] = ()  # KAI: (name, minMember)
-    disruption_mode: str | None = None
-    claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
-    templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
-
-    @property
-    def condition_ok(self) -> bool:
-        """The group's condition says all is well: a positive condition True (PodGroupInitiallyScheduled,
-        Kueue's Admitted), not a negative one True (KAI's UnschedulableOnNodePool, Volcano's
-        Unschedulable, Kueue's Evicted) nor a positive one False (QuotaReserved=False)."""
-        if self.condition_type is None:
-            return True
-        return self.condition_status == "True" and not self.condition_type.startswith(BAD_WHEN_TRUE)
-
-    @property
-    def key(self) -> GroupKey:
-        return (self.kind, self.namespace, self.name)
-
-    def _count(self, state: str) -> int:
-        return sum(1 for m in self.members if m.state == state)
-
-    @property
-    def placed(self) -> int:
-        """Bound to a node, not running yet."""
-        return self._count("placed")
-
-    @property
-    def running(self) -> int:
-        return self._count("running")
-
-    @property
-    def pending(self) -> int:
-        return self._count("pending")
-
-    @property
-    def finished(self) -> int:
-        return self._count("finished")
-
-    @property
-    def bound(self) -> int:
-        """On a node now (placed or running)."""
-        return self.placed + self.running
-
-    @property
-    def state(self) -> str:
-        """One word: `empty` (no member pod), `finished`, `running` (minCount members run), `scheduled`
-        (minCount members on nodes), `incomplete` (fewer members than minCount exist: kube-scheduler
-        holds them and writes nothing, so only this count says why), `waiting` (the rest)."""
-        if not self.members:
-            return "empty"
-        if self.finished == len(self.members):
-            return "finished"
-        if self.running >= self.min_count:
-            return "running"
-        if self.bound >= self.min_count:
-            return "scheduled"
-        if len(self.members) - self.finished < self.min_count:
-            return "incomplete"
-        return "waiting"
-
-    def subgroup_counts(self) -> list[tuple[str, int, int, int]]:
-        """KAI: per subGroup (name, minMember, members, members on nodes), in the object's order."""
-        return [(name, minimum, sum(1 for m in self.members if m.subgroup == name),
-                 sum(1 for m in self.members if m.subgroup == name and m.state in ("placed", "running")))
-                for name, minimum in self.subgroups]
-
-    def waiting_reasons(self) -> dict[str, int]:
-        """The pending members' messages (or reasons), with how many members carry each, most first."""
-        counts: dict[str, int] = {}
-        for m in self.members:
-            if m.state == "pending":
-                text = m.message or m.reason or "not scheduled yet"
-                counts[text] = counts.get(text, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def group_keys(obj: dict) -> tuple[GroupKey, ...]:
-    """The groups a Pod object names itself a member of (see the module doc)."""
-    meta = obj.get("metadata") or {}
-    group = (obj.get("spec") or {}).get("schedulingGroup")
-    annotations = meta.get("annotations")
-    labels = meta.get("labels")
-    if not group and not annotations and not (labels and KUEUE_POD_GROUP_LABEL in labels):
-        return ()  # the common case, on every pod event of a big cluster
-    ns = meta.get("namespace", "")
-    keys: list[GroupKey] = []
-    if group and group.get("podGroupName"):
-        keys.append((KIND_POD_GROUP, ns, group["podGroupName"]))
-    if annotations:
-        if annotations.get(KAI_ANNOTATION):
-            keys.append((KIND_KAI, ns, annotations[KAI_ANNOTATION]))
-        volcano = annotations.get(VOLCANO_ANNOTATIONS[0]) or annotations.get(VOLCANO_ANNOTATIONS[1])
-        if volcano:
-            keys.append((KIND_VOLCANO, ns, volcano))
-        if annotations.get(KUEUE_ANNOTATION):
-            keys.append((KIND_KUEUE, ns, annotations[KUEUE_ANNOTATION]))
-    if labels and labels.get(KUEUE_POD_GROUP_LABEL) and (KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]) not in keys:
-        keys.append((KIND_KUEUE, ns, labels[KUEUE_POD_GROUP_LABEL]))
-    return tuple(keys)
-
-
-def member_from(obj: dict) -> GangMember:
-    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    node = spec.get("nodeName") or None
-    phase = status.get("phase") or "Pending"
-    reason = message = None
-    if phase in TERMINAL_PHASES:
-        state = "finished"
-    elif node is None:
-        state = "pending"
-        for c in status.get("conditions") or ():
-            if c.get("type") == "PodScheduled" and c.get("status") == "False":
-                reason, message = c.get("reason") or None, c.get("message") or None
-    else:
-        state = "running" if phase == "Running" else "placed"
-    subgroup = (meta.get("labels") or {}).get(KAI_SUBGROUP_LABEL) or None
-    return GangMember(meta.get("namespace", ""), meta.get("name", ""), node, state, reason, message, subgroup)
 
 
 class GangStore:
     """Group objects and their member pods; see the module doc."""
 
     def __init__(self) -> None:
-        self.headers: dict[GroupKey, GroupHeader] = {}
+        self._headers: dict[GroupKey, GroupHeader] = {}
+        self._later: dict[GroupKey, dict] = {}  # objects not read yet (`headers` reads them)
+        self._read: Callable[[GroupKey, dict], GroupHeader] | None = None
         self._owners: dict[tuple[str, str], str | None] = {}  # upstream Workload -> its controllerRef
         self._members: dict[GroupKey, dict[PodKey, GangMember]] = {}
         self._of_pod: dict[PodKey, tuple[GroupKey, ...]] = {}
         self.listed: set[str] = set()  # gang kinds listed at least once (the source serves them)
         self.version = 0
         self._cache: tuple[int, list[Gang]] | None = None
+        # the gangs built, kept while their header, members and owner stay: only those touched are built again
+        self._built: dict[GroupKey, Gang] = {}
+        self._dirty: set[GroupKey] | None = None  # None: every one
+
+    def _touch(self, *keys: GroupKey) -> None:
+        """These gangs (none given: every one) are to be built again."""
+        if not keys:
+            self._dirty = None
+        elif self._dirty is not None:
+            self._dirty.update(keys)
 
     # -- group objects ----------------------------------------------------------------------------
     def apply(self, kind: str, event_type: str, obj: dict) -> bool:
@@ -221,16 +82,55 @@ class GangStore:
             else:
                 changed = self._owners.get((ns, name), "") != owner
                 self._owners[(ns, name)] = owner
+            if changed:
+                self._touch()
             return self._changed(changed)
         key = (kind, ns, name)
+        self._touch(key)
         if event_type == "DELETED":
-            return self._changed(self.headers.pop(key, None) is not None)
+            gone = self._later.pop(key, None) is not None
+            return self._changed(self._headers.pop(key, None) is not None or gone)
         header = header_from(kind, obj)
-        old = self.headers.get(key)
+        old = self.headers.get(key) if key in self._later else self._headers.get(key)
         if old is not None and old.resource_version and old.resource_version == header.resource_version:
             return False
-        self.headers[key] = header
+        self._headers[key] = header
         return self._changed(True)
+
+    # -- objects read when first asked for (model/queues/workload.py: a Kueue Workload's row) ----------
+    @property
+    def headers(self) -> dict[GroupKey, GroupHeader]:
+        """Every group object's header (the objects not read yet are read now, by `read_later`'s reader)."""
+        if self._later and self._read is not None:
+            later, read, self._later = self._later, self._read, {}
+            for key, obj in later.items():
+                self._headers[key] = read(key, obj)
+        return self._headers
+
+    def read_later(self, reader: Callable[[GroupKey, dict], GroupHeader]) -> None:
+        """Objects given to `put_later`/`replace_later` are read by `reader` when first asked for."""
+        self._read = reader
+
+    def put_later(self, key: GroupKey, obj: dict) -> bool:
+        """`put` of an object read when first asked for (its resourceVersion compared now)."""
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        old, header = self._later.get(key), self._headers.get(key)
+        old_rv = (old.get("metadata") or {}).get("resourceVersion", "") if old is not None else (
+            header.resource_version if header is not None else "")
+        if old_rv and old_rv == rv:  # as `apply`: the header's resourceVersion against the object's
+            return False
+        self._headers.pop(key, None)
+        self._later[key] = obj
+        self._touch(key)
+        return self._changed(True)
+
+    def replace_later(self, kind: str, objects: dict[GroupKey, dict]) -> None:
+        """`replace` with objects read when first asked for."""
+        self.listed.add(kind)
+        self._headers = {k: h for k, h in self._headers.items() if k[0] != kind}
+        self._later = {k: o for k, o in self._later.items() if k[0] != kind} | objects
+        self._touch()
+        self._changed(True)
 
     def put(self, kind: str, obj: dict) -> bool:
         """An object of `kind` added or modified (the model's table, model/kinds.py)."""
@@ -242,14 +142,16 @@ class GangStore:
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         """A full list of one gang kind (an empty one when it is not served or not readable)."""
         self.listed.add(kind)
+        self._touch()
         if kind == KIND_WORKLOAD:
             self._owners = {((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")):
                             workload_owner(o) for o in objects}
         else:
-            self.headers = {k: h for k, h in self.headers.items() if k[0] != kind}
+            self._headers = {k: h for k, h in self._headers.items() if k[0] != kind}
+            self._later = {k: o for k, o in self._later.items() if k[0] != kind}
             for obj in objects:
                 header = header_from(kind, obj)
-                self.headers[header.key] = header
+                self._headers[header.key] = header
         self._changed(True)
 
     # -- pods -------------------------------------------------------------------------------------
@@ -261,6 +163,7 @@ class GangStore:
         old_keys = self._of_pod.get(pod, ())
         if not keys and not old_keys:
             return False
+        self._touch(*keys, *old_keys)
         changed = self._drop(pod, [k for k in old_keys if k not in keys])
         if not keys:
             self._of_pod.pop(pod, None)
@@ -278,9 +181,12 @@ class GangStore:
         meta = obj.get("metadata") or {}
         pod = (meta.get("namespace", ""), meta.get("name", ""))
         keys = self._of_pod.pop(pod, ())
+        if keys:
+            self._touch(*keys)
         return self._changed(self._drop(pod, keys))
 
     def relist_pods(self, objects: Iterable[dict]) -> None:
+        self._touch()
         self._members, self._of_pod = {}, {}
         for obj in objects:
             keys = group_keys(obj)
@@ -308,8 +214,19 @@ class GangStore:
         """Every group object with its members, by (namespace, name, kind)."""
         if self._cache is not None and self._cache[0] == self.version:
             return self._cache[1]
-        out = [self._gang(h) for h in self.headers.values()]
-        out.sort(key=lambda g: (g.namespace, g.name, g.kind))
+        headers = self.headers
+        if self._dirty is None:
+            self._built = {k: self._gang(h) for k, h in headers.items()}
+        else:
+            for k in self._dirty:
+                h = headers.get(k)
+                if h is None:
+                    self._built.pop(k, None)
+                else:
+                    self._built[k] = self._gang(h)
+        self._dirty = set()
+        out = list(self._built.values())
+        out.sort(key=attrgetter("namespace", "name", "kind"))
         self._cache = (self.version, out)
         return out
 
@@ -326,7 +243,7 @@ class GangStore:
         return {k: len(m) for k, m in self._members.items() if k not in self.headers}
 
     def _gang(self, h: GroupHeader) -> Gang:
-        members = tuple(sorted((self._members.get(h.key) or {}).values(), key=lambda m: m.name))
+        members = tuple(sorted((self._members.get(h.key) or {}).values(), key=_BY_NAME))
         c = h.condition
         owner = self._owners.get((h.namespace, h.workload)) if h.kind == KIND_POD_GROUP and h.workload else None
         return Gang(
@@ -339,4 +256,6 @@ class GangStore:
             templates=h.templates)
 
 
-__all__ = ["GANG_KINDS", "STATES", "Gang", "GangMember", "GangStore", "group_keys", "member_from"]
+__all__ = ["BAD_WHEN_TRUE", "GANG_KINDS", "KAI_ANNOTATION", "KAI_SUBGROUP_LABEL", "KUEUE_ANNOTATION",
+           "KUEUE_POD_GROUP_LABEL", "STATES", "VOLCANO_ANNOTATIONS", "Gang", "GangMember", "GangStore", "GroupKey",
+           "PodKey", "group_keys", "member_from"]

@@ -8,6 +8,9 @@ too). Reads: `cluster_queues()` (by name), `cluster_queue(name)`, `local_queues(
 `workloads_of(cq)` and `waiting(cq)` (pending, in queue order: Kueue's reported head, then priority,
 then creation), `position(workload)` (1-based, only where Kueue reports it), `held()` (every pending
 Workload, for the header), `listed` (kinds listed at least once), `version` (rises on every change).
+The model's row for Workloads (model/queues/workload.py: `KueueWorkloads`) hands them over unread
+(`put_later`, `replace_later`): each is read when first asked for, and `held()` reads only those whose
+conditions may say pending.
 """
 
 from __future__ import annotations
@@ -47,39 +50,98 @@ class QueueStore:
         self._objects: dict[str, dict[tuple[str, str], View]] = {kind: {} for kind in STORE_KINDS}
         self._sorted: dict[str, tuple[int, list]] = {}
         self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
+        self._held: tuple[int, list[QueuedWorkload]] | None = None
+        self._later: dict[tuple[str, str], dict] = {}  # Kueue Workloads not read yet
+        self._settled: set[tuple[str, str]] = set()  # of those, the ones whose conditions say not pending
+        self._keys: list[tuple[str, str]] | None = None  # every Workload's key, sorted (None: to sort again)
+        self._read: Callable[[tuple[str, str], dict], QueuedWorkload] | None = None
 
     def put(self, kind: str, obj: dict) -> bool:
         key, objects = _key(kind, obj), self._objects[kind]
-        old = objects.get(key)
+        old = self._workload_now(key) if kind == KIND_KUEUE and key in self._later else objects.get(key)
         rv = (obj.get("metadata") or {}).get("resourceVersion", "")
         if old is not None and rv and old.resource_version == rv:
             return False
+        if kind == KIND_KUEUE and old is None:
+            self._keys = None
         objects[key] = _READ[kind](obj)
         self.version += 1
         return True
 
     def delete(self, kind: str, obj: dict) -> bool:
-        if self._objects[kind].pop(_key(kind, obj), None) is None:
+        key = _key(kind, obj)
+        gone = kind == KIND_KUEUE and self._later.pop(key, None) is not None
+        if self._objects[kind].pop(key, None) is None and not gone:
             return False
+        if kind == KIND_KUEUE:
+            self._keys = None
+            self._settled.discard(key)
         self.version += 1
         return True
 
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         self.listed.add(kind)
+        if kind == KIND_KUEUE:
+            self._later, self._settled, self._keys = {}, set(), None
         self._objects[kind] = {_key(kind, obj): _READ[kind](obj) for obj in objects}
         self.version += 1
+
+    # -- Kueue Workloads read when first asked for (model/queues/workload.py: their row) -----------
+    def read_later(self, reader: Callable[[tuple[str, str], dict], QueuedWorkload]) -> None:
+        """Workloads given to `put_later`/`replace_later` are read by `reader` when first asked for."""
+        self._read = reader
+
+    def put_later(self, obj: dict) -> bool:
+        """`put` of a Kueue Workload read when first asked for (its resourceVersion compared now)."""
+        key = _key(KIND_KUEUE, obj)
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        old, view = self._later.get(key), self._objects[KIND_KUEUE].get(key)
+        old_rv = (old.get("metadata") or {}).get("resourceVersion", "") if old is not None else (
+            view.resource_version if view is not None else None)
+        if old_rv is not None and rv and old_rv == rv:
+            return False
+        if old_rv is None:
+            self._keys = None
+        self._settled.discard(key)
+        self._objects[KIND_KUEUE].pop(key, None)
+        self._later[key] = obj
+        self.version += 1
+        return True
+
+    def replace_later(self, objects: Iterable[dict]) -> None:
+        """`replace` of the Kueue Workloads with objects read when first asked for."""
+        self.listed.add(KIND_KUEUE)
+        self._objects[KIND_KUEUE] = {}
+        self._later = {_key(KIND_KUEUE, obj): obj for obj in objects}
+        self._settled, self._keys = set(), None
+        self.version += 1
+
+    def _workload_now(self, key: tuple[str, str]) -> QueuedWorkload | None:
+        if key in self._later and self._read is not None:
+            self._objects[KIND_KUEUE][key] = self._read(key, self._later.pop(key))
+        view = self._objects[KIND_KUEUE].get(key)
+        return view if isinstance(view, QueuedWorkload) else None
+
+    def _read_all(self) -> None:
+        if self._later and self._read is not None:
+            later, read, self._later = self._later, self._read, {}
+            objects = self._objects[KIND_KUEUE]
+            for key, obj in later.items():
+                objects[key] = read(key, obj)
 
     # -- reads ---------------------------------------------------------------------------------
     def _all(self, kind: str) -> list:
         cached = self._sorted.get(kind)
         if cached is None or cached[0] != self.version:
+            if kind == KIND_KUEUE:
+                self._read_all()
             objects = self._objects[kind]
             cached = (self.version, [objects[k] for k in sorted(objects)])
             self._sorted[kind] = cached
         return cached[1]
 
     def __len__(self) -> int:
-        return sum(len(objects) for objects in self._objects.values())
+        return sum(len(objects) for objects in self._objects.values()) + len(self._later)
 
     def cluster_queues(self) -> list[ClusterQueueView]:
         return self._all(KIND_CLUSTER_QUEUE)
@@ -112,8 +174,7 @@ class QueueStore:
         return self._all(KIND_KUEUE)
 
     def workload(self, namespace: str, name: str) -> QueuedWorkload | None:
-        view = self._objects[KIND_KUEUE].get((namespace, name))
-        return view if isinstance(view, QueuedWorkload) else None
+        return self._workload_now((namespace, name))
 
     def cluster_queue_of(self, workload: QueuedWorkload) -> str | None:
         """The ClusterQueue a Workload is (or would be) admitted to: its admission's, else its LocalQueue's."""
@@ -162,5 +223,43 @@ class QueueStore:
         return out
 
     def held(self) -> list[QueuedWorkload]:
-        """Every Workload Kueue holds back now (pending: no quota reserved, not finished)."""
-        return [w for w in self.workloads() if w.waiting]
+        """Every Workload Kueue holds back now (pending: no quota reserved, not finished), by (namespace, name);
+        of the Workloads not read yet only those whose conditions may say pending are read (`_may_wait`)."""
+        if self._held is None or self._held[0] != self.version:
+            objects, later, settled = self._objects[KIND_KUEUE], self._later, self._settled
+            if self._keys is None:
+                self._keys = sorted(objects.keys() | later.keys())
+            out = []
+            for key in self._keys:
+                if key in later:
+                    if key in settled:
+                        continue
+                    if not _may_wait(later[key]):
+                        settled.add(key)
+                        continue
+                w = self._workload_now(key)
+                if w is not None and w.waiting:
+                    out.append(w)
+            self._held = (self.version, out)
+        return self._held[1]
+
+
+_HOLDS = ("Finished", "Admitted", "QuotaReserved")
+
+
+def _may_wait(obj: dict) -> bool:
+    """False only where a Workload's conditions say it is not pending as `QueuedWorkload.from_api` reads
+    them (Finished, Admitted or QuotaReserved True, each type's last); True where it may be (read it)."""
+    status = obj.get("status")
+    conditions = status.get("conditions") if type(status) is dict else None
+    if type(conditions) is not list:
+        return True
+    last: dict[str, object] = {}
+    for c in conditions:
+        if type(c) is dict:
+            kind = c.get("type", "")
+            if type(kind) is not str:
+                return True
+            if kind in _HOLDS:
+                last[kind] = c.get("status", "")
+    return not any(str(s) == "True" for s in last.values())
