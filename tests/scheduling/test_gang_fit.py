@@ -253,3 +253,21 @@ def test_the_free_blocks_are_of_the_resource_that_stops_the_members_with_its_uni
     cpu_pods = [PodView.from_api(pod_obj(f"c{i}", cpu="3")) for i in range(2)]
     assert fit_gang(alloc, cpu_pods, 2).summary.endswith("(largest free cpu per node: a 4 cpu, b 2 cpu)")
     assert fit_gang(alloc, members(3, 8), 3).summary.endswith("(largest free block per node: a 8, b 8)")
+
+
+def test_a_kueue_workload_admitted_or_finished_without_pods_gets_no_fit() -> None:
+    """Only Workloads Kueue holds back are placed from their pod sets: a finished one (its pods gone) or
+    an admitted one whose pods are not made yet waits for nothing (the snapshot fitted all of them)."""
+    d = "batch-schedulers"
+    items = fixtures.load(f"{d}/kueue-workloads.json")["items"]
+    done = copy.deepcopy(next(w for w in items if w["metadata"]["name"] == "job-train-a-03abf"))
+    done["metadata"]["name"] = "job-train-done"
+    done["status"]["conditions"] = [{"type": "Finished", "status": "True", "reason": "Succeeded", "message": "done",
+                                     "lastTransitionTime": "2026-11-20T10:00:00Z"}]
+    admitted = copy.deepcopy(next(w for w in items if w["metadata"]["name"] == "job-infer-b-35c35"))
+    admitted["metadata"]["name"] = "job-infer-new"  # admitted, no pod created yet
+    m = ClusterModel()
+    m.apply(Listed("Node", fixtures.load(f"{d}/nodes.json")["items"]))
+    m.apply(Listed("kueue.Workload", [*items, done, admitted]))
+    keys = {k[2] for k in waiting_fits(m) if k[0] == "kueue.Workload"}
+    assert keys == {"job-train-a-03abf"}
