@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from .plane import Plane
@@ -54,6 +55,22 @@ class KSM:
     def scrape(self) -> str:
         with urllib.request.urlopen(self.url, timeout=10) as r:
             return r.read().decode()
+
+    def wait_same(self, ours: set[Series], metrics: set[str], select: Callable[[set[Series]], set[Series]],
+                  timeout: float = 30) -> None:
+        """Until KSM's series of `metrics` (narrowed by `select`) equal `ours`: its watch may be a moment
+        behind the objects' creation. Fails with what only one side has."""
+        diff: list[str] = []
+
+        def same() -> bool:
+            theirs = select(parse(self.scrape(), metrics))
+            diff[:] = [f"only kubeview: {sorted(ours - theirs)}", f"only KSM: {sorted(theirs - ours)}"]
+            return ours == theirs
+
+        try:
+            wait_until(same, timeout, "kube-state-metrics to show the same series", interval=0.5)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n" + "\n".join(diff)) from None
 
     def stop(self) -> None:
         self.proc.stop()

@@ -23,7 +23,6 @@ from kubernetes.utils import parse_quantity
 from .ksm import KSM, parse
 from .objects import add_node, api, ensure_namespace, wait_nodes_ready
 from .plane import Plane
-from .procs import wait_until
 
 NS = "ksm-test"
 NODE, STATIC = "ksm-node", "ksm-static"  # kwok's, and one nobody runs (its pods' phases are ours to set)
@@ -110,17 +109,7 @@ def test_snapshot_metrics_equal_ksm_series(plane: Plane, ksm: KSM, realk8s_count
     ours = _ours(parse(_kubeview_metrics(plane), SHARED))
     pods = {dict(s[1])["pod"] for s in ours if "pod" in dict(s[1])}
     assert {p["metadata"]["name"] for p in MIX} - {"pod-level"} <= pods, pods  # pod-level: no container requests
-    diff: list[str] = []
-
-    def same() -> bool:  # KSM's watch may be a moment behind the pods' creation
-        theirs = _ours(parse(ksm.scrape(), SHARED))
-        diff[:] = [f"only kubeview: {sorted(ours - theirs)}", f"only KSM: {sorted(theirs - ours)}"]
-        return ours == theirs
-
-    try:
-        wait_until(same, 30, "kube-state-metrics to show the same series", interval=0.5)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n" + "\n".join(diff)) from None
+    ksm.wait_same(ours, SHARED, _ours)
     realk8s_counts["KSM series compared"] = f"{len(ours)} ({', '.join(sorted(SHARED))})"
 
 

@@ -141,17 +141,7 @@ def test_a_metrics_equal_ksm_for_every_gpu_name(plane: Plane, ksm: KSM, realk8s_
     for metric, names in (("kube_node_status_allocatable", SANITIZED), ("kube_pod_container_resource_requests", asked)):
         named = {dict(s[1])["resource"] for s in ours if s[0] == metric}
         assert named >= names, (metric, sorted(names - named))
-    diff: list[str] = []
-
-    def same() -> bool:
-        theirs = _ours(parse(ksm.scrape(), SHARED))
-        diff[:] = [f"only kubeview: {sorted(ours - theirs)}", f"only KSM: {sorted(theirs - ours)}"]
-        return ours == theirs
-
-    try:
-        wait_until(same, 30, "kube-state-metrics to show the same series", interval=0.5)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n" + "\n".join(diff)) from None
+    ksm.wait_same(ours, SHARED, _ours)
     realk8s_counts["gpu-sharing KSM series"] = f"{len(ours)} ({len(SANITIZED)} GPU resource names)"
 
 

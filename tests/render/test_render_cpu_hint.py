@@ -23,8 +23,8 @@ def kubeview(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_demo_render_at_the_default_cpu_names_the_cpu_that_fits(tmp_path: Path) -> None:
     out = kubeview(tmp_path, "--demo", "--render", "three-spheres", "--headless")
     assert (out.returncode, out.stderr) == (1, (
-        "kubeview: no consumer fits on the cluster at cpu 1000m: 0/7 nodes are available: 3 Insufficient cpu, "
-        "4 node(s) had untolerated taint(s); --cpu 800m would fit (the most cpu a node that takes consumers "
+        "kubeview: no consumer fits on the cluster at cpu 1000m: 0/9 nodes are available: 3 Insufficient cpu, "
+        "6 node(s) had untolerated taint(s); --cpu 800m would fit (the most cpu a node that takes consumers "
         "has free).\n"))
 
 
