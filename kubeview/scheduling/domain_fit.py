@@ -17,6 +17,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.evaluate import ExtraLoad
 from kubeview.scheduling.workload_fit import Unit, UnitFit, fit_units
 
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -56,9 +57,9 @@ def _placed(fits: list[UnitFit]) -> int:
     return sum(f.fit.room if f.room is None else f.room for f in fits)
 
 
-def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,
-               claim_nodes: Callable[[Unit], tuple[str, ...] | None] | None = None) -> DomainFit:
-    """Try every domain of `key` (nodes grouped by that label's value) with all of `units`."""
+def domains_of(alloc: Allocation, key: str) -> tuple[dict[str, list[int]], int]:
+    """Domain (label value) -> its rows, and how many nodes are in none (no label, or an empty value:
+    1.38's API says they belong to no domain; 1.37.2's generator still made a "" placement of them)."""
     groups: dict[str, list[int]] = {}
     outside = 0
     for i, view in enumerate(alloc.views):
@@ -67,6 +68,24 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
             groups.setdefault(value, []).append(i)
         else:
             outside += 1
+    return groups, outside
+
+
+def free_gpus(sub: Allocation, assumed: ExtraLoad | None = None) -> int:
+    """Free GPUs on a domain's nodes (less `assumed`, rows of `sub`)."""
+    gpu = sub.column(GPU)
+    if gpu is None:
+        return 0
+    free = sub.free[:, gpu].copy()
+    if assumed is not None:
+        free[assumed.rows] -= assumed.amounts[:, gpu]
+    return int(np.maximum(free, 0).sum())
+
+
+def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,
+               claim_nodes: Callable[[Unit], tuple[str, ...] | None] | None = None) -> DomainFit:
+    """Try every domain of `key` (nodes grouped by that label's value) with all of `units`."""
+    groups, outside = domains_of(alloc, key)
     gpu = alloc.column(GPU)
     pods = sum(u.size for u in units)
     best: tuple[int, str] | None = None  # (free GPUs left, domain)
@@ -79,7 +98,7 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
             continue  # a member is bound outside this domain: it cannot hold the gang
         sub = alloc.subset(np.asarray(rows, dtype=np.intp))
         fits = fit_units(sub, units, config, claim_nodes)
-        free = int(np.maximum(sub.free[:, gpu], 0).sum()) if gpu is not None else 0
+        free = free_gpus(sub)
         tried[value] = fits
         placed = min(_placed(fits), pods)
         rooms[value] = (placed, pods, free)

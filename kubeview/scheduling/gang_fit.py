@@ -40,8 +40,7 @@ from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate,
 from kubeview.scheduling.node_index import index_for
 
 CLAIM_ELSEWHERE = "resourceclaim not available on the node"  # DynamicResources, an allocated claim elsewhere
-_DEFAULT = PackingConfig()
-_SHOWN_NODES = 6
+_DEFAULT, _SHOWN_NODES = PackingConfig(), 6
 
 
 @dataclass(slots=True)
@@ -67,6 +66,9 @@ class GangFit:
     excluded: dict[str, list[str]] = field(default_factory=dict)  # took none: the reasons it refused them
     members: list[MemberFit] = field(default_factory=list)  # in the order given
     notes: tuple[str, ...] = ()  # what this fit does not evaluate, said plainly
+    topology_key: str | None = None  # the group's topology constraint: all inside one domain of this label
+    domain: str | None = None  # with a key: the domain it goes to (None: no domain holds it)
+    domains: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # domain -> (room, members, free GPUs)
 
     def excluded_counts(self) -> dict[str, int]:
         """Reason -> nodes excluded for it (a node counts once per reason), most first."""
@@ -238,7 +240,7 @@ def describe(requests: dict[str, int]) -> str:
     return ", ".join(parts) or "no requests"
 
 
-def _sizes(pods: Sequence[PodView]) -> str:
+def sizes(pods: Sequence[PodView]) -> str:
     counts = Counter(describe(p.requests) for p in pods)
     return " + ".join(f"{n} × {what}" for what, n in counts.items())
 
@@ -248,7 +250,7 @@ def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated
     live = [m.pod for m in result.members if m.pod.phase not in TERMINAL_PHASES and not m.pod.deleting]
     if not live:
         return "no members"
-    head = _sizes(live)
+    head = sizes(live)
     if result.fits:
         where = sorted(Counter(node for _, node in result.placement).items())
         shown = ", ".join(f"{n} {c}" if c > 1 else n for n, c in where[:_SHOWN_NODES])
@@ -316,7 +318,8 @@ def amount_text(resource: str, value: int) -> str:
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
            assumed: ExtraLoad | None = None) -> GangFit:
     """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
-    shared ResourceClaims are allocated on (from the GPU ledger). A Kueue Workload with no pods yet
+    shared ResourceClaims are allocated on (from the GPU ledger); inside one domain of its topology key
+    when it has one (scheduling/gang_domain.py). A Kueue Workload with no pods yet
     (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
     if not pods and gang.templates:
@@ -325,6 +328,10 @@ def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
         fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
                       f"first{topology})",)
         return fit
+    if gang.topology_key:  # inside one domain (gang_domain builds on this module: imported here)
+        from kubeview.scheduling.gang_domain import fit_gang_within
+        return fit_gang_within(model.allocation(), pods, gang.min_count, config, gang.topology_key, assumed,
+                               group_claim_nodes(model, gang))
     return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
 
 

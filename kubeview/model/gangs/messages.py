@@ -65,6 +65,19 @@ def min_count_not_yet(min_count: int, scheduled: int, remaining: int) -> str:
     return f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
 
 
+# TopologyAwareWorkloadScheduling (1.37 alpha, off by default): with the gate on every PodGroup is placed
+# by `podGroupSchedulingPlacementAlgorithm`: TopologyPlacementGenerator makes one placement per value of
+# the group's `schedulingConstraints.topology[0].key` (nodes without the label are in none; no key: one
+# placement of all nodes), the group is tried in each, and when none holds it the status of the first
+# one tried (in Go map order) is wrapped as below, behind errPodGroupUnschedulable.
+NO_PLACEMENTS = "no feasible placements found"  # no node carries the key (framework.go, the generator)
+
+
+def placements_unavailable(placements: int, first: str) -> str:
+    """The group's status when no placement holds it (schedule_one_podgroup.go:1041)."""
+    return f"{GROUP_UNSCHEDULABLE}, 0/{placements} placements are available, first placement status: {first}"
+
+
 # Kinds of watch events the model's GangStore takes (the contract's strings, shared by the sources)
 KIND_WORKLOAD = "Workload"  # scheduling.k8s.io v1beta1 / v1alpha2
 KIND_POD_GROUP = "PodGroup"  # scheduling.k8s.io v1beta1 / v1alpha2
