@@ -115,6 +115,26 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
     return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside, len(alloc.nodes))
 
 
+def gang_constraint(objects: list[dict]) -> tuple[str, str] | None:
+    """(label key, what asks) from a gang's TopologyConstraint in the manifest: a scheduling.k8s.io
+    PodGroup's `spec.schedulingConstraints`, or a Job's `spec.scheduling.schedulingConstraints` (the Job
+    controller copies it into the PodGroup it makes); None when none asks."""
+    from kubeview.model.gangs.objects import topology_key
+
+    for obj in objects:
+        if not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
+            continue
+        kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).partition("/")[0]
+        meta = obj.get("metadata") or {}
+        spec = obj["spec"] if (kind, group) == ("PodGroup", "scheduling.k8s.io") else \
+            obj["spec"].get("scheduling") if kind == "Job" else None
+        key = topology_key(spec) if isinstance(spec, dict) else None
+        if key:
+            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+            return key, f"{kind} {where}{meta.get('name', '?')}"
+    return None
+
+
 def required_level(objects: list[dict]) -> tuple[str, str] | None:
     """(label key, what asked for it) from Kueue's `podset-required-topology` annotation on a pod
     template (or a bare Pod) of the manifest; None when no object asks."""

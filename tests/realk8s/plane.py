@@ -42,7 +42,7 @@ START_TIMEOUT = 90.0
 # 1.37's gang and DRA features that are off by default (pkg/features/kube_features.go at v1.37.2), and
 # the API versions that serve them (beta and alpha groups are off unless --runtime-config says so)
 GATED = {"GenericWorkload": True, "WorkloadWithJob": True, "DRAWorkloadResourceClaims": True,
-         "DRAResourcePoolStatus": True}
+         "DRAResourcePoolStatus": True, "TopologyAwareWorkloadScheduling": True}  # the last: PodGroup topology
 GATED_APIS = ("scheduling.k8s.io/v1beta1", "resource.k8s.io/v1alpha3")
 
 
