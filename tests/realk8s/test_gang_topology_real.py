@@ -224,10 +224,14 @@ def test_a_third_domain_binds_it_where_kubeview_said(waiting: dict[int, dict], a
         assert Counter(p["spec"]["nodeName"] for p in pods) == predicted[r], predicted[r]
         wait_until(lambda r=r: (group_condition(pod_group(api_client, r)) or {}).get("status") == "True", TIMEOUT,
                    f"round {r}'s group Scheduled")
-        g = wait_until(lambda r=r: (x := view.read(lambda m: m.gangs.get("PodGroup", ns_of(r), "g"))) is not None
-                       and x.bound == 4 and x.condition_status == "True" and x, TIMEOUT, "kubeview sees it bound")
-        assert g.condition_reason == "Scheduled" and {m.node for m in g.members} == set(predicted[r])
+        g = wait_until(lambda r=r: settled_in_view(view, r), TIMEOUT, f"kubeview sees round {r}'s gang bound")
+        assert g.condition_reason == "Scheduled" and {x.node for x in g.members} == set(predicted[r])
     realk8s_counts["gang topology, a third domain of 4"] = f"{ROUNDS} rounds, bound where kubeview predicted"
+
+
+def settled_in_view(view: LiveView, r: int) -> Gang | None:
+    g = view.read(lambda m: m.gangs.get("PodGroup", ns_of(r), "g"))
+    return g if g is not None and g.bound == 4 and g.condition_status == "True" else None
 
 
 def prediction(api_client: client.ApiClient, r: int) -> Counter[str]:

@@ -99,3 +99,24 @@ def test_assumed_load_is_taken_per_domain() -> None:
     load = ExtraLoad(np.asarray([row], dtype=np.intp), alloc.vector({"nvidia.com/gpu": 1})[None, :])
     fit = fit_gang_within(alloc, sorted(pods, key=lambda p: p.name), 4, PackingConfig(), KEY, load)
     assert fit.domain == "rack-d"
+
+
+def test_the_panel_and_the_snapshot_say_the_key_and_the_domains() -> None:
+    from rich.text import Text
+
+    from kubeview.snapshot.document import SNAPSHOT_SCHEMA, build_snapshot
+    from kubeview.snapshot.schema import validate
+    from kubeview.tui.rows import gang_panel
+
+    m = model(TWO_RACKS)
+    gang = m.gangs.get("PodGroup", "ml", "g")
+    fit = fit_of(m, gang)
+    text = Text.from_markup(gang_panel.describe(gang, gang.key, fit, "spread")).plain
+    assert f"topology {KEY} (all in one domain)" in text
+    assert f"topology {KEY}: no one domain holds 4 pods: rack-a allows 2 of 4, rack-b 2 of 4" in text
+    doc = build_snapshot(m, now=0, gang_fits={gang.key: (fit, "spread")})
+    assert validate(doc, SNAPSHOT_SCHEMA) == []
+    (g,) = doc["gangs"]
+    assert g["topologyKey"] == KEY and g["fit"]["domain"] is None
+    assert g["fit"]["domains"] == [{"name": "rack-a", "room": 2, "members": 4, "freeGpus": 2},
+                                   {"name": "rack-b", "room": 2, "members": 4, "freeGpus": 2}]
