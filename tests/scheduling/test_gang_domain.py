@@ -120,3 +120,14 @@ def test_the_panel_and_the_snapshot_say_the_key_and_the_domains() -> None:
     assert g["topologyKey"] == KEY and g["fit"]["domain"] is None
     assert g["fit"]["domains"] == [{"name": "rack-a", "room": 2, "members": 4, "freeGpus": 2},
                                    {"name": "rack-b", "room": 2, "members": 4, "freeGpus": 2}]
+
+
+def test_the_planner_keeps_the_gang_inside_one_domain() -> None:
+    from kubeview.scheduling.plan_types import Inputs, fit_without
+    from kubeview.scheduling.planner import target_of_gang
+
+    m = model(TWO_RACKS)
+    target = target_of_gang(m, m.gangs.get("PodGroup", "ml", "g"))
+    assert target.topology_key == KEY
+    fit = fit_without(Inputs(m.allocation(), target, PackingConfig(), [], [], [], []), [])
+    assert not fit.fits and fit.domains == {"rack-a": (2, 4, 2), "rack-b": (2, 4, 2)}
