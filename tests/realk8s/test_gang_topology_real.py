@@ -7,10 +7,10 @@ On the gated plane, ROUNDS rounds side by side, each in its own namespace with i
   key on its PodGroup (and the Workload's template). It must wait: no member ever bound, the PodGroup
   `PodGroupInitiallyScheduled=False/Unschedulable`, and kubeview says the same and why, live
   (`fit_of` on `LiveView`), in `kubeview snapshot --json` and `kubeview fit` (subprocesses);
-- then a third domain of two nodes with 2 GPUs each, created cordoned: kubeview's fit of the cluster
-  as it will be once they are uncordoned (the prediction, before any bind) places the gang there, and
-  after the uncordon the real scheduler binds it on the same nodes (as a multiset: which member goes to
-  which of two equal nodes is a score tie both break their own way; how many on each is not).
+- then a third domain of two nodes with 2 GPUs each: kubeview's fit of the cluster with those nodes
+  added (the prediction, made before they exist) places the gang there, and once they are created the
+  real scheduler binds it on the same nodes (as a multiset: which member goes to which of two equal
+  nodes is a score tie each breaks its own way; how many on each is not).
 
 What the real scheduler wrote (every round alike; see the final assertions):
 the PodGroup's condition message
@@ -203,17 +203,11 @@ def test_snapshot_and_fit_say_it_does_not_fit(waiting: dict[int, dict], gated_pl
 
 def test_a_third_domain_binds_it_where_kubeview_said(waiting: dict[int, dict], api_client, core,
                                                      view: LiveView, realk8s_counts: dict[str, str]) -> None:
-    fresh = []
-    for r in waiting:
-        for c in ("c1", "c2"):
-            fresh.append(node_of(r, c))
-            add_node(core, fresh[-1], GPUS, {"pool": ns_of(r), key_of(r): "rack-c"})
-            core.patch_node(fresh[-1], {"spec": {"unschedulable": True}})
-    wait_until(lambda: all(any(c.type == "Ready" and c.status == "True" for c in core.read_node(n).status.conditions or [])
-                           for n in fresh), TIMEOUT, "the cordoned nodes Ready")
-    predicted = {r: prediction(api_client, r) for r in waiting}
-    for n in fresh:
-        core.patch_node(n, {"spec": {"unschedulable": False}})
+    third = {r: [(node_of(r, c), {"pool": ns_of(r), key_of(r): "rack-c"}) for c in ("c1", "c2")] for r in waiting}
+    predicted = {r: prediction(api_client, r, third[r]) for r in waiting}  # before the nodes exist
+    for nodes in third.values():
+        for name, labels in nodes:
+            add_node(core, name, GPUS, labels)
 
     def bound(r: int) -> list[dict] | None:
         pods = raw_pods(core, ns_of(r), "gang=g")
@@ -234,13 +228,14 @@ def settled_in_view(view: LiveView, r: int) -> Gang | None:
     return g if g is not None and g.bound == 4 and g.condition_status == "True" else None
 
 
-def prediction(api_client: client.ApiClient, r: int) -> Counter[str]:
-    """kubeview's fit of round r's gang on the cluster as it is, its cordoned nodes uncordoned."""
+def prediction(api_client: client.ApiClient, r: int, extra: list[tuple[str, dict[str, str]]]) -> Counter[str]:
+    """kubeview's fit of round r's gang on the cluster as it is plus the `extra` nodes (as `add_node`
+    makes them, once kwok has them Ready): where it says the gang goes before any of it binds."""
     core = client.CoreV1Api(api_client)
     nodes = json.loads(core.list_node(_preload_content=False).data)["items"]
-    for n in nodes:
-        n["spec"].pop("unschedulable", None)
-        n["spec"]["taints"] = [t for t in n["spec"].get("taints") or [] if t["key"] != "node.kubernetes.io/unschedulable"]
+    nodes += [{"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "type": "kwok", **labels}},
+               "spec": {}, "status": {"capacity": GPUS, "allocatable": GPUS,
+                                      "conditions": [{"type": "Ready", "status": "True"}]}} for name, labels in extra]
     groups = client.CustomObjectsApi(api_client).list_namespaced_custom_object(GROUP, VERSION, ns_of(r), "podgroups")
     m = ClusterModel()
     m.apply(Listed("Node", nodes))
