@@ -127,3 +127,6 @@ def test_a_gangs_topology_constraint_applies_by_itself_and_within_must_agree(tmp
     assert doc["within"]["domain"] == A and doc["within"]["askedBy"] == "Job train"
     other = fit(tmp_path, gang_job(4), "--within", "kubernetes.io/hostname")
     assert other.returncode == 2 and f"disagrees with Job train's topology key {CLIQUE}" in other.stderr
+    refused = json.loads(fit(tmp_path, gang_job(5), "--json").stdout)
+    assert refused["units"][0]["message"] == ("pod group is unschedulable, 0/2 placements are available, first placement "
+                                             "status: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining")

@@ -39,7 +39,14 @@ def within(args: argparse.Namespace, model: ClusterModel, units: list[Unit], con
         key, by, words = req[0], req[1], f"Kueue's podset-required-topology on {req[1]}"
     else:
         return None, None, ""
-    return fit_within(model.allocation(), units, config, key, claim_nodes), by, words
+    domain = fit_within(model.allocation(), units, config, key, claim_nodes)
+    if asked is not None and not domain.ok and domain.rooms:  # kube-scheduler's placement words on the gang
+        from kubeview.scheduling.gang_domain import in_placement_words
+
+        for f in domain.fits:
+            if f.unit.gang and f.fit.message:
+                in_placement_words(f.fit, len(domain.rooms))
+    return domain, by, words
 
 
 def _known_constraint(model: ClusterModel, units: list[Unit]) -> tuple[str, str] | None:

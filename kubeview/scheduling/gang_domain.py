@@ -99,13 +99,19 @@ def _fits(fit: GangFit, key: str, domain: str, rooms: dict[str, tuple[int, int, 
 def _closest(fit: GangFit, key: str, rooms: dict[str, tuple[int, int, int]]) -> GangFit:
     """The closest domain's fit, in the words of a group no placement holds."""
     fit.topology_key, fit.domain, fit.domains = key, None, rooms
-    first = fit.message or ""
-    wrapped = placements_unavailable(len(rooms), first)
-    fit.message = wrapped
-    fit.members = [_rewrap(m, first, wrapped) for m in fit.members]
+    in_placement_words(fit, len(rooms))
     head = fit.summary.partition(": ")[0]
     fit.summary = f"{head}: topology {key}: no one domain holds {fit.min_count} pods: {_shown_rooms(rooms)}"
     return fit
+
+
+def in_placement_words(fit: GangFit, placements: int) -> None:
+    """A group no placement holds, in kube-scheduler's words: its status (the first placement's, here
+    the closest domain's) wrapped, and the members that carried it with it."""
+    first = fit.message or ""
+    wrapped = placements_unavailable(placements, first)
+    fit.message = wrapped
+    fit.members = [_rewrap(m, first, wrapped) for m in fit.members]
 
 
 def _rewrap(m: MemberFit, first: str, wrapped: str) -> MemberFit:
