@@ -17,7 +17,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.evaluate import ExtraLoad
+from kubeview.scheduling.topology_domains import domains_of, free_gpus
 from kubeview.scheduling.workload_fit import Unit, UnitFit, fit_units
 
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -55,31 +55,6 @@ class DomainFit:
 
 def _placed(fits: list[UnitFit]) -> int:
     return sum(f.fit.room if f.room is None else f.room for f in fits)
-
-
-def domains_of(alloc: Allocation, key: str) -> tuple[dict[str, list[int]], int]:
-    """Domain (label value) -> its rows, and how many nodes are in none (no label, or an empty value:
-    1.38's API says they belong to no domain; 1.37.2's generator still made a "" placement of them)."""
-    groups: dict[str, list[int]] = {}
-    outside = 0
-    for i, view in enumerate(alloc.views):
-        value = view.labels.get(key)
-        if value:
-            groups.setdefault(value, []).append(i)
-        else:
-            outside += 1
-    return groups, outside
-
-
-def free_gpus(sub: Allocation, assumed: ExtraLoad | None = None) -> int:
-    """Free GPUs on a domain's nodes (less `assumed`, rows of `sub`)."""
-    gpu = sub.column(GPU)
-    if gpu is None:
-        return 0
-    free = sub.free[:, gpu].copy()
-    if assumed is not None:
-        free[assumed.rows] -= assumed.amounts[:, gpu]
-    return int(np.maximum(free, 0).sum())
 
 
 def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,

@@ -9,7 +9,8 @@ when each holds every member) and a tie is broken at random; when none holds it,
 "pod group is unschedulable, 0/P placements are available, first placement status: <the status of the
 first placement tried>" (Go map order), and the members carry that placement's words.
 
-Here: `fit_gang` on each domain's rows (domain_fit's `domains_of`, `Allocation.subset`); of the domains
+Here: `fit_gang` (handed in by gang_fit) on each domain's rows (`topology_domains.domains_of`,
+`Allocation.subset`); of the domains
 that hold the gang, the one with the fewest free GPUs left (Kueue's BestFit, domain_fit's rule; where
 several hold it kube-scheduler's pick is random, and the fit says so), else the closest (most members,
 then most free GPUs), whose words stand for "the first placement" (equal where the domains are alike).
@@ -18,7 +19,7 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -26,14 +27,17 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.gangs.messages import NO_PLACEMENTS, member_held, placements_unavailable
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.domain_fit import domains_of, free_gpus
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import GangFit, MemberFit, fit_gang, sizes
+from kubeview.scheduling.gang_types import GangFit, MemberFit, sizes
+from kubeview.scheduling.topology_domains import domains_of, free_gpus
+
+# gang_fit.fit_gang, handed in (gang_fit calls this module: no import circle)
+Place = Callable[[Allocation, Sequence[PodView], int, PackingConfig, ExtraLoad | None, Collection[str] | None], GangFit]
 
 _SHOWN = 6
 
 
-def fit_gang_within(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig, key: str,
+def fit_gang_within(fit_gang: Place, alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig, key: str,
                     assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None) -> GangFit:
     """`fit_gang` inside one domain of `key`; the GangFit carries `topology_key`, `domain` (where it
     goes; None when no domain holds it) and `domains` (domain -> (members it allows, members, free GPUs))."""
@@ -63,7 +67,7 @@ def fit_gang_within(alloc: Allocation, members: Sequence[PodView], min_count: in
     if best is not None:
         return _fits(fits[best[1]], key, best[1], rooms)
     if closest is None:
-        return _nowhere(alloc, members, min_count, config, key, assumed, bound, len(groups))
+        return _nowhere(fit_gang(alloc, members, min_count, config, assumed, None), key, bound, len(groups))
     return _closest(fits[closest[2]], key, rooms)
 
 
@@ -122,10 +126,9 @@ def _rewrap(m: MemberFit, first: str, wrapped: str) -> MemberFit:
     return m
 
 
-def _nowhere(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig, key: str,
-             assumed: ExtraLoad | None, bound: set[str], domains: int) -> GangFit:
-    """No domain to try: no node carries the label, or the bound members are not in one domain."""
-    fit = fit_gang(alloc, members, min_count, config, assumed)
+def _nowhere(fit: GangFit, key: str, bound: set[str], domains: int) -> GangFit:
+    """No domain to try (no node carries the label, or the bound members are not in one domain): `fit`
+    is the gang's fit anywhere, turned into that answer."""
     live = [m.pod for m in fit.members if m.pod.phase not in TERMINAL_PHASES and not m.pod.deleting]
     fit.fits, fit.placement, fit.room = False, [], len(bound)
     fit.topology_key, fit.domain, fit.domains = key, None, {}

@@ -27,6 +27,7 @@ from kubeview.model.disruption import BudgetView
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad, evaluate
+from kubeview.scheduling.gang_domain import fit_gang_within
 from kubeview.scheduling.gang_fit import GangFit, amount_text, describe, fit_gang
 
 _DEFAULT = PackingConfig()
@@ -268,8 +269,7 @@ def fit_without(inp: Inputs, removed: Sequence[Candidate]) -> GangFit:
     load = removal(inp.alloc, removed)
     members, count = inp.target.members, inp.target.min_count
     if inp.target.topology_key:  # inside one domain (gang_domain), on every node: domains are cluster-wide
-        from kubeview.scheduling.gang_domain import fit_gang_within
-        return fit_gang_within(inp.alloc, members, count, inp.config, inp.target.topology_key, load)
+        return fit_gang_within(fit_gang, inp.alloc, members, count, inp.config, inp.target.topology_key, load, None)
     if inp.sub is None or inp.sub_row is None:
         return fit_gang(inp.alloc, members, count, inp.config, assumed=load)
     if load is not None:

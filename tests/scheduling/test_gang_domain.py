@@ -12,7 +12,7 @@ from kubeview.model.gangs.messages import NO_PLACEMENTS, member_held
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
 from kubeview.scheduling.gang_domain import fit_gang_within
-from kubeview.scheduling.gang_fit import fit_of
+from kubeview.scheduling.gang_fit import fit_gang, fit_of
 
 KEY = "kubeview.test/rack"
 GROUP = "scheduling.k8s.io/v1beta1"
@@ -97,7 +97,7 @@ def test_assumed_load_is_taken_per_domain() -> None:
     pods = [p for p in m.pods.values() if p.name.startswith("g-")]
     row = alloc.nodes.index("c-1")
     load = ExtraLoad(np.asarray([row], dtype=np.intp), alloc.vector({"nvidia.com/gpu": 1})[None, :])
-    fit = fit_gang_within(alloc, sorted(pods, key=lambda p: p.name), 4, PackingConfig(), KEY, load)
+    fit = fit_gang_within(fit_gang, alloc, sorted(pods, key=lambda p: p.name), 4, PackingConfig(), KEY, load, None)
     assert fit.domain == "rack-d"
 
 
