@@ -131,3 +131,14 @@ def test_the_planner_keeps_the_gang_inside_one_domain() -> None:
     assert target.topology_key == KEY
     fit = fit_without(Inputs(m.allocation(), target, PackingConfig(), [], [], [], []), [])
     assert not fit.fits and fit.domains == {"rack-a": (2, 4, 2), "rack-b": (2, 4, 2)}
+
+
+def test_the_gang_row_puts_the_point_of_the_placement_words_first() -> None:
+    from kubeview.model.gangs.messages import group_point
+
+    real = ("pod group is unschedulable, 0/2 placements are available, first placement status: minCount (4) cannot "
+            "be satisfied: 2 scheduled, 1 remaining, pod group preemption: No preemption victims found")
+    assert group_point(real) == ("minCount (4) cannot be satisfied: 2 scheduled, 1 remaining, pod group preemption: "
+                                 "No preemption victims found (0/2 placements)")
+    assert group_point("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining") == \
+        "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"

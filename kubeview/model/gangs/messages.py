@@ -6,7 +6,7 @@ them, and the embedded cluster records them on its objects, so all three say exa
 kube-scheduler says. Sources (k8s.io/kubernetes v1.37.2, pkg/scheduler):
 `framework/plugins/gangscheduling/gangscheduling.go` (PreEnqueue, Permit, PlacementFeasible),
 `schedule_one_podgroup.go` (the group cycle and the PodGroup condition), `pkg/apis/scheduling/types.go`.
-Pure constants and two formatters; imports nothing.
+Pure constants and a few formatters; imports nothing.
 """
 
 from __future__ import annotations
@@ -76,6 +76,19 @@ NO_PLACEMENTS = "no feasible placements found"  # no node carries the key (frame
 def placements_unavailable(placements: int, first: str) -> str:
     """The group's status when no placement holds it (schedule_one_podgroup.go:1041)."""
     return f"{GROUP_UNSCHEDULABLE}, 0/{placements} placements are available, first placement status: {first}"
+
+
+def group_point(message: str) -> str:
+    """A group's status with its point first, for a cell: errPodGroupUnschedulable's prefix dropped and the
+    placement wrapper turned round ("minCount (4) cannot be satisfied: …, pod group preemption: … (0/2
+    placements)"); any other message as it is."""
+    text = message
+    while text.startswith(f"{GROUP_UNSCHEDULABLE}, "):
+        text = text[len(GROUP_UNSCHEDULABLE) + 2:]
+    head, sep, first = text.partition(" placements are available, first placement status: ")
+    if sep and head.startswith("0/") and head[2:].isdigit():
+        return f"{group_point(first)} ({head} placements)"
+    return text
 
 
 # Kinds of watch events the model's GangStore takes (the contract's strings, shared by the sources)
