@@ -160,7 +160,11 @@ def waiting(api_client, core, view: LiveView, realk8s_counts: dict[str, str]) ->
     wait_until(settled, TIMEOUT, "every round's members PodScheduled=False and the group Unschedulable", interval=0.05)
     assert set(seen) == {0}, f"a member was bound: {seen}"
     realk8s_counts["gang topology 4 x 1 GPU on 2 domains of 2"] = f"{ROUNDS} rounds, {len(seen)} polls, never bound"
-    return {r: {"group": pod_group(api_client, r), "pods": raw_pods(core, ns_of(r), "gang=g")} for r in range(ROUNDS)}
+    got = {r: {"group": pod_group(api_client, r), "pods": raw_pods(core, ns_of(r), "gang=g")} for r in range(ROUNDS)}
+    realk8s_counts["gang topology, the PodGroup's words"] = repr(group_condition(got[0]["group"])["message"])
+    said = Counter(scheduled_condition(p)["message"] for p in got[0]["pods"])
+    realk8s_counts["gang topology, the members' words"] = "; ".join(f"{n} × {m!r}" for m, n in said.items())
+    return got
 
 
 def in_view(view: LiveView, r: int) -> Gang | None:
