@@ -109,3 +109,24 @@ def test_gpu_resource_names_are_configurable(tmp_path: Path) -> None:
     assert [n["node"] for n in only_mig["nodes"]] == ["mig-1"]  # nvidia.com/gpu is no GPU now
     default = json.loads(snap("").stdout)["gpus"]
     assert [n["node"] for n in default["nodes"]] == ["mig-1", "nvl-a-1", "nvl-a-2", "nvl-b-1", "nvl-b-2", "ts-1"]
+
+
+def gang_job(n: int, key: str = CLIQUE) -> str:
+    """A Job asking for a gang of its parallelism inside one domain of `key` (1.37 WorkloadWithJob +
+    TopologyAwareWorkloadScheduling: the Job controller copies the constraint into its PodGroup)."""
+    return job(n).replace("spec:\n  parallelism", f"spec:\n  scheduling: {{schedulingPolicy: {{gang: {{minCount: {n}}}}}, "
+                          f"schedulingConstraints: {{topology: [{{key: {key}}}]}}}}\n  parallelism", 1)
+
+
+def test_a_gangs_topology_constraint_applies_by_itself_and_within_must_agree(tmp_path: Path) -> None:
+    out = fit(tmp_path, gang_job(5))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"within: no one {CLIQUE} domain holds all 5 pods" in out.stdout
+    assert "(the topology constraint of Job train)" in out.stdout
+    doc = json.loads(fit(tmp_path, gang_job(4), "--json", "--within", CLIQUE).stdout)  # the same label: fine
+    assert doc["within"]["domain"] == A and doc["within"]["askedBy"] == "Job train"
+    other = fit(tmp_path, gang_job(4), "--within", "kubernetes.io/hostname")
+    assert other.returncode == 2 and f"disagrees with Job train's topology key {CLIQUE}" in other.stderr
+    refused = json.loads(fit(tmp_path, gang_job(5), "--json").stdout)
+    assert refused["units"][0]["message"] == ("pod group is unschedulable, 0/2 placements are available, first placement "
+                                             "status: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining")

@@ -62,7 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="score nodes with this policy (default: the embedded scheduler's, else spread)")
     fit.add_argument("--within", metavar="LABEL",
                      help="every pod inside one domain of this node label, e.g. nvidia.com/gpu.clique (one NVLink "
-                          "domain); default: Kueue's podset-required-topology annotation where the manifest has one")
+                          "domain); default: a gang's TopologyConstraint (PodGroup or Job schedulingConstraints), "
+                          "else Kueue's podset-required-topology annotation, where the manifest has one; "
+                          "a different --within than a gang's key is refused (exit 2)")
     return fit
 
 
@@ -95,7 +97,12 @@ def run(args: argparse.Namespace) -> int:
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     from kubeview.commands.fit_gpus import gpu_notes_of, within, within_doc
 
-    domain, asked_by = within(args, model, units, config, flatten(sent), lambda unit: _claim_nodes(model, unit))
+    try:
+        domain, asked_by, asked_words = within(args, model, units, config, flatten(sent),
+                                               lambda unit: _claim_nodes(model, unit))
+    except ManifestError as exc:
+        sys.stderr.write(f"kubeview: fit: {args.manifest}: {exc}\n")
+        return 2
     if domain is not None:  # inside one domain, or nothing placed at all when there is none
         fits = domain.fits
     gpu_notes = gpu_notes_of(model, fits)
@@ -123,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         out = text(fits, config.policy, where, skipped, scaling, quota, unchecked, queued, gpu_notes)
         if domain is not None:
             head, _, rest = out.partition("\n")
-            by = f" (Kueue's podset-required-topology on {asked_by})" if asked_by else ""
+            by = f" ({asked_words})" if asked_words else ""
             out = f"{head}\nwithin: {domain.words()}{by}\n{rest}"
         sys.stdout.write(out)
     return 0 if ok else 1

@@ -1,5 +1,5 @@
-"""`kubeview fit`'s GPU parts (#35): the fit inside one topology domain (`--within LABEL`, or Kueue's
-podset-required-topology annotation: scheduling/domain_fit.py) and what a pod's GPU request is in
+"""`kubeview fit`'s GPU parts (#35): the fit inside one topology domain (`--within LABEL`, a gang's
+TopologyConstraint, or Kueue's podset-required-topology annotation: scheduling/domain_fit.py) and what a pod's GPU request is in
 the unit it asks for (model/gpus/fit_words.py: MIG slices, time-sliced replicas).
 """
 
@@ -17,16 +17,45 @@ if TYPE_CHECKING:
 
 
 def within(args: argparse.Namespace, model: ClusterModel, units: list[Unit], config: PackingConfig,
-           objects: list[dict], claim_nodes: Callable[[Unit], tuple[str, ...] | None]) -> tuple[DomainFit | None, str | None]:
-    """The fit inside one domain of `--within`'s label (or the manifest's Kueue annotation's)."""
-    from kubeview.scheduling.domain_fit import fit_within, required_level
+           objects: list[dict], claim_nodes: Callable[[Unit], tuple[str, ...] | None],
+           ) -> tuple[DomainFit | None, str | None, str]:
+    """The fit inside one domain of `--within`'s label, else of a gang's TopologyConstraint (a PodGroup
+    or a Job of the manifest, or the cluster's PodGroup its pods name), else of Kueue's annotation; with
+    who asked and in which words. `--within` and a gang's key must agree (ManifestError): kube-scheduler
+    keeps the gang inside its own key's domain whatever kubeview is asked."""
+    from kubeview.scheduling.domain_fit import fit_within, gang_constraint, required_level
+    from kubeview.scheduling.workload_fit import ManifestError
 
-    key, asked_by = getattr(args, "within", None), None
-    if not key and (req := required_level(objects)) is not None:
-        key, asked_by = req
-    if not key:
-        return None, None
-    return fit_within(model.allocation(), units, config, key, claim_nodes), asked_by
+    key = getattr(args, "within", None)
+    asked = gang_constraint(objects) or _known_constraint(model, units)
+    if asked is not None and key and key != asked[0]:
+        raise ManifestError(f"--within {key} disagrees with {asked[1]}'s topology key {asked[0]}: kube-scheduler "
+                            f"keeps that gang inside one {asked[0]} domain; drop --within or name the same label")
+    if asked is not None:
+        key, by, words = asked[0], asked[1], f"the topology constraint of {asked[1]}"
+    elif key:
+        by, words = None, ""
+    elif (req := required_level(objects)) is not None:
+        key, by, words = req[0], req[1], f"Kueue's podset-required-topology on {req[1]}"
+    else:
+        return None, None, ""
+    domain = fit_within(model.allocation(), units, config, key, claim_nodes)
+    if asked is not None and not domain.ok and domain.rooms:  # kube-scheduler's placement words on the gang
+        from kubeview.scheduling.gang_domain import in_placement_words
+
+        for f in domain.fits:
+            if f.unit.gang and f.fit.message:
+                in_placement_words(f.fit, len(domain.rooms))
+    return domain, by, words
+
+
+def _known_constraint(model: ClusterModel, units: list[Unit]) -> tuple[str, str] | None:
+    """A topology key of a PodGroup the manifest's pods name that the cluster has (not the manifest)."""
+    for unit in units:
+        gang = model.gangs.get(*unit.group) if unit.group is not None else None
+        if gang is not None and gang.topology_key:
+            return gang.topology_key, f"PodGroup {gang.namespace}/{gang.name}"
+    return None
 
 
 def within_doc(d: DomainFit | None, asked_by: str | None) -> dict | None:

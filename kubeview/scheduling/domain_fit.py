@@ -17,6 +17,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.topology_domains import domains_of, free_gpus
 from kubeview.scheduling.workload_fit import Unit, UnitFit, fit_units
 
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -59,14 +60,7 @@ def _placed(fits: list[UnitFit]) -> int:
 def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,
                claim_nodes: Callable[[Unit], tuple[str, ...] | None] | None = None) -> DomainFit:
     """Try every domain of `key` (nodes grouped by that label's value) with all of `units`."""
-    groups: dict[str, list[int]] = {}
-    outside = 0
-    for i, view in enumerate(alloc.views):
-        value = view.labels.get(key)
-        if value:
-            groups.setdefault(value, []).append(i)
-        else:
-            outside += 1
+    groups, outside = domains_of(alloc, key)
     gpu = alloc.column(GPU)
     pods = sum(u.size for u in units)
     best: tuple[int, str] | None = None  # (free GPUs left, domain)
@@ -79,7 +73,7 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
             continue  # a member is bound outside this domain: it cannot hold the gang
         sub = alloc.subset(np.asarray(rows, dtype=np.intp))
         fits = fit_units(sub, units, config, claim_nodes)
-        free = int(np.maximum(sub.free[:, gpu], 0).sum()) if gpu is not None else 0
+        free = free_gpus(sub)
         tried[value] = fits
         placed = min(_placed(fits), pods)
         rooms[value] = (placed, pods, free)
@@ -94,6 +88,26 @@ def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key:
         return DomainFit(key, best[1], tried[best[1]], None, rooms, outside, len(alloc.nodes))
     near = closest[2] if closest is not None else None
     return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside, len(alloc.nodes))
+
+
+def gang_constraint(objects: list[dict]) -> tuple[str, str] | None:
+    """(label key, what asks) from a gang's TopologyConstraint in the manifest: a scheduling.k8s.io
+    PodGroup's `spec.schedulingConstraints`, or a Job's `spec.scheduling.schedulingConstraints` (the Job
+    controller copies it into the PodGroup it makes); None when none asks."""
+    from kubeview.model.gangs.objects import topology_key
+
+    for obj in objects:
+        if not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
+            continue
+        kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).partition("/")[0]
+        meta = obj.get("metadata") or {}
+        spec = obj["spec"] if (kind, group) == ("PodGroup", "scheduling.k8s.io") else \
+            obj["spec"].get("scheduling") if kind == "Job" else None
+        key = topology_key(spec) if isinstance(spec, dict) else None
+        if key:
+            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+            return key, f"{kind} {where}{meta.get('name', '?')}"
+    return None
 
 
 def required_level(objects: list[dict]) -> tuple[str, str] | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,46 +31,16 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.gangs.store import Gang
-from kubeview.model.gpus import vendors
 from kubeview.model.queues.objects import PENDING
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate, fail_where
+from kubeview.scheduling.gang_domain import fit_gang_within
+from kubeview.scheduling.gang_types import GangFit, MemberFit, amount_text, describe, sizes
 from kubeview.scheduling.node_index import index_for
 
 CLAIM_ELSEWHERE = "resourceclaim not available on the node"  # DynamicResources, an allocated claim elsewhere
-_DEFAULT = PackingConfig()
-_SHOWN_NODES = 6
-
-
-@dataclass(slots=True)
-class MemberFit:
-    """One member after the pass: where it went, or why not (kube-scheduler's message for it)."""
-
-    pod: PodView
-    node: str | None  # its node (bound before, or placed by the pass); None: no node took it
-    bound: bool  # already on its node before the pass
-    message: str | None  # PodScheduled=False message kube-scheduler would write; None when it binds
-
-
-@dataclass(slots=True)
-class GangFit:
-    fits: bool  # at least min_count members placed together (bound ones count)
-    placement: list[tuple[PodView, str]]  # every placed member and its node; empty when it does not fit
-    room: int  # how many members could be placed together now (bound ones included)
-    min_count: int
-    size: int  # members considered (finished and terminating ones are not)
-    summary: str  # "4 × 8 GPUs: room for 3 (largest free block per node: a 8, b 8, c 8, d 4)"
-    message: str | None  # the group's reason when it does not fit (what the members that fit carry)
-    saturated: dict[str, dict[str, int]] = field(default_factory=dict)  # took members, then refused: reason -> members
-    excluded: dict[str, list[str]] = field(default_factory=dict)  # took none: the reasons it refused them
-    members: list[MemberFit] = field(default_factory=list)  # in the order given
-    notes: tuple[str, ...] = ()  # what this fit does not evaluate, said plainly
-
-    def excluded_counts(self) -> dict[str, int]:
-        """Reason -> nodes excluded for it (a node counts once per reason), most first."""
-        counts = Counter(r for reasons in self.excluded.values() for r in reasons)
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+_DEFAULT, _SHOWN_NODES = PackingConfig(), 6
 
 
 def fit_gang(alloc: Allocation, members: Sequence[PodView], min_count: int, config: PackingConfig = _DEFAULT,
@@ -221,34 +190,12 @@ def _blockers(result: GangFit, alloc: Allocation, placed: dict[int, str], evalua
         result.excluded[alloc.nodes[r]] = [names[k] for k in np.flatnonzero(matrix[:, r]).tolist()]
 
 
-def describe(requests: dict[str, int]) -> str:
-    """A member's size in a few words: its GPUs (a MIG slice or another vendor's GPU in its own name),
-    else its cpu and memory."""
-    gpus = requests.get(GPU, 0)
-    if gpus:
-        return f"{gpus} GPU" + ("" if gpus == 1 else "s")
-    other = [(name, n) for name, n in sorted(requests.items()) if n > 0 and vendors.CONFIGURED.classify(name) is not None]
-    if other:
-        return ", ".join(f"{n} {name}" for name, n in other)
-    parts = []
-    if requests.get("cpu"):
-        parts.append(f"{requests['cpu'] / 1000:g} cpu")
-    if requests.get("memory"):
-        parts.append(f"{requests['memory'] / 2**30:.3g}Gi")
-    return ", ".join(parts) or "no requests"
-
-
-def _sizes(pods: Sequence[PodView]) -> str:
-    counts = Counter(describe(p.requests) for p in pods)
-    return " + ".join(f"{n} × {what}" for what, n in counts.items())
-
-
 def _summary(result: GangFit, alloc: Allocation, queue: list[PodView], evaluated: dict[int, Placement],
              assumed: ExtraLoad | None) -> str:
     live = [m.pod for m in result.members if m.pod.phase not in TERMINAL_PHASES and not m.pod.deleting]
     if not live:
         return "no members"
-    head = _sizes(live)
+    head = sizes(live)
     if result.fits:
         where = sorted(Counter(node for _, node in result.placement).items())
         shown = ", ".join(f"{n} {c}" if c > 1 else n for n, c in where[:_SHOWN_NODES])
@@ -301,22 +248,11 @@ def _blocking(evaluated: dict[int, Placement], asks_gpus: bool) -> str | None:
     return max(sorted(counts), key=counts.__getitem__) if counts else None
 
 
-def amount_text(resource: str, value: int) -> str:
-    """An amount with its unit: GPUs bare (where it is read the words say GPUs), cpu in cores, memory
-    in Gi, anything else with its resource name."""
-    if resource == GPU:
-        return str(value)
-    if resource == "cpu":
-        return f"{value / 1000:g} cpu"
-    if resource in ("memory", "ephemeral-storage"):
-        return f"{value / 2**30:.3g}Gi {resource}"
-    return f"{value} {resource}"
-
-
 def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
            assumed: ExtraLoad | None = None) -> GangFit:
     """`fit_gang` for a gang of the model: its member pods (by name), its minCount, and the nodes its
-    shared ResourceClaims are allocated on (from the GPU ledger). A Kueue Workload with no pods yet
+    shared ResourceClaims are allocated on (from the GPU ledger); inside one domain of its topology key
+    when it has one (scheduling/gang_domain.py). A Kueue Workload with no pods yet
     (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
     if not pods and gang.templates:
@@ -325,6 +261,9 @@ def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
         fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
                       f"first{topology})",)
         return fit
+    if gang.topology_key:  # inside one domain of the label (gang_domain.py)
+        return fit_gang_within(fit_gang, model.allocation(), pods, gang.min_count, config, gang.topology_key,
+                               assumed, group_claim_nodes(model, gang))
     return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
 
 
@@ -389,3 +328,7 @@ def uniform_members(count: int, requests: dict[str, str], name: str = "what-if",
             "tolerations": list(tolerations or [])}
     return [PodView.from_api({"metadata": {"name": f"{name}-{i}", "namespace": namespace}, "spec": spec,
                               "status": {"phase": "Pending"}}) for i in range(count)]
+
+
+__all__ = ["CLAIM_ELSEWHERE", "GangFit", "MemberFit", "amount_text", "defaulted_pod", "describe", "fit_gang", "fit_of",
+           "group_claim_nodes", "sizes", "template_members", "uniform_members", "waiting_fits"]

@@ -27,6 +27,7 @@ from kubeview.model.disruption import BudgetView
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad, evaluate
+from kubeview.scheduling.gang_domain import fit_gang_within
 from kubeview.scheduling.gang_fit import GangFit, amount_text, describe, fit_gang
 
 _DEFAULT = PackingConfig()
@@ -106,14 +107,17 @@ class Target:
     min_count: int
     priority: int
     label: str
+    topology_key: str | None = None  # a gang's TopologyConstraint: every member inside one domain of it
 
     @classmethod
-    def of_pods(cls, pods: Sequence[PodView], min_count: int | None = None, label: str | None = None) -> Target:
+    def of_pods(cls, pods: Sequence[PodView], min_count: int | None = None, label: str | None = None,
+                topology_key: str | None = None) -> Target:
         pods = tuple(pods)
         size = describe(pods[0].requests) if pods else "nothing"
         name = label or (f"{pods[0].namespace}/{pods[0].name} ({size})" if len(pods) == 1
                          else f"{len(pods)} × {size}")
-        return cls(pods, len(pods) if min_count is None else min_count, max((p.priority for p in pods), default=0), name)
+        return cls(pods, len(pods) if min_count is None else min_count, max((p.priority for p in pods), default=0), name,
+                   topology_key)
 
 
 def hypothetical(gpus: int, pods: int = 1, priority: int = 0, requests: Mapping[str, int] | None = None) -> Target:
@@ -264,6 +268,8 @@ def fit_without(inp: Inputs, removed: Sequence[Candidate]) -> GangFit:
     every removed pod is on one of them."""
     load = removal(inp.alloc, removed)
     members, count = inp.target.members, inp.target.min_count
+    if inp.target.topology_key:  # inside one domain (gang_domain), on every node: domains are cluster-wide
+        return fit_gang_within(fit_gang, inp.alloc, members, count, inp.config, inp.target.topology_key, load, None)
     if inp.sub is None or inp.sub_row is None:
         return fit_gang(inp.alloc, members, count, inp.config, assumed=load)
     if load is not None:

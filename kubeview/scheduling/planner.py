@@ -77,7 +77,7 @@ def own_dra_gpus(model: ClusterModel) -> dict[tuple[str, str], int]:
 def target_of_gang(model: ClusterModel, gang: Gang) -> Target:
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
     return Target.of_pods(pods, gang.min_count, label=f"gang {gang.namespace}/{gang.name} ({len(pods)} members, "
-                                                      f"minCount {gang.min_count})")
+                                                      f"minCount {gang.min_count})", topology_key=gang.topology_key)
 
 
 def plan_for(model: ClusterModel, target: Target, config: PackingConfig = _DEFAULT,

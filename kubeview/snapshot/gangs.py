@@ -37,7 +37,7 @@ def gang_doc(g: Gang, fit: dict | None) -> dict:
         "condition": cond, "queue": g.queue, "claims": list(g.claims), "workload": g.workload, "owner": g.owner,
         "phase": g.phase, "reported": dict(g.reported) if g.reported is not None else None,
         "subgroups": [{"name": n, "minMember": m, "members": c, "bound": b} for n, m, c, b in g.subgroup_counts()],
-        "disruptionMode": g.disruption_mode,
+        "disruptionMode": g.disruption_mode, "topologyKey": g.topology_key,
         "members": [{"name": m.name, "node": m.node, "state": m.state, "reason": m.reason, "message": m.message,
                      "subgroup": m.subgroup} for m in g.members],
         "fit": fit,
@@ -51,6 +51,8 @@ def fit_doc(fit: Any, policy: str) -> dict:
         "placement": [{"pod": p.name, "node": n} for p, n in fit.placement],
         "saturated": {n: dict(r) for n, r in sorted(fit.saturated.items())},
         "excluded": fit.excluded_counts(), "excludedNodes": len(fit.excluded), "notes": list(fit.notes),
+        "domain": fit.domain, "domains": [{"name": d, "room": room, "members": n, "freeGpus": free}
+                                          for d, (room, n, free) in sorted(fit.domains.items())],
     }
 
 
@@ -77,6 +79,9 @@ FIT_SCHEMA: dict = {**_obj({
     "excluded": {**_COUNTS_MAP, "description": "reason -> nodes that took no member for it"},
     "excludedNodes": _COUNT,
     "notes": {"type": "array", "items": _STR},
+    "domain": {**_OPT_STR, "description": "a gang with a topology key: the domain it goes to; null: none holds it"},
+    "domains": {"type": "array", "items": _obj({"name": _STR, "room": _COUNT, "members": _COUNT, "freeGpus": _COUNT}),
+                "description": "a gang with a topology key: each domain tried, the members it allows (empty: no key)"},
 }), "type": ["object", "null"]}
 GANG_SCHEMA: dict = _obj({
     "scheduler": {"enum": ["kubernetes", "kai", "kueue", "volcano"]},
@@ -91,6 +96,7 @@ GANG_SCHEMA: dict = _obj({
     "phase": _OPT_STR, "reported": {"type": ["object", "null"], "additionalProperties": _COUNT},
     "subgroups": {"type": "array", "items": _obj({"name": _STR, "minMember": _COUNT, "members": _COUNT, "bound": _COUNT})},
     "disruptionMode": _OPT_STR,
+    "topologyKey": {**_OPT_STR, "description": "upstream: schedulingConstraints.topology[0].key (one domain)"},
     "members": {"type": "array", "items": _obj({
         "name": _STR, "node": _OPT_STR, "state": {"enum": ["placed", "running", "pending", "finished"]},
         "reason": _OPT_STR, "message": _OPT_STR, "subgroup": _OPT_STR})},

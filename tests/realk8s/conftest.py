@@ -98,5 +98,7 @@ def plane() -> Iterator[Plane]:
 @pytest.fixture(scope="package")
 def gated_plane() -> Iterator[Plane]:
     """A second plane with 1.37's gang and DRA gates on (plane.GATED): Workload/PodGroup at
-    scheduling.k8s.io/v1beta1, Jobs with `spec.scheduling`, group claims, ResourcePoolStatusRequest."""
+    scheduling.k8s.io/v1beta1, Jobs with `spec.scheduling`, group claims, ResourcePoolStatusRequest, and
+    PodGroup topology constraints (TopologyAwareWorkloadScheduling: every PodGroup through the placement
+    algorithm)."""
     yield from _started("gated plane", gated=True)

@@ -7,7 +7,7 @@ Why each choice:
   controller-manager shares (so the TokenRequest API works). The `plane` fixture sets no feature gate
   beyond the release's defaults: what 1.37 keeps off stays off there. The `gated_plane` fixture is a
   second plane with `GATED` on in every component (gangs, Jobs that ask for one, group claims, pool
-  status) and the API versions they serve, so the default plane's tests still judge the defaults.
+  status, gang topology) and the API versions they serve, so the default plane's tests still judge the defaults.
 - etcd with `--unsafe-no-fsync`: the plane is thrown away after the session, and fsync on every
   write is most of etcd's cost on a 2-core VM.
 - kube-scheduler is restartable with a new KubeSchedulerConfiguration (`set_scheduler_config`),
@@ -42,7 +42,7 @@ START_TIMEOUT = 90.0
 # 1.37's gang and DRA features that are off by default (pkg/features/kube_features.go at v1.37.2), and
 # the API versions that serve them (beta and alpha groups are off unless --runtime-config says so)
 GATED = {"GenericWorkload": True, "WorkloadWithJob": True, "DRAWorkloadResourceClaims": True,
-         "DRAResourcePoolStatus": True}
+         "DRAResourcePoolStatus": True, "TopologyAwareWorkloadScheduling": True}  # the last: PodGroup topology
 GATED_APIS = ("scheduling.k8s.io/v1beta1", "resource.k8s.io/v1alpha3")
 
 

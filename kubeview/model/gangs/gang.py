@@ -62,6 +62,7 @@ class Gang:
     disruption_mode: str | None = None
     claim_refs: tuple[str, ...] = ()  # the group's claim entries (a template's claim may not exist yet)
     templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, pod template, count), what admission would create
+    topology_key: str | None = None  # upstream: every member inside one domain of this node label (1.37 TAS)
 
     @property
     def condition_ok(self) -> bool:

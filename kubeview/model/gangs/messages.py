@@ -6,7 +6,7 @@ them, and the embedded cluster records them on its objects, so all three say exa
 kube-scheduler says. Sources (k8s.io/kubernetes v1.37.2, pkg/scheduler):
 `framework/plugins/gangscheduling/gangscheduling.go` (PreEnqueue, Permit, PlacementFeasible),
 `schedule_one_podgroup.go` (the group cycle and the PodGroup condition), `pkg/apis/scheduling/types.go`.
-Pure constants and two formatters; imports nothing.
+Pure constants and a few formatters; imports nothing.
 """
 
 from __future__ import annotations
@@ -63,6 +63,32 @@ def member_held(group_message: str) -> str:
 def min_count_not_yet(min_count: int, scheduled: int, remaining: int) -> str:
     """PlacementFeasible's Wait (turned into Unschedulable when no member is left to try)."""
     return f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
+
+
+# TopologyAwareWorkloadScheduling (1.37 alpha, off by default): with the gate on every PodGroup is placed
+# by `podGroupSchedulingPlacementAlgorithm`: TopologyPlacementGenerator makes one placement per value of
+# the group's `schedulingConstraints.topology[0].key` (nodes without the label are in none; no key: one
+# placement of all nodes), the group is tried in each, and when none holds it the status of the first
+# one tried (in Go map order) is wrapped as below, behind errPodGroupUnschedulable.
+NO_PLACEMENTS = "no feasible placements found"  # no node carries the key (framework.go, the generator)
+
+
+def placements_unavailable(placements: int, first: str) -> str:
+    """The group's status when no placement holds it (schedule_one_podgroup.go:1041)."""
+    return f"{GROUP_UNSCHEDULABLE}, 0/{placements} placements are available, first placement status: {first}"
+
+
+def group_point(message: str) -> str:
+    """A group's status with its point first, for a cell: errPodGroupUnschedulable's prefix dropped and the
+    placement wrapper turned round ("minCount (4) cannot be satisfied: …, pod group preemption: … (0/2
+    placements)"); any other message as it is."""
+    text = message
+    while text.startswith(f"{GROUP_UNSCHEDULABLE}, "):
+        text = text[len(GROUP_UNSCHEDULABLE) + 2:]
+    head, sep, first = text.partition(" placements are available, first placement status: ")
+    if sep and head.startswith("0/") and head[2:].isdigit():
+        return f"{group_point(first)} ({head} placements)"
+    return text
 
 
 # Kinds of watch events the model's GangStore takes (the contract's strings, shared by the sources)

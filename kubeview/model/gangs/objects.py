@@ -3,7 +3,8 @@
 Four APIs, one meaning ("these pods run together or not at all"):
 - upstream `scheduling.k8s.io` PodGroup (1.37 v1beta1: `spec.workloadRef`, condition
   `PodGroupInitiallyScheduled`; 1.36 v1alpha2: `spec.podGroupTemplateRef.workload`, condition
-  `PodGroupScheduled`); `gang.minCount`, a `basic` policy is a group of one; no pod counts in status.
+  `PodGroupScheduled`); `gang.minCount`, a `basic` policy is a group of one; no pod counts in status;
+  `schedulingConstraints.topology[0].key` (1.37, gate TopologyAwareWorkloadScheduling): one domain.
   The Workload (templates, `controllerRef` to a Job) is read only for the owner.
 - KAI-Scheduler `scheduling.run.ai/v2alpha2` PodGroup: `minMember`, `queue`, `subGroups`, status
   counts, `schedulingConditions` with `reasons` (the newest is the group's condition).
@@ -60,6 +61,7 @@ class GroupHeader:
     subgroups: tuple[tuple[str, int], ...] = ()  # KAI subGroups: (name, minMember)
     disruption_mode: str | None = None  # upstream: Single / All (1.37), Pod (1.36)
     templates: tuple[tuple[str, dict, int], ...] = ()  # Kueue: (pod set, its pod template, count)
+    topology_key: str | None = None  # upstream: spec.schedulingConstraints.topology[0].key (one domain)
     resource_version: str = ""
     uid: str = ""
 
@@ -131,7 +133,19 @@ def _upstream(obj: dict) -> GroupHeader:
         common["api_version"] = "scheduling.k8s.io/v1alpha2"
     return GroupHeader(**common, min_count=min_count, size=None,
                        condition=_cond(chosen) if chosen else None, queue=None, claims=claims,
-                       claim_refs=refs, workload=workload or None, disruption_mode=mode)
+                       claim_refs=refs, workload=workload or None, disruption_mode=mode,
+                       topology_key=topology_key(spec))
+
+
+def topology_key(spec: dict) -> str | None:
+    """A PodGroup's (or a Workload's PodGroupTemplate's, or a Job's `spec.scheduling`) topology constraint:
+    `schedulingConstraints.topology[0].key` (1.37 v1beta1 and v1alpha3 alike; at most one; gate
+    TopologyAwareWorkloadScheduling): every member inside one domain of that node label."""
+    constraints = spec.get("schedulingConstraints") if isinstance(spec, dict) else None
+    topology = (constraints or {}).get("topology") if isinstance(constraints, dict) else None
+    first = topology[0] if isinstance(topology, list) and topology else None
+    key = first.get("key") if isinstance(first, dict) else None
+    return key if isinstance(key, str) and key else None
 
 
 def _kai(obj: dict) -> GroupHeader:

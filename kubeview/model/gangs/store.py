@@ -253,7 +253,7 @@ class GangStore:
             condition_reason=c.reason if c else None, condition_message=c.message if c else None,
             queue=h.queue, claims=h.claims, workload=h.workload, kind=h.kind, owner=owner, phase=h.phase,
             reported=h.reported, subgroups=h.subgroups, disruption_mode=h.disruption_mode, claim_refs=h.claim_refs,
-            templates=h.templates)
+            templates=h.templates, topology_key=h.topology_key)
 
 
 __all__ = ["BAD_WHEN_TRUE", "GANG_KINDS", "KAI_ANNOTATION", "KAI_SUBGROUP_LABEL", "KUEUE_ANNOTATION",

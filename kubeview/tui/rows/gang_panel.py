@@ -40,6 +40,8 @@ def describe(g: Gang | None, key: tuple[str, str, str], fit: GangFit | None, pol
         about.append(f"queue {g.queue}")
     if g.disruption_mode:
         about.append(f"disruptionMode {g.disruption_mode}")
+    if g.topology_key:  # 1.37 TopologyAwareWorkloadScheduling: every member inside one domain of the label
+        about.append(f"topology {g.topology_key} (all in one domain)")
     if g.phase:
         about.append(f"phase {g.phase}")
     if g.subgroups:  # KAI: each subGroup's own minMember, and how many of its members are on nodes
@@ -115,6 +117,9 @@ def fit_lines(fit: GangFit | None, policy: str, label: str = "Fit now") -> list[
         lines = [head + "[b red]does not fit[/b red] (none is bound: all or nothing)", f"  [b]{escape(fit.summary)}[/b]"]
         if fit.message:
             lines.append(f"  [dim]the group's reason: {escape(fit.message)}[/dim]")
+        if fit.topology_key and fit.domains:
+            lines.append(f"  [dim]below: the domain that comes closest (its nodes share one {escape(fit.topology_key)} "
+                         "value)[/dim]")
         lines += blockers(fit)
     lines += [f"  [yellow]note: {escape(n)}[/yellow]" for n in fit.notes]
     return lines

@@ -12,6 +12,7 @@ from collections.abc import Hashable
 
 from rich.text import Text
 
+from kubeview.model.gangs.messages import group_point
 from kubeview.model.gangs.store import Gang
 from kubeview.tui.rows.column import Column
 
@@ -44,7 +45,7 @@ def reason(g: Gang) -> str:
     for a gang that runs."""
     if g.state in ("running", "finished"):
         return ""
-    said = "" if g.condition_ok else (g.condition_message or g.condition_reason or "")
+    said = "" if g.condition_ok else (group_point(g.condition_message or "") or g.condition_reason or "")
     if g.state == "incomplete":
         live = len(g.members) - g.finished
         return f"{live} of minCount {g.min_count} members exist" + (f"; {said}" if said else "")
