@@ -194,6 +194,11 @@ def _start_render(source: ClusterSource, scene: SceneChoice,
         if said:
             _out(said)
         return exc.exit_code
+    except BaseException:  # Ctrl-C or SIGTERM while applying: start() deleted what it had applied
+        said = job.stop()
+        if said:
+            _out(said)
+        raise
     return job
 
 

@@ -86,6 +86,7 @@ class KubeRenderJob:
         self.problems: list[str] = []  # "pod: Reason: message" for every render pod that cannot run
         self._workload_problems: list[str] = []
         self.wanted = settings.replicas  # consumers asked for
+        self._aborted = ""  # what start() deleted when it was cut short (a refusal, Ctrl-C, SIGTERM)
 
     @property
     def namespace(self) -> str:
@@ -108,12 +109,17 @@ class KubeRenderJob:
                                   job_args=s.job_args)
         except (SceneError, m.SpecError) as exc:
             raise RenderError(str(exc), 2) from None
+        applying = None
         try:
             for obj in m.workload_objects(self.spec):
+                applying = obj
                 self._apply_creating_namespace(obj)
                 self.applied.append(obj)
-        except BaseException:  # a refusal, or Ctrl-C half-way: leave nothing behind
-            self._delete_applied()
+                applying = None
+        except BaseException as exc:  # a refusal, or Ctrl-C half-way: leave nothing behind, and say so (stop())
+            if applying is not None and not isinstance(exc, RenderError | ApiError):
+                self.applied.append(applying)  # interrupted around its request: it may exist (a 404 is fine)
+            self._aborted = self._deleted_words(self._delete_applied()) if self.applied or self.created_namespace else ""
             raise
         self.started = True
 
@@ -158,11 +164,14 @@ class KubeRenderJob:
     def stop(self) -> str:
         """Delete what start() created (unless `keep`); never raises, returns one line saying what happened."""
         if not self.started:
-            return ""
+            said, self._aborted = self._aborted, ""  # what a start() cut short deleted
+            return said
         self.started = False
         if self.keep:
             return f"render: kept its objects in namespace {self.namespace} (--keep)"
-        failures = self._delete_applied()
+        return self._deleted_words(self._delete_applied())
+
+    def _deleted_words(self, failures: list[str]) -> str:
         if failures:
             return f"render: could not delete everything it created: {failures[0]}"
         what = f"namespace {self.namespace}" if self.created_namespace else f"its objects in {self.namespace}"

@@ -85,7 +85,29 @@ def test_forbidden_is_one_sentence_and_rolls_back(render_api: RenderKubeAPI, api
     text = str(err.value)
     assert "\n" not in text and "forbidden (403)" in text and "render-manifests" in text
     assert [r.path for r in render_api.requests if r.method == "DELETE"] == [WORKLOAD_PATHS[0]]
+    assert job.stop() == f"render: deleted its objects in {NS}"  # what start() rolled back, said once
     assert job.stop() == ""  # nothing left to clean
+
+
+def test_ctrl_c_while_applying_deletes_and_says_so(render_api: RenderKubeAPI, api_client: client.ApiClient,
+                                                   tmp_path: Path) -> None:
+    """Ctrl-C between two applies (the real plane's Ctrl-C test hit this window once in CI: the objects
+    went, but nothing said so). The interrupt is raised by the job itself after its third apply."""
+    job = make_job(api_client, tmp_path)
+    real_apply, applied = job._apply, []
+
+    def apply_then_interrupt(obj: dict) -> None:
+        real_apply(obj)
+        applied.append(obj)
+        if len(applied) == 3:
+            raise KeyboardInterrupt
+
+    job._apply = apply_then_interrupt  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        job.start()
+    deletes = [r.path for r in render_api.requests if r.method == "DELETE"]
+    assert deletes == list(reversed(WORKLOAD_PATHS[:3]))  # the third too: applied, then the interrupt
+    assert job.stop() == f"render: deleted its objects in {NS}"
 
 
 def test_pending_and_image_pull_reasons_are_reported(render_api: RenderKubeAPI, api_client: client.ApiClient,
