@@ -17,7 +17,7 @@ import numpy as np
 
 from kubeview.model.allocation import GPU, Allocation
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.topology_domains import domains_of, free_gpus
+from kubeview.scheduling.topology_domains import Tried, choose_domain, free_gpus
 from kubeview.scheduling.workload_fit import Unit, UnitFit, fit_units
 
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -60,34 +60,22 @@ def _placed(fits: list[UnitFit]) -> int:
 def fit_within(alloc: Allocation, units: list[Unit], config: PackingConfig, key: str,
                claim_nodes: Callable[[Unit], tuple[str, ...] | None] | None = None) -> DomainFit:
     """Try every domain of `key` (nodes grouped by that label's value) with all of `units`."""
-    groups, outside = domains_of(alloc, key)
     gpu = alloc.column(GPU)
     pods = sum(u.size for u in units)
-    best: tuple[int, str] | None = None  # (free GPUs left, domain)
-    closest: tuple[int, int, str] | None = None  # (placed, free, domain): the most placed, then the most free
-    tried: dict[str, list[UnitFit]] = {}
-    rooms: dict[str, tuple[int, int, int]] = {}
     bound = {p.node for u in units for p in u.pods if p.node}  # members already bound stay where they are
-    for value, rows in sorted(groups.items()):
-        if bound - {alloc.nodes[i] for i in rows}:
-            continue  # a member is bound outside this domain: it cannot hold the gang
-        sub = alloc.subset(np.asarray(rows, dtype=np.intp))
+
+    def attempt(sub: Allocation, _rows: np.ndarray) -> Tried[list[UnitFit]]:
         fits = fit_units(sub, units, config, claim_nodes)
-        free = free_gpus(sub)
-        tried[value] = fits
-        placed = min(_placed(fits), pods)
-        rooms[value] = (placed, pods, free)
-        if all(f.fits for f in fits):
-            asked = sum(int(alloc.vector(m.pod.requests)[gpu]) for f in fits for m in f.fit.members
-                        if m.node and not m.bound) if gpu is not None else 0
-            if best is None or (free - asked, value) < best:
-                best = (free - asked, value)
-        elif closest is None or (placed, free) > closest[:2]:
-            closest = (placed, free, value)
-    if best is not None:
-        return DomainFit(key, best[1], tried[best[1]], None, rooms, outside, len(alloc.nodes))
-    near = closest[2] if closest is not None else None
-    return DomainFit(key, None, tried.get(near, []) if near else [], near, rooms, outside, len(alloc.nodes))
+        holds = all(f.fits for f in fits)
+        asked = sum(int(alloc.vector(m.pod.requests)[gpu]) for f in fits for m in f.fit.members
+                    if m.node and not m.bound) if gpu is not None and holds else 0
+        return Tried(fits, holds, min(_placed(fits), pods), free_gpus(sub), asked)
+
+    c = choose_domain(alloc, key, bound, attempt)
+    rooms = {value: (t.room, pods, t.free) for value, t in c.tried.items()}
+    where = c.chosen or c.closest
+    return DomainFit(key, c.chosen, c.tried[where].result if where else [], c.closest, rooms, c.outside,
+                     len(alloc.nodes))
 
 
 def gang_constraint(objects: list[dict]) -> tuple[str, str] | None:

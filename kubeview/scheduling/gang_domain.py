@@ -29,7 +29,7 @@ from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
 from kubeview.scheduling.gang_types import GangFit, MemberFit, sizes
-from kubeview.scheduling.topology_domains import domains_of, free_gpus
+from kubeview.scheduling.topology_domains import Tried, choose_domain, free_gpus
 
 # gang_fit.fit_gang, handed in (gang_fit calls this module: no import circle)
 Place = Callable[[Allocation, Sequence[PodView], int, PackingConfig, ExtraLoad | None, Collection[str] | None], GangFit]
@@ -41,34 +41,24 @@ def fit_gang_within(fit_gang: Place, alloc: Allocation, members: Sequence[PodVie
                     assumed: ExtraLoad | None = None, claim_nodes: Collection[str] | None = None) -> GangFit:
     """`fit_gang` inside one domain of `key`; the GangFit carries `topology_key`, `domain` (where it
     goes; None when no domain holds it) and `domains` (domain -> (members it allows, members, free GPUs))."""
-    groups, _outside = domains_of(alloc, key)
     live = [m for m in members if m.phase not in TERMINAL_PHASES and not m.deleting]
     bound = {m.node for m in live if m.node}
-    fits: dict[str, GangFit] = {}
-    rooms: dict[str, tuple[int, int, int]] = {}
-    best: tuple[int, str] | None = None  # (free GPUs left, domain)
-    closest: tuple[int, int, str] | None = None  # (room, free, domain)
-    for value, rows in sorted(groups.items()):
-        if bound - {alloc.nodes[i] for i in rows}:
-            continue  # a member is bound outside it: kube-scheduler requires the bound members' domain
-        index = np.asarray(rows, dtype=np.intp)
-        sub, load = alloc.subset(index), _sub_load(assumed, index)
+
+    def attempt(sub: Allocation, rows: np.ndarray) -> Tried[GangFit]:
+        load = _sub_load(assumed, rows)
         fit = fit_gang(sub, members, min_count, config, load, claim_nodes)
-        free = free_gpus(sub, load)
-        fits[value], rooms[value] = fit, (fit.room, len(live), free)
-        if fit.fits:
-            gpu = sub.column(GPU)
-            asked = 0 if gpu is None else sum(int(sub.vector(m.pod.requests)[gpu]) for m in fit.members
-                                              if m.node and not m.bound)
-            if best is None or (free - asked, value) < best:
-                best = (free - asked, value)
-        elif closest is None or (fit.room, free) > closest[:2]:
-            closest = (fit.room, free, value)
-    if best is not None:
-        return _fits(fits[best[1]], key, best[1], rooms)
-    if closest is None:
-        return _nowhere(fit_gang(alloc, members, min_count, config, assumed, None), key, bound, len(groups))
-    return _closest(fits[closest[2]], key, rooms)
+        gpu = sub.column(GPU)
+        asked = 0 if gpu is None or not fit.fits else sum(int(sub.vector(m.pod.requests)[gpu]) for m in fit.members
+                                                          if m.node and not m.bound)
+        return Tried(fit, fit.fits, fit.room, free_gpus(sub, load), asked)
+
+    c = choose_domain(alloc, key, bound, attempt)
+    rooms = {value: (t.room, len(live), t.free) for value, t in c.tried.items()}
+    if c.chosen is not None:
+        return _fits(c.tried[c.chosen].result, key, c.chosen, rooms)
+    if c.closest is None:
+        return _nowhere(fit_gang(alloc, members, min_count, config, assumed, None), key, bound, c.domains)
+    return _closest(c.tried[c.closest].result, key, rooms)
 
 
 def _sub_load(assumed: ExtraLoad | None, rows: np.ndarray) -> ExtraLoad | None:
