@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from .plane import Plane
 from .procs import Proc, free_port, wait_until
@@ -74,3 +76,15 @@ class KSM:
 
     def stop(self) -> None:
         self.proc.stop()
+
+
+def running_ksm(plane: Plane) -> Iterator[KSM]:
+    """A module fixture's body: kube-state-metrics on the plane, stopped after; the module skips where
+    the build left it out (the module proxy did not serve it)."""
+    if not (plane.bin / "kube-state-metrics").is_file():
+        pytest.skip("realk8s: no kube-state-metrics; build it with `bash scripts/build-kubernetes.sh`")
+    k = KSM(plane)
+    try:
+        yield k
+    finally:
+        k.stop()

@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
-from .ksm import KSM, parse
+from .ksm import KSM, parse, running_ksm
 from .objects import add_node, api, ensure_namespace, wait_nodes_ready
 from .plane import Plane
 
@@ -87,11 +87,7 @@ def mix(plane: Plane) -> Iterator[client.CoreV1Api]:
 
 @pytest.fixture(scope="module")
 def ksm(plane: Plane, mix) -> Iterator[KSM]:  # noqa: ARG001
-    if not (plane.bin / "kube-state-metrics").is_file():
-        pytest.skip("realk8s: no kube-state-metrics; build it with `bash scripts/build-kubernetes.sh`")
-    k = KSM(plane)
-    yield k
-    k.stop()
+    yield from running_ksm(plane)
 
 
 def _ours(series: set, nodes=(NODE, STATIC)) -> set:

@@ -45,7 +45,7 @@ from .gpu_sharing_objects import (
     put_compute_domain,
     round_pods,
 )
-from .ksm import KSM, parse
+from .ksm import KSM, parse, running_ksm
 from .objects import api, ensure_namespace, wait_nodes_ready
 from .plane import REPO, Plane
 from .procs import wait_until
@@ -114,11 +114,7 @@ def gs(plane: Plane, realk8s_counts: dict[str, str]) -> Iterator[client.CoreV1Ap
 
 @pytest.fixture(scope="module")
 def ksm(plane: Plane, gs) -> Iterator[KSM]:  # noqa: ARG001
-    if not (plane.bin / "kube-state-metrics").is_file():
-        pytest.skip("realk8s: no kube-state-metrics; build it with `bash scripts/build-kubernetes.sh`")
-    k = KSM(plane)
-    yield k
-    k.stop()
+    yield from running_ksm(plane)
 
 
 def _kubeview(plane: Plane, *args: str) -> subprocess.CompletedProcess:
