@@ -2,9 +2,11 @@
 # Builds the real Kubernetes control plane and its test companions from the Go module proxy into a
 # cache outside the repository, keyed by version, and reuses what is already there.
 #
-#   scripts/build-kubernetes.sh                 # v1.37.2 (the default plane)
+#   scripts/build-kubernetes.sh                 # the default plane (.ci/kubernetes-versions)
 #   scripts/build-kubernetes.sh --version v1.36.3
 #   scripts/build-kubernetes.sh --print-dir     # where the binaries are (or would be)
+#   scripts/build-kubernetes.sh --skew --version v1.35.4   # a version-skew plane: etcd,
+#                                               # kube-apiserver, kube-controller-manager only
 #
 # Builds: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (from k8s.io/kubernetes),
 # etcd (go.etcd.io/etcd/server/v3's etcdmain, the version k8s.io/kubernetes pins), kwok
@@ -17,33 +19,44 @@
 #
 # kube-state-metrics is an oracle for one group of tests only: if the module proxy does not serve it,
 # the script says so in one line and still exits 0 with the plane built (those tests skip). Any other
-# failure names the step and exits non-zero. Two runs at once (CI and a developer) take turns on a lock
+# failure names the step and exits non-zero; a module the proxy refuses (a pre-release's new staging
+# module) exits 3 with one line, also kept in <dir>/refused.txt for the tests to say. Two runs
+# at once (CI and a developer) take turns on a lock
 # in the cache instead of writing the same files. Measured on the 2-core VM: cold 9 min 5 s, warm 0.3 s.
 set -Eeuo pipefail
 trap 'echo "build-kubernetes: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-version="v1.37.2"
+# the default version: .ci/kubernetes-versions, the one place versions are pinned
+version=$(awk '$1=="default"{print $2}' "$(dirname "$0")/../.ci/kubernetes-versions")
 kwok_version="v0.8.0"
 ksm_version="v2.18.0"  # v2.16.0, v2.17.x: not served by the module proxy
 print_dir=0
+skew=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --version) version="${2:?--version needs a value such as v1.37.2}"; shift 2 ;;
         --version=*) version="${1#--version=}"; shift ;;
         --print-dir) print_dir=1; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --skew) skew=1; shift ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-kubernetes: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case "$version" in
-    v1.[0-9]*.[0-9]*) ;;
+    v1.[0-9]*.[0-9]*|v1.[0-9]*.[0-9]*-[a-z]*.[0-9]*) ;;
     *) echo "build-kubernetes: --version must look like v1.37.2, not $version" >&2; exit 2 ;;
 esac
 
 cache="${KUBEVIEW_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/kubernetes}"
 out="$cache/$version-kwok$kwok_version-ksm$ksm_version"
-if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kube-state-metrics)
+k8s_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+if [ "$skew" = 1 ]; then  # kubeview's start on an older (or newer) API server: no scheduler, kwok or KSM
+    out="$cache/$version-skew"
+    want=(kube-apiserver kube-controller-manager etcd)
+    k8s_commands=(kube-apiserver kube-controller-manager)
+fi
+if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
 all_cached() {
     local b
     for b in "${want[@]}"; do [ -x "$out/bin/$b" ] || return 1; done
@@ -70,17 +83,32 @@ download() {  # module@version json-file
     fi
 }
 
-minor="${version#v1.}"; minor="${minor%%.*}"; patch="${version##*.}"
-staging_version="v0.$minor.$patch"
+said() {  # a go command's log: one line where the module proxy refused a module, else the whole log
+    local refused
+    refused=$(grep -oE '[a-z0-9.-]+\.[a-z]+/[A-Za-z0-9._/-]+@[^:]+: reading [^ ]+: 40[34] [A-Za-z]+' "$1" | head -1)
+    if [ -n "$refused" ]; then  # 1.38.0-beta.0: k8s.io/apiextensions-api, which the proxy does not serve
+        echo "the module proxy does not serve a module $version needs: $refused" > "$out/refused.txt"
+        echo "build-kubernetes: $(cat "$out/refused.txt")" >&2
+        exit 3  # not a failure of this script or of the machine: .ci/run goes on without this version
+    fi
+    cat "$1" >&2
+}
+
+minor="${version#v1.}"; minor="${minor%%.*}"
+staging_version="v0.$minor.${version#v1."$minor".}"  # v1.38.0-beta.0 -> v0.38.0-beta.0
 mkdir -p "$out/bin" "$cache/src"
+rm -f "$out/refused.txt"
 work="$(mktemp -d "$cache/src/build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
 export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0
+# A newer Kubernetes may need a newer Go than this machine's (1.38: go 1.27.0): `local+auto` fetches that
+# toolchain from the module proxy (golang.org/toolchain) only when a go.mod asks for it; 1.37 builds as before.
+export GOTOOLCHAIN=local+auto
 
 # --- the control plane, kubectl and etcd: one scratch module --------------------------------
 need_k8s=0
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl etcd; do
+for b in "${k8s_commands[@]}" etcd; do
     [ -x "$out/bin/$b" ] || need_k8s=1
 done
 if [ "$need_k8s" = 1 ]; then
@@ -91,6 +119,7 @@ if [ "$need_k8s" = 1 ]; then
     staging=$(grep -E '^\s*k8s.io/[a-z0-9-]+ => \./staging' "$kmod" | awk '{print $1}')
     etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$kmod")
     go_line=$(awk '$1=="go"{print $2; exit}' "$kmod")
+
     {
         echo "module kubeview.local/kubebuild"
         echo "go $go_line"
@@ -113,15 +142,18 @@ GO
     # The replace/require graph of k8s.io/kubernetes itself: copy its requirements so MVS picks what
     # upstream tested (go mod tidy would otherwise choose newer minor releases).
     awk '/^require \(/{f=1;next} f&&/^\)/{f=0} f&&$1!~/^k8s.io\// {print "require "$1" "$2}' "$kmod" >> go.mod
-    go mod tidy >/dev/null 2>tidy.log || { cat tidy.log >&2; exit 1; }
+    go mod tidy >/dev/null 2>tidy.log || { said tidy.log; exit 1; }
+    # tidy drops the requirement on k8s.io/kubernetes (no file here imports its commands): put it back, or
+    # `go build k8s.io/kubernetes/cmd/...` resolves the proxy's latest release instead of $version
+    go mod edit -require="k8s.io/kubernetes@$version"
     cv="k8s.io/component-base/version"
     ldflags="-s -w -X $cv.gitVersion=$version -X $cv.gitMajor=1 -X $cv.gitMinor=$minor \
         -X $cv.gitTreeState=clean -X $cv.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ) \
         -X k8s.io/client-go/pkg/version.gitVersion=$version"
-    for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    for b in "${k8s_commands[@]}"; do
         if [ ! -x "$out/bin/$b" ]; then
             echo "build-kubernetes: building $b $version ($(( $(date +%s) - start )) s so far)"
-            go build -ldflags "$ldflags" -o "$out/bin/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+            go build -ldflags "$ldflags" -o "$out/bin/$b.tmp" "k8s.io/kubernetes/cmd/$b" 2>build.log || { said build.log; exit 1; }
             mv "$out/bin/$b.tmp" "$out/bin/$b"
         fi
     done
@@ -130,6 +162,12 @@ GO
         go build -ldflags "-s -w" -o "$out/bin/etcd.tmp" ./cmd/etcd
         mv "$out/bin/etcd.tmp" "$out/bin/etcd"
     fi
+fi
+
+if [ "$skew" = 1 ]; then
+    echo "build-kubernetes: built in $(( $(date +%s) - start )) s into $out/bin"
+    "$out/bin/kube-apiserver" --version
+    exit 0
 fi
 
 # --- kwok and kube-state-metrics: their own modules, as published --------------------------

@@ -99,6 +99,15 @@ class GetsObjects(Protocol):
 
 
 @runtime_checkable
+class FetchesObjects(Protocol):
+    """Reads one whole object from the cluster on demand (a real API server: the model keeps a trimmed
+    pod, so the pod screen fetches the rest when opened). A network round trip: call it off the UI
+    thread; None when the object is gone or the server cannot say."""
+
+    def fetch(self, kind: str, namespace: str, name: str) -> dict | None: ...
+
+
+@runtime_checkable
 class Evicts(GetsObjects, Protocol):
     """The Eviction API, nominations and PodDisruptionBudgets (what applying a plan needs)."""
 
@@ -132,8 +141,8 @@ class MaybeDemo(Protocol):
     demo: bool
 
 
-CAPABILITIES: tuple[type, ...] = (ListsKinds, Scales, EditsJobs, KnowsPacking, RunsPacking, GetsObjects, Evicts,
-                                  Preempts, TalksToKube, MaybeDemo)
+CAPABILITIES: tuple[type, ...] = (ListsKinds, Scales, EditsJobs, KnowsPacking, RunsPacking, GetsObjects,
+                                  FetchesObjects, Evicts, Preempts, TalksToKube, MaybeDemo)
 
 
 def capabilities(source: ClusterSource) -> tuple[str, ...]:

@@ -47,6 +47,7 @@ from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.reads import all_held, all_quota_uses
 from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
 from kubeview.model.quota.tally import QuotaTally
+from kubeview.model.server_version import parse_version, scheduler_skew
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -64,6 +65,8 @@ class ClusterModel:
         self.display_namespace: str | None = None
         self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
         self.unavailable: dict[str, str] = {}  # kind -> why the source cannot read it (a 403, not served)
+        self.kubernetes: str | None = None  # the API server's gitVersion (a real cluster's)
+        self.not_served: dict[str, str] = {}  # built-in API it does not serve -> why (model/server_version.py)
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
         self.gangs = GangStore()  # gangs of every scheduler, members from pods (model/gangs/store.py)
@@ -135,10 +138,12 @@ class ClusterModel:
             self.usage.merge(event)
             changed = True
         elif isinstance(event, Scope):
-            changed = (event.title, event.namespace, event.partial, dict(event.unavailable)) != (
-                self.title, self.display_namespace, self.partial, self.unavailable)
+            changed = (event.title, event.namespace, event.partial, dict(event.unavailable), event.kubernetes,
+                       dict(event.not_served)) != (self.title, self.display_namespace, self.partial, self.unavailable,
+                                                   self.kubernetes, self.not_served)
             self.title, self.display_namespace, self.partial = event.title, event.namespace, event.partial
             self.unavailable = dict(event.unavailable)
+            self.kubernetes, self.not_served = event.kubernetes, dict(event.not_served)
         else:
             raise TypeError(f"not a source event: {type(event).__name__}")
         if changed:
@@ -279,6 +284,12 @@ class ClusterModel:
     def shown(self, key: PodKey) -> bool:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""
         return self.display_namespace is None or key[0] == self.display_namespace
+
+    def scheduler_skew(self) -> list[str]:
+        """kube-scheduler workloads whose version does not match the API server's (model/server_version.py)."""
+        images = [(f"{v.kind} {v.namespace}/{v.name}", image) for v in self._workloads.schedulers.values()
+                  for image in v.scheduler_images]
+        return scheduler_skew(parse_version(self.kubernetes) if self.kubernetes else None, images)
 
     def shown_pods(self) -> Mapping[PodKey, PodView]:
         """The pods listed for display: all of them, or `display_namespace`'s (node figures count all)."""

@@ -53,13 +53,17 @@ class Scope:
     """What the source shows and counts: `title` for the header; `namespace` the one namespace whose
     pods are listed for display (None: all); `partial` why node figures miss some pods (None: they
     count every pod); `unavailable` kind -> why the source cannot read that kind (a 403 on its list,
-    or another failure of an optional kind; the views say it: model/kinds.py). A source may send it
-    again when its scope changes (e.g. a 403 narrows it)."""
+    or another failure of an optional kind; the views say it: model/kinds.py); `kubernetes` the
+    API server's gitVersion (None: not asked, or it did not say); `not_served` feature -> why, for
+    the built-in APIs it does not serve (model/server_version.py). A source may send it again when
+    its scope changes (e.g. a 403 narrows it)."""
 
     title: str
     namespace: str | None = None
     partial: str | None = None
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    kubernetes: str | None = None
+    not_served: Mapping[str, str] = field(default_factory=dict)
 
 
 SourceEvent = WatchEvent | Listed | Listing | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py

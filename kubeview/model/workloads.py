@@ -24,6 +24,9 @@ class WorkloadView:
     selector: dict[str, str]  # spec.selector.matchLabels
     owner: tuple[str, str] | None  # controller (kind, name): a Deployment for its ReplicaSets
     resource_version: str = ""
+    # the kube-scheduler images its pods run (a second scheduler's Deployment): checked against the API
+    # server's version (model/server_version.py `scheduler_skew`); empty for every other workload
+    scheduler_images: tuple[str, ...] = ()
 
     @classmethod
     def from_api(cls, kind: str, obj: dict) -> WorkloadView:
@@ -44,6 +47,7 @@ class WorkloadView:
             selector=dict((spec.get("selector") or {}).get("matchLabels") or {}),
             owner=owner,
             resource_version=meta.get("resourceVersion", ""),
+            scheduler_images=scheduler_images(spec),
         )
 
     @property
@@ -51,27 +55,45 @@ class WorkloadView:
         return (self.kind, self.namespace, self.name)
 
 
+def scheduler_images(spec: dict) -> tuple[str, ...]:
+    """Images of the pod template's containers that are a kube-scheduler (`…/kube-scheduler:TAG`)."""
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    images = (c.get("image") or "" for c in containers)
+    return tuple(i for i in images if i.rsplit("/", 1)[-1].split("@")[0].split(":")[0] == "kube-scheduler")
+
+
 class WorkloadStore:
     """The workloads the model holds, by (kind, namespace, name): the model's store for WORKLOAD_KINDS."""
 
     def __init__(self) -> None:
         self.views: dict[tuple[str, str, str], WorkloadView] = {}
+        # Deployments and StatefulSets running a kube-scheduler (few): the skew check reads these only
+        self.schedulers: dict[tuple[str, str, str], WorkloadView] = {}
 
     def put(self, kind: str, obj: dict) -> bool:
         view = WorkloadView.from_api(kind, obj)
         old = self.views.get(view.key)
         if old is not None and old.resource_version and old.resource_version == view.resource_version:
             return False
-        self.views[view.key] = view
+        self._keep(view)
         return True
 
     def delete(self, kind: str, obj: dict) -> bool:
         meta = obj.get("metadata") or {}
-        return self.views.pop((kind, meta.get("namespace", ""), meta.get("name", "")), None) is not None
+        key = (kind, meta.get("namespace", ""), meta.get("name", ""))
+        self.schedulers.pop(key, None)
+        return self.views.pop(key, None) is not None
 
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         for key in [k for k in self.views if k[0] == kind]:
             del self.views[key]
+            self.schedulers.pop(key, None)
         for obj in objects:
-            view = WorkloadView.from_api(kind, obj)
-            self.views[view.key] = view
+            self._keep(WorkloadView.from_api(kind, obj))
+
+    def _keep(self, view: WorkloadView) -> None:
+        self.views[view.key] = view
+        if view.scheduler_images and view.kind != "ReplicaSet":  # a Deployment's ReplicaSets say it again
+            self.schedulers[view.key] = view
+        else:
+            self.schedulers.pop(view.key, None)

@@ -245,6 +245,8 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
             "connection": {"state": conn.state, "since": _iso(conn.since), "detail": conn.detail},
             "partial": {"reason": model.partial} if model.partial else None,
             "noGangs": gangs_unavailable(model.unavailable),
+            "kubernetes": {"version": model.kubernetes, "notServed": dict(model.not_served),
+                           "schedulerSkew": model.scheduler_skew()},
             "version": model.version,
             "synced": sorted(model.synced),
             "nodes": len(alloc.nodes),
@@ -308,6 +310,15 @@ SNAPSHOT_SCHEMA: dict = {
             "partial": {"type": ["object", "null"], "properties": {"reason": _STR}, "required": ["reason"],
                         "description": "set when node figures do not count every pod (e.g. -n NAMESPACE)"},
             "noGangs": {**_OPT_STR, "description": "why some gang kinds are not shown (their lists were refused)"},
+            "kubernetes": _obj({"version": {**_OPT_STR, "description": "the API server's gitVersion (null: the "
+                                            "embedded cluster, or the server did not say)"},
+                                "notServed": {"type": "object", "additionalProperties": _STR,
+                                              "description": "built-in API kubeview reads that this server does "
+                                              "not serve (\"gang API\", \"DRA\") -> why"},
+                                "schedulerSkew": {"type": "array", "items": _STR,
+                                                  "description": "kube-scheduler Deployments or StatefulSets "
+                                                  "whose image's minor version does not match the API server's, "
+                                                  "one line each (the version skew policy's verdict)"}}),
             "version": _COUNT,
             "synced": {"type": "array", "items": _STR},
             "nodes": _COUNT,

@@ -20,6 +20,7 @@ from kubeview.model.events import ConnectionState
 from kubeview.model.gpus.dra import DRA_KINDS
 from kubeview.model.gpus.idle import find_idle
 from kubeview.model.gpus.reads import GpuShapes
+from kubeview.model.server_version import parse_version, title_words
 from kubeview.tui.format import GPU
 from kubeview.tui.rows.gpu_units import HeaderWords, free_replicas, header_words
 
@@ -57,6 +58,7 @@ class Summary:
     # shared replicas, MIG slices, other vendors (#35): what the GPU total is made of, what it leaves out
     gpu_words: HeaderWords = HeaderWords()
     gpu_free_replicas: int = 0  # of `gpu_free`, time-sliced/MPS replicas (not whole GPUs)
+    kubernetes: str = ""  # "v1.35.4, no gang API": the server's version and what it does not serve, once
 
     def known(self, *kinds: str) -> bool:
         """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
@@ -98,6 +100,8 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
     waits = Counter(w.state for w in model.pod_waits().values())
     return Summary(
         title=model.title,
+        kubernetes=title_words(parse_version(model.kubernetes) if model.kubernetes else None, model.not_served,
+                               bool(model.scheduler_skew())),
         connection=model.connection,
         nodes=len(model.nodes),
         pods=len(model.shown_pods()),

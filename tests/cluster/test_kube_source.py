@@ -202,8 +202,11 @@ def test_namespace_reads_pods_cluster_wide_and_shows_the_namespace(kube_api: Kub
     events, model = run(kube_api, 1, namespace="default")
     assert kube_api.requests_to(PODS, watch=False)
     assert not kube_api.requests_to("/api/v1/namespaces/default/pods")
-    assert [e for e in events if isinstance(e, Scope)] == [
-        Scope(f"kubeview-test @ {kube_api.url} (namespace default)", "default", None)]
+    scopes = [e for e in events if isinstance(e, Scope)]
+    assert [(s.title, s.namespace, s.partial) for s in scopes] == [
+        (f"kubeview-test @ {kube_api.url} (namespace default)", "default", None)]
+    # the recordings' server (1.36.2, no DRA, no gang API): said once, in the same Scope
+    assert scopes[0].kubernetes == "v1.36.2" and set(scopes[0].not_served) == {"gang API", "DRA"}
     assert model.partial is None and model.display_namespace == "default"
     assert ("other", "elsewhere") in model.pods and ("other", "elsewhere") not in model.shown_pods()
     assert sorted(model.shown_pods()) == sorted(fresh().pods)

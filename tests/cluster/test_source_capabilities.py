@@ -32,7 +32,7 @@ def test_a_real_cluster_declares_its_client_and_the_kinds_it_waits_for(kube_api:
     source = KubeSource(str(kube_api.kubeconfig))
     try:
         assert isinstance(source, ClusterSource)
-        assert capabilities(source) == ("ListsKinds", "Scales", "EditsJobs", "TalksToKube")
+        assert capabilities(source) == ("ListsKinds", "Scales", "EditsJobs", "FetchesObjects", "TalksToKube")
         from kubeview.cluster.kube.evict import KubeEvictor
 
         assert isinstance(evictor_for(source), KubeEvictor)  # evictions go through its API client

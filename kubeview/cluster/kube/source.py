@@ -40,12 +40,14 @@ from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import NETWORK_ERRORS, describe_call_error, describe_connection_error
 from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
-from kubeview.cluster.kube.raw import RawApi
+from kubeview.cluster.kube.raw import RawApi, response_json
+from kubeview.cluster.kube.version import server_version
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.autoscaling.store import CA_STATUS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent
 from kubeview.model.quota.store import QUOTA_KIND
+from kubeview.model.server_version import ServerVersion, not_served
 
 __all__ = ["KubeSource", "WatchSettings", "kubeconfig_available"]
 
@@ -135,6 +137,8 @@ class KubeSource:
         self.gang_apis: dict[str, GangApi] = {}
         self.autoscaling = autoscaling  # also watch NodePools/NodeClaims (where served) and CA's status
         self.unavailable: dict[str, str] = {}  # kind -> why it is not read (a 403, another failure)
+        self.kubernetes: ServerVersion | None = None  # the API server's version (`_discover`)
+        self.not_served: dict[str, str] = {}  # built-in APIs discovery did not list -> why
         self._informers: list[Informer] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
@@ -151,7 +155,7 @@ class KubeSource:
         watched += [k for k in optional if k not in watched]
         link = Link(watched, emit)
         self._emit = emit
-        if self.namespace:
+        if self.namespace or self.kubernetes is not None or self.not_served:
             self._scope()
         halt = threading.Event()  # stop, close() or a fatal error in any informer
         failure: list[str] = []
@@ -219,6 +223,19 @@ class KubeSource:
         return patch_job(self.api_client, self.server, self.settings.connect_timeout, namespace, name,
                          suspend=suspend)
 
+    def fetch(self, kind: str, namespace: str, name: str) -> dict | None:
+        """The whole object as the API server has it now (Pods only: the pod screen's on-demand read)."""
+        if kind != "Pod":
+            return None
+        try:
+            resp = client.CoreV1Api(self.api_client).read_namespaced_pod(
+                name, namespace, _preload_content=False, _request_timeout=(5, 10))
+            doc = response_json(resp)
+        except Exception as exc:  # gone (404), forbidden, the network: the screen keeps what the model has
+            log.info("pod %s/%s: cannot read (%s)", namespace, name, getattr(exc, "reason", exc))
+            return None
+        return doc if isinstance(doc, dict) else None
+
     def close(self) -> None:
         self._closed.set()
         for inf in self._informers:
@@ -244,6 +261,8 @@ class KubeSource:
             if self.autoscaling:
                 scaling = served_autoscaling_kinds(self.api_client, timeout)
                 self.kinds = tuple(self.kinds) + tuple(k for k in scaling if k not in self.kinds)
+            self.kubernetes = server_version(self.api_client, timeout)
+            self.not_served = not_served(self.kinds, gangs=self.gangs, dra=self.dra)
         except NETWORK_ERRORS as exc:
             detail = describe_connection_error(exc, self.server)
             if self.settings.give_up_before_sync:
@@ -314,7 +333,8 @@ class KubeSource:
         if self.no_dra is not None:
             title += " (DRA devices not shown)"
             partial = f"{partial}; {self.no_dra}" if partial else self.no_dra
-        self._emit(Scope(title, self.namespace, partial, dict(self.unavailable)))
+        self._emit(Scope(title, self.namespace, partial, dict(self.unavailable),
+                         self.kubernetes.text if self.kubernetes is not None else None, dict(self.not_served)))
 
     def _narrowed(self) -> None:
         """The cluster-wide pod list was forbidden: pods come from the namespace only from now on."""

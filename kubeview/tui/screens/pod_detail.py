@@ -2,9 +2,11 @@
 message, wrapped (the Pods table can only show its key part), and its recent Events as `kubectl
 describe pod` lists them (type, reason, age with count, from, message; newest last).
 
-Conditions come from the source's own copy of the pod when it keeps one (`source.get`, the local
-cluster); otherwise from what the model knows (PodScheduled). Installed once and reused, like the
-node screen.
+Conditions, containers, labels and tolerations come from the whole pod: the source's own copy when
+it keeps one (`source.get`, the local cluster), or read from the API server when the screen opens and
+again when the model sees the pod change (`source.fetch`, off the UI thread: the model decodes a
+trimmed pod, #41). Until it arrives, or where neither exists, what the model knows (PodScheduled).
+Installed once and reused, like the node screen.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import time
 from collections.abc import Sequence
 
 from rich.markup import escape
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from kubeview.cluster.source import ClusterSource, GetsObjects
+from kubeview.cluster.source import ClusterSource, FetchesObjects, GetsObjects
 from kubeview.model.autoscaling.groups import WAIT_NEVER, WAIT_NODES, WAIT_ROOM, PodWait
 from kubeview.model.kinds import events_unavailable
 from kubeview.model.kube_events import EventView
@@ -28,6 +31,7 @@ from kubeview.tui.format import hanging, wrap_long_lines
 from kubeview.tui.rows.devices import pod_claim_lines
 from kubeview.tui.rows.gpu_block import pod_warnings
 from kubeview.tui.rows.gpu_units import shaped
+from kubeview.tui.rows.pod_whole import whole_pod_lines
 from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
 
@@ -48,9 +52,13 @@ class PodDetailScreen(ClusterScreen):
     def __init__(self) -> None:
         super().__init__()
         self.key: tuple[str, str] = ("", "")
+        # (key, the pod read from the API server; None: it could not be read)
+        self._whole: tuple[tuple[str, str], dict | None] | None = None
+        self._asked_for: PodView | None = None  # the model's pod when the last read was asked for
 
     def show(self, key: tuple[str, str]) -> None:
         self.key = key
+        self._whole, self._asked_for = None, None
         self.retitle(f"Pod {key[0]}/{key[1]}")
 
     def compose_body(self) -> ComposeResult:
@@ -70,12 +78,48 @@ class PodDetailScreen(ClusterScreen):
                 model = state.model
                 claims += shared_gpu_lines(pod_warnings(state.memo("gpu_shaped", lambda: shaped(model)), pod))
             wait = state.model.pod_wait(self.key) if pod is not None else None
-        raw = _raw_pod(self.kv.source, self.key) if pod is not None else None
+        raw = self._raw(pod)
         width = self._text_width()
         text = describe(pod, self.key, raw, claims, width, wait)
         if pod is not None:
+            if raw is not None:
+                whole = whole_pod_lines(raw)
+                text += "\n\n" + "\n".join(whole) if whole else ""
+            elif isinstance(self.kv.source, FetchesObjects):
+                tried = self._whole is not None and self._whole[0] == self.key
+                text += ("\n\n[dim]the whole pod could not be read from the API server: showing what kubeview "
+                         "keeps[/dim]" if tried else "\n\n[dim]reading the whole pod from the API server…[/dim]")
+        if pod is not None:
             text += "\n\n" + describe_events(events, time.time(), no_events, width)
         self.query_one("#pod-text", Static).update(wrap_long_lines(text, width))
+
+    def _raw(self, pod: PodView | None) -> dict | None:
+        source = self.kv.source
+        if pod is None:
+            return None
+        if not isinstance(source, FetchesObjects):
+            return _raw_pod(source, self.key)
+        if pod is not self._asked_for:  # just opened, or the model's pod changed since the last read
+            self._asked_for = pod
+            self._fetch(source, self.key)
+        whole = self._whole
+        return whole[1] if whole is not None and whole[0] == self.key else None
+
+    @work(thread=True, group="pod-fetch", exit_on_error=False, name="reading the pod")
+    def _fetch(self, source: FetchesObjects, key: tuple[str, str]) -> None:
+        doc = source.fetch("Pod", *key)
+        self.app.call_from_thread(self._fetched, key, doc)
+
+    def _fetched(self, key: tuple[str, str], doc: dict | None) -> None:
+        if key != self.key:  # another pod opened meanwhile
+            return
+        if doc is None and self._whole is not None and self._whole[0] == key and self._whole[1] is not None:
+            return  # a re-read failed: the last whole pod read stands
+        self._whole = (key, doc)
+        if self.is_current:
+            self.refresh_data()
+        else:
+            self._stale = True
 
     def _text_width(self) -> int:
         """Cells a line of the text has (the long messages are wrapped here, with a hanging indent)."""

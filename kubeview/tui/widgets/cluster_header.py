@@ -76,6 +76,9 @@ class ClusterHeader(Widget):
         out.append(f" {self.screen_title} ", style="bold reverse")
         out.append(" ")
         out.append(s.title or "…", style="bold")
+        if s.kubernetes:
+            _space(out)
+            out.append(f"({s.kubernetes})", style="dim")
         _gap(out, "│", "dim")
         label, style = _LINK.get(s.connection.state, (s.connection.state, "yellow"))
         out.append(label, style=style)
