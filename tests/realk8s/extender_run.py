@@ -40,10 +40,9 @@ def scheduler_config(url: str, node_cache_capable: bool) -> dict:
 class ExtenderProc:
     """`kubeview extender` on a free loopback port, startable again after a kill on the same port."""
 
-    def __init__(self, plane: Plane, kubeconfig: Path, args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
+    def __init__(self, plane: Plane, kubeconfig: Path, args: tuple[str, ...] = ()) -> None:
         self.plane = plane
         self.args = args  # more `kubeview extender` options
-        self.env = env  # more environment (PYTHONPATH: another checkout's kubeview, to compare)
         self.kubeconfig = kubeconfig
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -54,7 +53,7 @@ class ExtenderProc:
     def start(self) -> None:
         argv = [sys.executable, "-m", "kubeview", "extender", "--kubeconfig", str(self.kubeconfig),
                 "--listen", f"127.0.0.1:{self.port}", "--token-file", str(self.token_file), "--policy", "pack", *self.args]
-        self.proc = Proc("kubeview-extender", argv, self.plane.logs, env=self.env)
+        self.proc = Proc("kubeview-extender", argv, self.plane.logs)
         wait_until(self._ready, 60, "kubeview extender /readyz")
 
     def _ready(self) -> bool:
