@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 from kubernetes import client
 
-from .extender_run import ExtenderProc
-from .objects import add_node, api, ensure_namespace, sa_kubeconfig, wait_nodes_ready
-from .plane import REPO, Plane
+from .extender_run import ExtenderProc, extender_on_gpu_nodes, stop_and_clean
+from .objects import api
+from .plane import Plane
 from .procs import wait_until
 
 NAMESPACE = "hostile"
@@ -84,23 +84,13 @@ def core(plane: Plane) -> client.CoreV1Api:
 
 @pytest.fixture(scope="module")
 def extender(plane: Plane, core: client.CoreV1Api, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtenderProc]:
-    plane.kubectl("apply", "-f", str(REPO / "manifests" / "scheduler" / "00-namespace-rbac.yaml"))
-    ensure_namespace(core, NAMESPACE)
-    for name, gpus in NODES.items():
-        add_node(core, name, {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": gpus}, labels=SELECT)
-    wait_nodes_ready(core, list(NODES))
+    ext = extender_on_gpu_nodes(plane, core, NAMESPACE, NODES, SELECT, tmp_path_factory.mktemp("hostile"),
+                                ("--scheduler-ignores", "nvidia.com/gpu",
+                                 "--api-lookup-rate", f"{RATE:g}", "--api-lookup-burst", f"{BURST:g}"))
     for name in NODES:  # bound by name, no scheduler: a filter refusing this node lists its pods
         core.create_namespaced_pod(NAMESPACE, gpu_pod(f"resident-{name}", 1, node=name))
-    kc = sa_kubeconfig(plane, core, "kubeview-system", "kubeview-extender", tmp_path_factory.mktemp("hostile") / "kc")
-    ext = ExtenderProc(plane, kc, ("--scheduler-ignores", "nvidia.com/gpu",
-                                   "--api-lookup-rate", f"{RATE:g}", "--api-lookup-burst", f"{BURST:g}"))
-    ext.start()
     yield ext
-    if ext.proc is not None:
-        ext.proc.stop()
-    core.delete_collection_namespaced_pod(NAMESPACE, grace_period_seconds=0)
-    for name in NODES:
-        core.delete_node(name)
+    stop_and_clean(ext, core, NAMESPACE, list(NODES))
 
 
 def made_up(i: int) -> tuple[str, bytes]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from builders import node_obj, pod_obj
+from builders import FakeClock, node_obj, pod_obj
 
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.errors import MustWait
@@ -24,16 +24,6 @@ from kubeview.scheduling.wait_slots import WaitLimits
 
 NODES = ["gpu-node-1", "gpu-node-2"]
 LONG = 30.0  # a catch_up no call here could wait out unnoticed
-
-
-class Frozen:
-    """A clock that stands still unless moved: the bucket refills only when the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _feed(pods: list[dict] | None = None) -> ModelFeed:
@@ -61,7 +51,7 @@ def _counting(answer: Callable[[str, str], tuple[str, bool] | None]) -> tuple[li
 
 
 def test_made_up_pods_cost_at_most_the_burst_then_the_rate() -> None:
-    clock = Frozen()
+    clock = FakeClock()
     asked, pod_of = _counting(lambda ns, name: None)
     ext = Extender(_feed(), catch_up=0.0, pod_of=pod_of, clock=clock, lookups=LookupLimits(rate=2.0, burst=5.0))
     for i in range(100):
@@ -78,7 +68,7 @@ def test_made_up_pods_cost_at_most_the_burst_then_the_rate() -> None:
 def test_with_the_budget_spent_the_call_is_answered_on_the_loop() -> None:
     """No MustWait: a refused lookup costs no worker thread (the server answers it inline)."""
     asked, pod_of = _counting(lambda ns, name: None)
-    ext = Extender(_feed(), catch_up=0.0, pod_of=pod_of, clock=Frozen(), lookups=LookupLimits(rate=1.0, burst=1.0))
+    ext = Extender(_feed(), catch_up=0.0, pod_of=pod_of, clock=FakeClock(), lookups=LookupLimits(rate=1.0, burst=1.0))
     with pytest.raises(MustWait):  # a token left: the lookup is due, off the loop
         ext.prioritize(_body("a"), may_wait=False)
     ext.prioritize(_body("a"))  # in the worker: takes the token
@@ -87,7 +77,7 @@ def test_with_the_budget_spent_the_call_is_answered_on_the_loop() -> None:
 
 
 def test_a_replayed_made_up_pod_is_asked_for_once() -> None:
-    clock = Frozen()
+    clock = FakeClock()
     asked, pod_of = _counting(lambda ns, name: None)
     ext = Extender(_feed(), catch_up=0.0, pod_of=pod_of, clock=clock, lookups=LookupLimits(absent_ttl=5.0))
     for _ in range(50):
@@ -105,7 +95,7 @@ def test_a_real_pod_is_predicted_while_made_up_ones_are_refused() -> None:
     shown = pod_obj("shown", gpu=1)
     api = {("default", "not-shown"): ("uid-not-shown", True), ("default", "late"): ("uid-late", True)}
     asked, pod_of = _counting(lambda ns, name: api.get((ns, name)))
-    ext = Extender(_feed([shown]), catch_up=0.0, pod_of=pod_of, clock=Frozen(), lookups=LookupLimits(rate=1.0, burst=2.0))
+    ext = Extender(_feed([shown]), catch_up=0.0, pod_of=pod_of, clock=FakeClock(), lookups=LookupLimits(rate=1.0, burst=2.0))
     ext.prioritize(_body("not-shown"))  # a token: asked, predicted
     for i in range(20):
         ext.prioritize(_body(f"made-up-{i}"))  # the second token, then refused
@@ -125,7 +115,7 @@ def test_a_hostile_filter_cannot_drive_pod_lists() -> None:
         lists.append(node)
         return {p["metadata"]["uid"] for p in full if p["spec"]["nodeName"] == node}
 
-    ext = Extender(_feed(full), catch_up=LONG, pods_on=pods_on, clock=Frozen(), scheduler_ignores=("nvidia.com/gpu",),
+    ext = Extender(_feed(full), catch_up=LONG, pods_on=pods_on, clock=FakeClock(), scheduler_ignores=("nvidia.com/gpu",),
                    lookups=LookupLimits(rate=1.0, burst=3.0))
     for i in range(50):
         reply = json.loads(ext.filter(_body(f"made-up-{i}", gpu=2)))

@@ -4,21 +4,14 @@ of API lookups (lookup_budget.py) and the wait slots (wait_slots.py), on a clock
 from __future__ import annotations
 
 import pytest
+from builders import FakeClock
 
 from kubeview.scheduling.lookup_budget import LookupBudget, LookupLimits, NegativeCache, TokenBucket
 from kubeview.scheduling.wait_slots import WaitLimits, WaitSlots
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_the_bucket_gives_its_burst_then_its_rate() -> None:
-    clock = Clock()
+    clock = FakeClock()
     bucket = TokenBucket(rate=4.0, burst=10.0, clock=clock)
     assert sum(bucket.take() for _ in range(100)) == 10  # full at the start: the burst, then nothing
     assert not bucket.available()
@@ -31,7 +24,7 @@ def test_the_bucket_gives_its_burst_then_its_rate() -> None:
 
 def test_the_bucket_bounds_any_schedule_of_takers() -> None:
     """Over any span, what was taken is at most burst + rate x span (the bound the real-plane test asserts)."""
-    clock = Clock()
+    clock = FakeClock()
     bucket = TokenBucket(rate=20.0, burst=40.0, clock=clock)
     start, taken = clock.now, 0
     for step in range(5000):
@@ -42,13 +35,13 @@ def test_the_bucket_bounds_any_schedule_of_takers() -> None:
 
 
 def test_available_does_not_spend() -> None:
-    bucket = TokenBucket(rate=1.0, burst=1.0, clock=Clock())
+    bucket = TokenBucket(rate=1.0, burst=1.0, clock=FakeClock())
     assert all(bucket.available() for _ in range(5))
     assert bucket.take() and not bucket.available() and not bucket.take()
 
 
 def test_the_negative_cache_forgets_after_its_ttl_and_beyond_its_size() -> None:
-    clock = Clock()
+    clock = FakeClock()
     cache = NegativeCache(ttl=5.0, max_entries=3, clock=clock)
     cache.add(("ns", "a", "u1"))
     clock.now += 4.9
@@ -67,7 +60,7 @@ def test_limits_refuse_what_would_disable_the_bound() -> None:
             LookupLimits(**bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="node-names must be at least 1"):
         WaitLimits(node_names=0)
-    budget = LookupBudget(LookupLimits(rate=3, burst=7, absent_ttl=2, absent_max=9), Clock())
+    budget = LookupBudget(LookupLimits(rate=3, burst=7, absent_ttl=2, absent_max=9), FakeClock())
     assert (budget.bucket.rate, budget.bucket.burst, budget.absent.ttl, budget.absent.max_entries) == (3, 7, 2, 9)
 
 
