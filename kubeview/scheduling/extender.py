@@ -21,12 +21,12 @@ from kubeview.model.allocation import Allocation
 from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
+from kubeview.scheduling.caller_bounds import CallerBounds
 from kubeview.scheduling.config import POLICIES, PackingConfig
-from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.evaluate import evaluate, resource_reason
 from kubeview.scheduling.evaluated import Evaluated, decide, placement_rows
 from kubeview.scheduling.feed import ClusterView, ModelFeed, rv_number
-from kubeview.scheduling.lookup_budget import LookupBudget, LookupLimits
+from kubeview.scheduling.lookup_budget import LookupLimits
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
@@ -35,7 +35,7 @@ from kubeview.scheduling.protocol import (
     filter_reply,
     prioritize_reply,
 )
-from kubeview.scheduling.wait_slots import WaitLimits, WaitSlots
+from kubeview.scheduling.wait_slots import WaitLimits
 from kubeview.scheduling.wire_types import Body
 
 log = logging.getLogger("kubeview.extender")
@@ -74,13 +74,10 @@ class Extender:
         # (namespace, name) -> (uid, pending) as the API server has the pod now, None when it has none
         # (or cannot say); asked only for a pod our watch has not shown yet (see _predict)
         self.pod_of = pod_of
-        # what any caller can make us do: API requests (lookup_budget.py), waits (wait_slots.py)
-        self.lookups = LookupBudget(lookups, clock)
-        self.waits = waits = waits or WaitLimits()
-        self._version_waits = WaitSlots(waits.version_in_flight)
-        self._node_waits = WaitSlots(waits.nodes_in_flight)
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
+        # what any caller can make us do: API requests (lookup_budget.py), waits (wait_slots.py)
+        self.bounds = CallerBounds(self.count, self.metrics, lookups, waits, clock)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
@@ -189,13 +186,13 @@ class Extender:
         our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait for the
         watch (briefly, well inside kube-scheduler's httpTimeout) and return a fresh view; None when
         every wait slot is held (a made-up version far ahead costs anyone a full wait: wait_slots.py)."""
-        if not self._take_slot(self._version_waits, may_wait):
+        if not self.bounds.slot(self.bounds.version_waits, may_wait):
             return None
         try:
             self.count("waited_for_watch")
             self.feed.wait_for_rv(pod_rv, self.catch_up)
         finally:
-            self._version_waits.release()
+            self.bounds.version_waits.release()
         view = self.feed.refresh()
         self.assumed.prune(view.version)
         return view
@@ -211,16 +208,17 @@ class Extender:
         missing = [names[k] for k in np.flatnonzero(rows < 0).tolist() if names[k] not in self._never_shown]
         if not missing:
             return None
-        if not self._take_slot(self._node_waits, may_wait):
+        if not self.bounds.slot(self.bounds.node_waits, may_wait):
             return None
         try:
-            if len(missing) > self.waits.node_names:
-                self.count("node_names_not_waited", len(missing) - self.waits.node_names)
-                missing = missing[:self.waits.node_names]
+            most = self.bounds.waits.node_names
+            if len(missing) > most:
+                self.count("node_names_not_waited", len(missing) - most)
+                missing = missing[:most]
             self.count("waited_for_nodes")
             never = self.feed.wait_for_nodes(missing, self.catch_up)
         finally:
-            self._node_waits.release()
+            self.bounds.node_waits.release()
         view = self.feed.refresh()
         if never and view.synced:  # (before the first node list every name is missing: wait again)
             if len(self._never_shown) > 4096:
@@ -228,51 +226,6 @@ class Extender:
             self._never_shown.update(never)
         self.assumed.prune(view.version)
         return view
-
-    def _take_slot(self, slots: WaitSlots, may_wait: bool) -> bool:
-        """Whether this call may wait for the watch now (then it holds a slot to release). MustWait when
-        it may and `may_wait` is false; with every slot held it is answered without waiting."""
-        if slots.free():
-            if not may_wait:
-                raise MustWait
-            if slots.acquire():
-                return True
-        self.count("waits_refused")
-        self.metrics.waits_refused.inc()
-        return False
-
-    def _take_lookup(self, may_wait: bool) -> bool:
-        """Whether this call may send one request to the API server now (it took a token). MustWait
-        when it may and `may_wait` is false; with the bucket empty the caller trusts its watch."""
-        bucket = self.lookups.bucket
-        if bucket.available():
-            if not may_wait:
-                raise MustWait
-            if bucket.take():
-                self.metrics.api_lookups.labels("asked").inc()
-                return True
-        self.count("api_lookups_refused")
-        self.metrics.api_lookups.labels("refused").inc()
-        return False
-
-    def _pending_at_api(self, namespace: str, name: str, uid: str, may_wait: bool) -> bool:
-        """Whether the API server has this pod, under this uid, pending (`pod_of`): False too when it
-        was asked for lately and had not, or when the lookup budget is spent. A real pod the watch
-        has not shown then loses its prediction, as when the API server cannot be reached."""
-        assert self.pod_of is not None
-        key = (namespace, name, uid)
-        if key in self.lookups.absent:
-            self.count("api_lookups_remembered")
-            self.metrics.api_lookups.labels("remembered").inc()
-            return False
-        if not self._take_lookup(may_wait):
-            return False
-        found = self.pod_of(namespace, name)
-        self.count("asked_api_for_pod")
-        if found != (uid, True):
-            self.lookups.absent.add(key)
-            return False
-        return True
 
     def _index_of(self, alloc: Allocation) -> NodeIndex:
         """The index of the nodes a request sent in full, kept while the overlay keeps its node set
@@ -293,7 +246,7 @@ class Extender:
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         live = self.feed.pod(namespace, name)
         if live is None and self.pod_of is not None:
-            known = self._pending_at_api(namespace, name, ev.args.uid, may_wait)
+            known = self.bounds.pending_at_api(self.pod_of, namespace, name, ev.args.uid, may_wait)
         else:
             known = live is not None and live.uid == ev.args.uid and live.pending
         if not known:
@@ -323,7 +276,7 @@ class Extender:
             counted = self.feed.pod_uids_on(name)
             if not counted:
                 continue
-            if not self._take_lookup(may_wait):
+            if not self.bounds.lookup(may_wait):
                 break
             live = pods_on(name)
             if live is not None and counted - live:
