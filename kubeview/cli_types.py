@@ -65,6 +65,11 @@ def seconds(text: str) -> float:
     return _number(text, lambda v: 0 < v < float("inf"), "a positive number of seconds")
 
 
+def positive(text: str) -> float:
+    """A positive finite number (a rate per second, a burst)."""
+    return _number(text, lambda v: 0 < v < float("inf"), "a positive number")
+
+
 def ratio_at_least_one(text: str) -> float:
     """A finite number >= 1 (a "times slower" margin)."""
     return _number(text, lambda v: 1.0 <= v < float("inf"), "a number of at least 1")

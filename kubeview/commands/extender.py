@@ -23,6 +23,7 @@ from kubeview.cluster.source import SourceError, TalksToKube
 from kubeview.commands.options import connection_options
 from kubeview.hostport import parse_listen
 from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.lookup_budget import LookupLimits
 from kubeview.scheduling.server_limits import MiB, ServerLimits, TLSFiles
 
 log = logging.getLogger("kubeview.extender")
@@ -116,6 +117,12 @@ def _limit_options(ext: argparse.ArgumentParser) -> None:
                      help=f"MiB in one request body (default {d.max_body // 2**20})")
     lim.add_argument("--max-bodies-in-flight-mib", type=t.int_range(1, 65536), default=d.max_bodies_in_flight // 2**20,
                      help=f"MiB of request bodies held at once (default {d.max_bodies_in_flight // 2**20})")
+    look = LookupLimits()
+    lim.add_argument("--api-lookup-rate", type=t.positive, default=look.rate, metavar="PER_SECOND",
+                     help="API-server requests per second callers can cause (a pod the watch has not shown, "
+                          f"a refused node's pods); beyond it the watch is trusted (default {look.rate:g})")
+    lim.add_argument("--api-lookup-burst", type=t.positive, default=look.burst, metavar="N",
+                     help=f"of those, how many at once (default {look.burst:g})")
     lim.add_argument("--node-cache-mib", type=t.int_range(1, 65536), default=64,
                      help="MiB of full Node encodings kept decoded (nodeCacheCapable: false; default 64)")
 
@@ -162,8 +169,10 @@ def run(args: argparse.Namespace) -> int:
         pod_of = KubePodOf(source.api_client)  # prioritize asks for a pod its watch has not shown yet
     try:
         ignores = getattr(args, "scheduler_ignores", None) or ()
+        d = LookupLimits()
+        lookups = LookupLimits(rate=getattr(args, "api_lookup_rate", d.rate), burst=getattr(args, "api_lookup_burst", d.burst))
         extender = Extender(feed, config, binder=binder, node_cache_bytes=getattr(args, "node_cache_mib", 64) * MiB,
-                            pods_on=pods_on, scheduler_ignores=ignores, pod_of=pod_of)
+                            pods_on=pods_on, scheduler_ignores=ignores, pod_of=pod_of, lookups=lookups)
         server = ExtenderServer(extender, host, port, token=token, limits=limits, tls=tls)
     except ValueError as exc:  # a TLS file that cannot be used
         source.close()

@@ -21,11 +21,12 @@ from kubeview.model.allocation import Allocation
 from kubeview.scheduling.allocations import UsageOverlay
 from kubeview.scheduling.assumed import AssumedPods
 from kubeview.scheduling.binding import BindError, binding_reply, decode_binding
+from kubeview.scheduling.caller_bounds import CallerBounds
 from kubeview.scheduling.config import POLICIES, PackingConfig
-from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.evaluate import evaluate, resource_reason
 from kubeview.scheduling.evaluated import Evaluated, decide, placement_rows
 from kubeview.scheduling.feed import ClusterView, ModelFeed, rv_number
+from kubeview.scheduling.lookup_budget import LookupLimits
 from kubeview.scheduling.metrics import ExtenderMetrics
 from kubeview.scheduling.node_cache import DEFAULT_MAX_BYTES, NodeCache
 from kubeview.scheduling.node_index import NodeIndex, index_for
@@ -34,6 +35,7 @@ from kubeview.scheduling.protocol import (
     filter_reply,
     prioritize_reply,
 )
+from kubeview.scheduling.wait_slots import WaitLimits
 from kubeview.scheduling.wire_types import Body
 
 log = logging.getLogger("kubeview.extender")
@@ -50,7 +52,8 @@ class Extender:
                  node_cache_bytes: int = DEFAULT_MAX_BYTES,
                  pods_on: Callable[[str], set[str] | None] | None = None,
                  scheduler_ignores: Iterable[str] = (),
-                 pod_of: Callable[[str, str], tuple[str, bool] | None] | None = None) -> None:
+                 pod_of: Callable[[str, str], tuple[str, bool] | None] | None = None,
+                 lookups: LookupLimits | None = None, waits: WaitLimits | None = None) -> None:
         self.feed = feed
         # The filter verb refuses a node only on what kube-scheduler does not check itself: the
         # resources its configuration lists with `ignoredByScheduler: true`. Everything else its own
@@ -73,11 +76,15 @@ class Extender:
         self.pod_of = pod_of
         self.metrics = ExtenderMetrics()
         self.metrics.set_policy(self._config.policy, POLICIES)
+        # what any caller can make us do: API requests (lookup_budget.py), waits (wait_slots.py)
+        self.bounds = CallerBounds(self.count, self.metrics, lookups, waits, clock)
         self.changes: deque[dict] = deque(maxlen=50)
         self.counters = {"filter": 0, "prioritize": 0, "filtered_out": 0, "unknown_nodes": 0, "assumed": 0,
                          "errors": 0, "bad_requests": 0, "config_changes": 0, "config_refused": 0,
                          "bind": 0, "bind_failed": 0, "waited_for_watch": 0, "waited_for_nodes": 0,
-                         "asked_api_for_pod": 0, "unknown_pod": 0, "stale_refusals": 0, "refreshed_for_freed": 0,
+                         "asked_api_for_pod": 0, "unknown_pod": 0,
+                         "api_lookups_refused": 0, "api_lookups_remembered": 0, "waits_refused": 0,
+                         "node_names_not_waited": 0, "stale_refusals": 0, "refreshed_for_freed": 0,
                          # connections (server.py): closed by a deadline, at the cap, or by the client
                          "header_timeout": 0, "body_timeout": 0, "idle_timeout": 0, "write_timeout": 0,
                          "evicted_at_cap": 0, "refused_at_cap": 0, "client_gone": 0, "bad_framing": 0}
@@ -148,16 +155,9 @@ class Extender:
         args = decode_args(body, self.node_cache)
         pod_rv = rv_number((args.pod.get("metadata") or {}).get("resourceVersion"))
         if pod_rv is not None and self.catch_up > 0 and self.feed.pod_rv < pod_rv:
-            # kube-scheduler's informer has seen this pod at a version our watch has not reached yet:
-            # what our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait
-            # for the watch (briefly, well inside kube-scheduler's httpTimeout), then read a fresh view.
-            if not may_wait:
-                raise MustWait
-            self.count("waited_for_watch")
-            self.feed.wait_for_rv(pod_rv, self.catch_up)
-            view = self.feed.refresh()
-            self.assumed.prune(view.version)
-            index = index_for(view.alloc)
+            fresh = self._catch_up_version(pod_rv, may_wait)
+            if fresh is not None:
+                view, index = fresh, index_for(fresh.alloc)
         if args.node_names is not None:
             alloc = view.alloc
             rows = placement_rows(index.row, args.node_names)
@@ -181,19 +181,44 @@ class Extender:
             self.metrics.unknown_nodes.inc(unknown)
         return result
 
+    def _catch_up_version(self, pod_rv: int, may_wait: bool) -> ClusterView | None:
+        """kube-scheduler's informer has seen this pod at a version our watch has not reached yet: what
+        our model lacks (deletions, bindings before it) kube-scheduler already counts. Wait for the
+        watch (briefly, well inside kube-scheduler's httpTimeout) and return a fresh view; None when
+        every wait slot is held (a made-up version far ahead costs anyone a full wait: wait_slots.py)."""
+        if not self.bounds.slot(self.bounds.version_waits, may_wait):
+            return None
+        try:
+            self.count("waited_for_watch")
+            self.feed.wait_for_rv(pod_rv, self.catch_up)
+        finally:
+            self.bounds.version_waits.release()
+        view = self.feed.refresh()
+        self.assumed.prune(view.version)
+        return view
+
     def _catch_up_nodes(self, names: list[str], rows: np.ndarray, may_wait: bool) -> ClusterView | None:
         """kube-scheduler names nodes our watch has not shown yet (a node just added): wait for them
         briefly, as for a pod's version, and return a fresh view (None: nothing new to wait for).
         Scored blind, a new node gets 0 and every pod goes to the nodes we know: under spread, two
         pods on one node while an empty one waits. A name waited for once and never shown is not
-        waited for again (`_never_shown`, bounded), so a node only kube-scheduler sees costs one wait."""
+        waited for again (`_never_shown`, bounded), so a node only kube-scheduler sees costs one wait.
+        Made-up names cost anyone a wait: one call waits for at most `waits.node_names` of them, and
+        only `waits.nodes_in_flight` calls wait at once; the others are scored on the view they have."""
         missing = [names[k] for k in np.flatnonzero(rows < 0).tolist() if names[k] not in self._never_shown]
         if not missing:
             return None
-        if not may_wait:
-            raise MustWait
-        self.count("waited_for_nodes")
-        never = self.feed.wait_for_nodes(missing, self.catch_up)
+        if not self.bounds.slot(self.bounds.node_waits, may_wait):
+            return None
+        try:
+            most = self.bounds.waits.node_names
+            if len(missing) > most:
+                self.count("node_names_not_waited", len(missing) - most)
+                missing = missing[:most]
+            self.count("waited_for_nodes")
+            never = self.feed.wait_for_nodes(missing, self.catch_up)
+        finally:
+            self.bounds.node_waits.release()
         view = self.feed.refresh()
         if never and view.synced:  # (before the first node list every name is missing: wait again)
             if len(self._never_shown) > 4096:
@@ -221,11 +246,7 @@ class Extender:
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         live = self.feed.pod(namespace, name)
         if live is None and self.pod_of is not None:
-            if not may_wait:
-                raise MustWait
-            found = self.pod_of(namespace, name)
-            known = found is not None and found == (ev.args.uid, True)
-            self.count("asked_api_for_pod")
+            known = self.bounds.pending_at_api(self.pod_of, namespace, name, ev.args.uid, may_wait)
         else:
             known = live is not None and live.uid == ev.args.uid and live.pending
         if not known:
@@ -243,19 +264,20 @@ class Extender:
         list by spec.nodeName each), those the pod would fit best on first. A refusal is only as fresh
         as the watch, and kube-scheduler, whose informer may be ahead, does not ask again for a pod
         it was refused until some later event: a refusal based on a pod already gone could strand it.
-        MustWait when `may_wait` is false (the API calls must not run on the server's loop)."""
+        Each list takes a token of the lookup budget (anyone can send such a filter); without one the
+        watch is trusted. MustWait when `may_wait` is false (the API calls must not run on the loop)."""
         pods_on = self.pods_on
         positions = np.flatnonzero(ev.refused(self._refusable))
         if pods_on is None or not positions.size:
             return {}
-        if not may_wait:
-            raise MustWait
         best_first = positions[np.argsort(-ev.placement.fit_scores[ev.rows[positions]], kind="stable")]
         stale: dict[str, set[str]] = {}
         for name in ev.args.names_at(best_first[:VERIFY_NODES]):
             counted = self.feed.pod_uids_on(name)
             if not counted:
                 continue
+            if not self.bounds.lookup(may_wait):
+                break
             live = pods_on(name)
             if live is not None and counted - live:
                 stale[name] = counted - live
@@ -358,5 +380,6 @@ class Extender:
             "assumed_gone": self.assumed.gone,
             "changes": list(self.changes),
             "cluster": {"nodes": len(alloc.nodes), "version": view.version, "synced": view.synced,
-                        "connection": connection.state, "detail": connection.detail},
+                        "connection": connection.state, "detail": connection.detail,
+                        "pod_resource_version": self.feed.pod_rv},  # the newest pod event the watch applied
         }

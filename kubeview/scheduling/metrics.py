@@ -61,6 +61,13 @@ class ExtenderMetrics:
         self.unknown_nodes = Counter("kubeview_extender_unknown_nodes",
                                      "Node names the cluster model did not know (passed, scored 0)",
                                      registry=self.registry)
+        self.api_lookups = Counter("kubeview_extender_api_lookups",
+                                   "API-server requests callers asked of the extender (a pod its watch has not "
+                                   "shown, a node's pods): asked, refused (budget spent), remembered (absent lately)",
+                                   ["outcome"], registry=self.registry)
+        self.waits_refused = Counter("kubeview_extender_waits_refused",
+                                     "Calls answered without waiting for the watch: every wait slot was held",
+                                     registry=self.registry)
         self.config_changes = Counter("kubeview_extender_config_changes", "Accepted PUT /config",
                                       registry=self.registry)
         self.assumed = Gauge("kubeview_extender_assumed_pods",

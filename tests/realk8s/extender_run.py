@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from .objects import add_node, ensure_namespace, sa_kubeconfig, wait_nodes_ready
 from .plane import REPO, Plane
 from .procs import Proc, free_port, wait_until
 
@@ -40,8 +41,9 @@ def scheduler_config(url: str, node_cache_capable: bool) -> dict:
 class ExtenderProc:
     """`kubeview extender` on a free loopback port, startable again after a kill on the same port."""
 
-    def __init__(self, plane: Plane, kubeconfig: Path) -> None:
+    def __init__(self, plane: Plane, kubeconfig: Path, args: tuple[str, ...] = ()) -> None:
         self.plane = plane
+        self.args = args  # more `kubeview extender` options
         self.kubeconfig = kubeconfig
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -51,7 +53,7 @@ class ExtenderProc:
 
     def start(self) -> None:
         argv = [sys.executable, "-m", "kubeview", "extender", "--kubeconfig", str(self.kubeconfig),
-                "--listen", f"127.0.0.1:{self.port}", "--token-file", str(self.token_file), "--policy", "pack"]
+                "--listen", f"127.0.0.1:{self.port}", "--token-file", str(self.token_file), "--policy", "pack", *self.args]
         self.proc = Proc("kubeview-extender", argv, self.plane.logs)
         wait_until(self._ready, 60, "kubeview extender /readyz")
 
@@ -88,6 +90,29 @@ class ExtenderProc:
     def status(self) -> dict:
         with urllib.request.urlopen(f"{self.url}/status", timeout=10) as r:
             return json.load(r)
+
+
+def extender_on_gpu_nodes(plane: Plane, core: client.CoreV1Api, namespace: str, nodes: dict[str, str],
+                          labels: dict[str, str], workdir: Path, args: tuple[str, ...] = ()) -> ExtenderProc:
+    """The shipped extender RBAC, `namespace`, kwok nodes with these GPU counts (Ready), and the
+    extender started as its ServiceAccount with `args`."""
+    plane.kubectl("apply", "-f", str(REPO / "manifests" / "scheduler" / "00-namespace-rbac.yaml"))
+    ensure_namespace(core, namespace)
+    for name, gpus in nodes.items():
+        add_node(core, name, {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": gpus}, labels=labels)
+    wait_nodes_ready(core, list(nodes))
+    ext = ExtenderProc(plane, sa_kubeconfig(plane, core, "kubeview-system", "kubeview-extender", workdir / "kc"), args)
+    ext.start()
+    return ext
+
+
+def stop_and_clean(ext: ExtenderProc, core: client.CoreV1Api, namespace: str, nodes: list[str]) -> None:
+    """The extender stopped, the namespace's pods and the nodes deleted."""
+    if ext.proc is not None:
+        ext.proc.stop()
+    core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+    for name in nodes:
+        core.delete_node(name)
 
 
 def gpu_pod(name: str, run: str, gpus: int, select: dict[str, str] | None = None) -> client.V1Pod:

@@ -238,6 +238,11 @@ class Plane:
         except (OSError, ValueError):
             return None
 
+    def metrics(self) -> str:
+        """kube-apiserver's /metrics (Prometheus text) as the admin: what it served, by verb and resource."""
+        with urllib.request.urlopen(f"{self.server}/metrics", timeout=10, context=self._ssl) as r:
+            return r.read().decode()
+
     def etcd(self, path: str, body: dict) -> dict:
         """POST to etcd's v3 JSON gateway (`/v3/kv/range`, `/v3/kv/compaction`)."""
         req = urllib.request.Request(f"{self.etcd_url}{path}", data=json.dumps(body).encode(), method="POST")

@@ -63,3 +63,13 @@ def cluster(nodes: list[NodeView], pods: list[PodView] | None = None):
 
 def fixture(name: str):
     return json.loads((FIXTURES / name).read_text())
+
+
+class FakeClock:
+    """A clock that stands still unless a test moves `now` (bucket refills, ttls, assumed pods)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from builders import fixture, node_obj, pod_obj
+from builders import FakeClock, fixture, node_obj, pod_obj
 
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.config import PackingConfig
@@ -155,14 +155,6 @@ def _gpu_args(name: str, names: list[str] | None = None, nodes: list[dict] | Non
     pod = pod_obj(name, gpu=1)
     return json.dumps({"Pod": pod, "Nodes": None if nodes is None else {"metadata": {}, "items": nodes},
                        "NodeNames": names}).encode()
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_back_to_back_pods_do_not_share_the_last_free_gpu() -> None:
