@@ -5,8 +5,8 @@
 #   scripts/build-kubernetes.sh                 # the default plane (.ci/kubernetes-versions)
 #   scripts/build-kubernetes.sh --version v1.36.3
 #   scripts/build-kubernetes.sh --print-dir     # where the binaries are (or would be)
-#   scripts/build-kubernetes.sh --skew --version v1.35.4   # a version-skew plane: etcd,
-#                                               # kube-apiserver, kube-controller-manager only
+#   scripts/build-kubernetes.sh --skew --version v1.35.4   # a version-skew plane: kube-apiserver
+#                                               # and kube-controller-manager only (etcd: the default's)
 #
 # Builds: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (from k8s.io/kubernetes),
 # etcd (go.etcd.io/etcd/server/v3's etcdmain, the version k8s.io/kubernetes pins), kwok
@@ -51,9 +51,10 @@ cache="${KUBEVIEW_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/kubernetes
 out="$cache/$version-kwok$kwok_version-ksm$ksm_version"
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kube-state-metrics)
 k8s_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-if [ "$skew" = 1 ]; then  # kubeview's start on an older (or newer) API server: no scheduler, kwok or KSM
+if [ "$skew" = 1 ]; then  # kubeview's start on an older (or newer) API server: no scheduler, kwok or KSM;
+    # etcd is the default build's (the v3 API every version speaks): two binaries, ~4 min of a cold build each
     out="$cache/$version-skew"
-    want=(kube-apiserver kube-controller-manager etcd)
+    want=(kube-apiserver kube-controller-manager)
     k8s_commands=(kube-apiserver kube-controller-manager)
 fi
 if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
@@ -157,7 +158,7 @@ GO
             mv "$out/bin/$b.tmp" "$out/bin/$b"
         fi
     done
-    if [ ! -x "$out/bin/etcd" ]; then
+    if [ "$skew" = 0 ] && [ ! -x "$out/bin/etcd" ]; then
         echo "build-kubernetes: building etcd $etcd_version"
         go build -ldflags "-s -w" -o "$out/bin/etcd.tmp" ./cmd/etcd
         mv "$out/bin/etcd.tmp" "$out/bin/etcd"
