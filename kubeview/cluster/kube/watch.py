@@ -252,6 +252,10 @@ class Informer:
         items: list[dict] = []
         token: str | None = None
         rv = ""
+        # said before the first request: the kind is not complete from now until `Listed` (a relist after
+        # a 410 too), however long the first page takes (model/freshness.py)
+        started = time.time()
+        self.emit(Listing(self.spec.kind, 0, started))
         while True:
             kwargs: dict = {"_preload_content": False,
                             "_request_timeout": (self.settings.connect_timeout, self.settings.list_timeout)}
@@ -267,7 +271,7 @@ class Informer:
             token = meta.get("continue")
             if not token:
                 break
-            self.emit(Listing(self.spec.kind, len(items)))
+            self.emit(Listing(self.spec.kind, len(items), started))
         self.resource_version = rv
         self.emit(Listed(self.spec.kind, items, rv))
         self.synced = True
