@@ -80,12 +80,13 @@ def freshness(kinds: Iterable[str], listed: frozenset[str] | set[str], listing: 
     if waiting:
         return Freshness("pending", "listing " + ", ".join(_read(k, listing) for k in waiting))
     relisting = [k for k in kinds if k in listing]
-    if relisting:
-        return Freshness("stale", "relisting " + ", ".join(_read(k, listing) for k in relisting),
-                         min(listing[k][1] for k in relisting))
-    if link.state in DOWN:
-        return Freshness("stale", link.state, link.since)
-    return FACT
+    down = link.state in DOWN
+    if not (relisting or down):
+        return FACT
+    # current until the first of: a relist began, the link went down (a relist after a reconnect: the latter)
+    since = [listing[k][1] for k in relisting] + ([link.since] if down else [])
+    why = ["relisting " + ", ".join(_read(k, listing) for k in relisting)] if relisting else []
+    return Freshness("stale", ", ".join(why + ([link.state] if down else [])), min(since))
 
 
 def _read(kind: str, listing: Mapping[str, tuple[int, float]]) -> str:

@@ -31,8 +31,12 @@ def test_a_relist_keeps_the_last_figures_as_of_when_it_began() -> None:
 
 
 def test_a_link_down_is_stale_since_it_went_down() -> None:
-    f = freshness(("Node",), {"Node"}, {}, ConnectionState("reconnecting", 7.0, "connection refused"))
+    down = ConnectionState("reconnecting", 7.0, "connection refused")
+    f = freshness(("Node",), {"Node"}, {}, down)
     assert (f.state, f.why, f.as_of) == ("stale", "reconnecting", 7.0)
+    # back, and the watch answered 410: relisting, still as of when the link went down
+    f = freshness(("Node", "Pod"), {"Node", "Pod"}, {"Pod": (10, 9.0)}, down)
+    assert (f.state, f.why, f.as_of) == ("stale", "relisting Pod 10…, reconnecting", 7.0)
     assert freshness(("Node",), {"Node"}, {}, LIVE) == FACT
 
 
