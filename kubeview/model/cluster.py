@@ -64,7 +64,7 @@ class ClusterModel:
         # the namespace whose pods are listed for display (-n); node figures still count every pod held
         self.display_namespace: str | None = None
         self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
-        self.listing_since: dict[str, float] = {}  # kind -> when its list in progress began
+        self.listing_as_of: dict[str, float] = {}  # kind -> until when it was current (a relist: `Listing.as_of`)
         self.unavailable: dict[str, str] = {}  # kind -> why the source cannot read it (a 403, not served)
         self.events = EventLog()  # recent Events per involved object (bounded), see kube_events.py
         self.jobs = JobStore()  # batch/v1 Jobs and their pods (model/jobs/store.py)
@@ -126,11 +126,11 @@ class ClusterModel:
             changed = self._apply_watch(event)
         elif isinstance(event, Listed):
             self.listing.pop(event.kind, None)
-            self.listing_since.pop(event.kind, None)
+            self.listing_as_of.pop(event.kind, None)
             changed = self._apply_listed(event)
         elif isinstance(event, Listing):
             self.listing[event.kind] = event.items
-            self.listing_since.setdefault(event.kind, event.started)  # a 410 mid-list: still since the first
+            self.listing_as_of.setdefault(event.kind, event.as_of)  # a 410 mid-list: as of the first start
             changed = True  # the header says how far a big list got
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)
@@ -348,7 +348,7 @@ class ClusterModel:
 
     def lists(self) -> Lists:
         """The lists' state, for `Lists.freshness` (is a figure counting some kinds a fact?)."""
-        return Lists(frozenset(self.synced), {k: (n, self.listing_since.get(k, 0.0)) for k, n in self.listing.items()},
+        return Lists(frozenset(self.synced), {k: (n, self.listing_as_of.get(k, 0.0)) for k, n in self.listing.items()},
                      self.connection)
 
 

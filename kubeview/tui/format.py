@@ -116,7 +116,8 @@ def dimmed(cells: list[Text | str], columns: range) -> list[Text | str]:
     out = list(cells)
     for i in columns:
         if i < len(out):
-            text = Text(out[i]) if isinstance(out[i], str) else out[i].copy()
+            cell = out[i]
+            text = Text(cell) if isinstance(cell, str) else cell.copy()
             text.stylize("dim")
             out[i] = text
     return out

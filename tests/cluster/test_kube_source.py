@@ -142,8 +142,8 @@ def test_410_on_an_expired_continue_restarts_the_list(kube_api: KubeAPI) -> None
     # the first page said the list was moving (snapshot's initial sync waits while pages come)
     # begun, a page, begun again after the 410: one Pod list in progress throughout, since the first start
     pages = [e for e in events if isinstance(e, Listing) and e.kind == "Pod"]
-    assert [e.items for e in pages] == [0, 2, 0] and len({e.started for e in pages[:2]}) == 1
-    assert model.listing_since == {} and "Pod" not in model.listing
+    assert [e.items for e in pages] == [0, 2, 0] and len({e.as_of for e in pages[:2]}) == 1
+    assert model.listing_as_of == {} and "Pod" not in model.listing
     assert state(model) == state(fresh())
 
 
