@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import os
 import re
 import threading
@@ -33,6 +34,7 @@ from kubeview.cluster.kube.source import KubeSource, WatchSettings
 from kubeview.commands.snapshot import sync
 from kubeview.model.cluster import ClusterModel
 from kubeview.tui.app import KubeviewApp, make_app
+from kubeview.tui.widgets.allocated_resources import AllocatedResources
 from kubeview.tui.widgets.cluster_header import ClusterHeader
 from kubeview.tui.widgets.virtual_table import VirtualTable
 
@@ -82,6 +84,15 @@ def row(table: VirtualTable, key: str) -> list[str]:
     return [c.plain if isinstance(c, Text) else str(c) for c in table.rows.cells(key)]
 
 
+def rendered(app: KubeviewApp, widget: type) -> str:
+    """What a widget of the current screen draws, as text."""
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(widget).render())
+    return console.export_text()
+
+
 def no_number(text: str) -> bool:
     """No digit left once the words saying what is being listed ("listing Pod 10…") are taken out."""
     return not re.search(r"\d", re.sub(r"listing Pod [\d,]+…", "", text))
@@ -124,6 +135,13 @@ def test_the_tui_shows_no_figure_from_a_partial_pod_list(plane: Plane, core: cli
                 assert row(table, name)[1:6] == ["…/16", "…/64Gi", "…/4", "…/110", "…"], row(table, name)
             if shots:
                 app.save_screenshot("listing.svg", shots)
+            await pilot.press("enter")  # the node's own screen: its requests count pods too
+            await wait_for(pilot, lambda: "Allocated resources (listing Pod 10…)" in rendered(app, AllocatedResources),
+                           "the node screen")
+            block = rendered(app, AllocatedResources)
+            assert "Pods: …" in block and "Largest GPU request that fits: …" in block
+            assert [line.split()[:2] for line in block.splitlines() if line.strip().startswith("cpu")] == [["cpu", "…"]]
+            await pilot.press("escape")
             await pilot.press("4")  # Packing
             await wait_for(pilot, lambda: app.current_mode == "packing" and "no what-if from a partial list "
                            "(listing Pod 10…)" in str(app.screen.query_one("#whatif-summary").render()), "Packing")
