@@ -51,7 +51,9 @@ GPU = "nvidia.com/gpu"
 
 
 @pytest.fixture(scope="module")
-def core(plane: Plane) -> client.CoreV1Api:
+def core(plane: Plane) -> Iterator[client.CoreV1Api]:
+    """Our two GPU nodes and 24 pods bound to them; removed afterwards (the plane is shared: a later test's
+    GPU pod must not land on them)."""
     core = client.CoreV1Api(api(plane.kubeconfig))
     ensure_namespace(core, NS)
     for name in NODES:
@@ -65,7 +67,10 @@ def core(plane: Plane) -> client.CoreV1Api:
         core.create_namespaced_pod(NS, client.V1Pod(
             metadata=client.V1ObjectMeta(name=f"pf-{i:02d}"),
             spec=client.V1PodSpec(containers=[c], node_name=node, termination_grace_period_seconds=0)))
-    return core
+    yield core
+    core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
+    for name in NODES:
+        core.delete_node(name)
 
 
 @pytest.fixture
