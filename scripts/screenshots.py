@@ -35,6 +35,8 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
     kubeview serve -- --demo
         browser.png: the Nodes screen in Debian's headless Chromium (1280x420), driven by Playwright
         as tests/web/test_serve_browser.py drives it (needs /usr/bin/chromium).
+listing.svg, listing-packing.svg, relisting.svg (#41: no figure from a partial list) are not made here: they
+come from the real API server, `KUBEVIEW_SHOTS=screenshots pytest tests/realk8s/test_pending_figures.py`.
 Paths on screen are relative to the repository, where the script runs. Takes about two minutes (the
 first frames take 20 s).
 """

@@ -24,6 +24,7 @@ from kubeview.model.autoscaling.store import AUTOSCALING_KINDS, AutoscalingStore
 from kubeview.model.autoscaling.waits import NO_WAIT, pod_wait
 from kubeview.model.events import ConnectionState, Listed, Listing, Scope, SourceEvent, WatchEvent
 from kubeview.model.fragmentation import Fragmentation, fragmentation
+from kubeview.model.freshness import Lists
 from kubeview.model.gangs.messages import GANG_KINDS, KIND_KUEUE
 from kubeview.model.gangs.store import GangStore
 from kubeview.model.gcpause import BULK, gc_paused
@@ -64,6 +65,7 @@ class ClusterModel:
         # the namespace whose pods are listed for display (-n); node figures still count every pod held
         self.display_namespace: str | None = None
         self.listing: dict[str, int] = {}  # kind -> objects read so far of a list in progress (Listing)
+        self.listing_as_of: dict[str, float] = {}  # kind -> until when it was current (a relist: `Listing.as_of`)
         self.unavailable: dict[str, str] = {}  # kind -> why the source cannot read it (a 403, not served)
         self.kubernetes: str | None = None  # the API server's gitVersion (a real cluster's)
         self.not_served: dict[str, str] = {}  # built-in API it does not serve -> why (model/server_version.py)
@@ -127,9 +129,11 @@ class ClusterModel:
             changed = self._apply_watch(event)
         elif isinstance(event, Listed):
             self.listing.pop(event.kind, None)
+            self.listing_as_of.pop(event.kind, None)
             changed = self._apply_listed(event)
         elif isinstance(event, Listing):
             self.listing[event.kind] = event.items
+            self.listing_as_of.setdefault(event.kind, event.as_of)  # a 410 mid-list: as of the first start
             changed = True  # the header says how far a big list got
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)
@@ -352,6 +356,11 @@ class ClusterModel:
 
     def is_synced(self, kinds: tuple[str, ...] | list[str]) -> bool:
         return all(k in self.synced for k in kinds)
+
+    def lists(self) -> Lists:
+        """The lists' state, for `Lists.freshness` (is a figure counting some kinds a fact?)."""
+        return Lists(frozenset(self.synced), {k: (n, self.listing_as_of.get(k, 0.0)) for k, n in self.listing.items()},
+                     self.connection)
 
 
 class NamespacePods(Mapping[PodKey, PodView]):

@@ -32,11 +32,15 @@ class Listed:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """A list in progress, after each page: `items` objects of `kind` read so far. A 50,000-pod list
-    is ten pages and tens of seconds on a busy API server: this says it is moving."""
+    """A list in progress: at its start (`items` 0), then after each page, `items` objects of `kind`
+    read so far. A 50,000-pod list is ten pages and tens of seconds on a busy API server: this says it is
+    moving, and that the kind is not complete until its `Listed` (model/freshness.py: figures counting
+    it are pending, or stale during a relist). `as_of` (time.time()): until when what the model holds of
+    the kind was current, for a relist: when its watch broke, else when the list began."""
 
     kind: str
     items: int
+    as_of: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

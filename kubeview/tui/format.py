@@ -111,6 +111,18 @@ def bar_cell(requested: float, allocatable: float, width: int, used: float | Non
     return out
 
 
+def dimmed(cells: list[Text | str], columns: range) -> list[Text | str]:
+    """A row whose figures in `columns` are not current (stale: model/freshness.py), those cells dimmed."""
+    out = list(cells)
+    for i in columns:
+        if i < len(out):
+            cell = out[i]
+            text = Text(cell) if isinstance(cell, str) else cell.copy()
+            text.stylize("dim")
+            out[i] = text
+    return out
+
+
 def conditions(view_conditions: dict[str, str], unschedulable: bool) -> Text:
     """`Ready`, `NotReady`, `Ready,Cordoned`, `Ready,MemoryPressure`, with colour."""
     ready = view_conditions.get("Ready") == "True"

@@ -3,8 +3,10 @@
 A frozen value, so the header widget is a pure view of it (and tests can build one by hand).
 Call `summarize` under the state's lock. `gpu_parts` and `fit_parts` say what the GPU line shows
 at a width: whole parts, the least important dropped first (it was cut mid-word: "never fit (n…").
-A figure counts objects of some kinds (`FIGURE_KINDS`); until those are listed it is not known and the
-header shows "…" for it, never a 0 it does not have (#42: an unreachable server read "GPU 0/0").
+A figure counts objects of some kinds; until those are listed completely it is pending and the header
+shows "…" for it, never a number it does not have (#42: an unreachable server read "GPU 0/0"; #41:
+"GPUs 4000 free" from 90,000 of 150,000 pods), and while one is relisted (or the link is down) the last
+complete figures are dimmed "as of" then (`Summary.fresh`, model/freshness.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from kubeview.model.autoscaling.groups import WAIT_NEVER, WAIT_NODES
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import ConnectionState
-from kubeview.model.gpus.dra import DRA_KINDS
+from kubeview.model.freshness import FACT, NODE_FIGURES, Freshness, Lists, depends
 from kubeview.model.gpus.idle import find_idle
 from kubeview.model.gpus.reads import GpuShapes
 from kubeview.model.server_version import parse_version, title_words
@@ -48,7 +50,9 @@ class Summary:
     usage_error: str | None = None
     idle_gpus: int | None = None  # allocated GPUs below 5% over the window; None: none measured
     listing: tuple[tuple[str, int], ...] = ()  # (kind, read so far) of lists in progress (pages)
-    unlisted: frozenset[str] = frozenset()  # kinds of FIGURE_KINDS the source lists, not listed yet
+    # the lists' state and the kinds the source lists (model/freshness.py); None: every figure is a fact
+    lists: Lists | None = None
+    source_kinds: tuple[str, ...] = ()
     # of `pending`, those waiting for nodes an autoscaler is adding, and those for nothing that will come
     # (model/autoscaling/waits.py); the rest wait for room on the nodes there are
     pending_nodes: int = 0
@@ -60,21 +64,21 @@ class Summary:
     gpu_free_replicas: int = 0  # of `gpu_free`, time-sliced/MPS replicas (not whole GPUs)
     kubernetes: str = ""  # "v1.35.4, no gang API": the server's version and what it does not serve, once
 
+    def fresh(self, *kinds: str) -> Freshness:
+        """Whether the figures counting `kinds` (every node figure's, GPUs included, when none given) are
+        facts, pending or stale (model/freshness.py)."""
+        if self.lists is None:
+            return FACT
+        return self.lists.freshness(depends(kinds or NODE_FIGURES, self.source_kinds))
+
     def known(self, *kinds: str) -> bool:
-        """Whether the figures counting `kinds` (all of FIGURE_KINDS when none given) are known."""
-        return not (self.unlisted.intersection(kinds) if kinds else self.unlisted)
+        """Whether the figures counting `kinds` have a complete list to count (pending: "…")."""
+        return not self.fresh(*kinds).pending
 
 
-FIGURE_KINDS = ("Node", "Pod", *DRA_KINDS)  # what the header's figures count (DRA: GPUs)
 EMPTY = Summary("", ConnectionState("connecting", 0.0), 0, 0, 0, Totals(0, 0, None), Totals(0, 0, None),
                 Totals(0, 0, None), 0, 0, ())
-STARTING = replace(EMPTY, unlisted=frozenset(("Node", "Pod")))  # before the first refresh: nothing known
-
-
-def unlisted(model: ClusterModel, kinds: tuple[str, ...] | list[str] = ()) -> frozenset[str]:
-    """Of FIGURE_KINDS, those not listed yet: Node and Pod always, the others when in `kinds` (what
-    the source lists: a cluster without DRA never lists a ResourceSlice)."""
-    return frozenset(k for k in FIGURE_KINDS if (k in ("Node", "Pod") or k in kinds) and k not in model.synced)
+STARTING = replace(EMPTY, lists=Lists())  # before the first refresh: nothing listed
 
 
 def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds: tuple[str, ...] = (),
@@ -115,7 +119,8 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         usage_error=usage.error,
         idle_gpus=idle_gpus(model),
         listing=tuple(sorted(model.listing.items())),
-        unlisted=unlisted(model, kinds),
+        lists=model.lists(),
+        source_kinds=tuple(kinds),
         pending_nodes=waits[WAIT_NODES],
         pending_never=waits[WAIT_NEVER],
         held_by_quota=sum(h.not_created for k, h in model.held().items()
@@ -170,8 +175,8 @@ def gpu_parts(s: Summary) -> list[Part]:
     """The GPU line after "GPUs ", most important first in rank: free and largest placeable, idle
     GPUs, sizes that lost room to fragmentation ("room for 0 (fragmented)": the free GPUs would hold
     more as whole blocks), the room per size, sizes that never fit."""
-    if not s.known():
-        return [Part("", "…", "dim", 0)]
+    if (fresh := s.fresh()).pending:  # no number from a partial list (#41)
+        return [Part("", f"… ({fresh.why})", "dim", 0)]
     if not s.gpu.allocatable:
         return [Part("", "none in this cluster" + (" (only MIG slices or other vendors')" if s.gpu_words else ""),
                      "dim", 0)]

@@ -110,7 +110,8 @@ def test_410_mid_stream_relists_to_what_a_fresh_list_gives(kube_api: KubeAPI) ->
                           WatchScript([], end="close"))
     events, model = run(kube_api, 2)
     kinds = [type(e).__name__ for e in pods_of(events)]
-    assert kinds == ["Listed"] + ["WatchEvent"] * 10 + ["Listed"]
+    # each list says it began (Listing, 0 read): the kind is not complete until its Listed (#41)
+    assert kinds == ["Listing", "Listed"] + ["WatchEvent"] * 10 + ["Listing", "Listed"]
     assert pods_of(events)[-1].resource_version == "362"
     assert state(model) == state(fresh("pods-relist-after-410.json"))
     assert [r.query["resourceVersion"] for r in kube_api.requests_to(PODS, watch=True)] == ["276", "362"]
@@ -122,7 +123,7 @@ def test_410_on_a_list_is_relisted(kube_api: KubeAPI) -> None:
     kube_api.script_watch(PODS, WatchScript([], end="close"))
     events, model = run(kube_api, 1)
     assert len(kube_api.requests_to(PODS, watch=False)) == 2
-    assert [type(e).__name__ for e in pods_of(events)] == ["Listed"]
+    assert [type(e).__name__ for e in pods_of(events)] == ["Listing", "Listing", "Listed"]  # begun twice
     assert state(model) == state(fresh())
 
 
@@ -139,7 +140,10 @@ def test_410_on_an_expired_continue_restarts_the_list(kube_api: KubeAPI) -> None
     listed = [e for e in pods_of(events) if isinstance(e, Listed)]
     assert len(listed) == 1 and len(listed[0].objects) == 6  # never the inconsistent remainder
     # the first page said the list was moving (snapshot's initial sync waits while pages come)
-    assert [(e.kind, e.items) for e in events if isinstance(e, Listing)] == [("Pod", 2)]
+    # begun, a page, begun again after the 410: one Pod list in progress throughout, since the first start
+    pages = [e for e in events if isinstance(e, Listing) and e.kind == "Pod"]
+    assert [e.items for e in pages] == [0, 2, 0] and len({e.as_of for e in pages[:2]}) == 1
+    assert model.listing_as_of == {} and "Pod" not in model.listing
     assert state(model) == state(fresh())
 
 

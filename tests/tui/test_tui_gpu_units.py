@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
+from kubeview.model.freshness import Lists
 from kubeview.model.usage import NodeUsage, UsageUpdate
 from kubeview.tui.rows import nodes as rows
 from kubeview.tui.rows.gpu_block import node_block, pod_warnings
@@ -112,7 +113,7 @@ def test_header_line_keeps_the_words_at_every_width() -> None:
     narrow = header._line2(s, 80).plain
     assert len(narrow) <= 80 and "(8 shared) + 7 MIG + amd 8" in narrow
     assert "(8" not in header._line2(s, 40).plain  # too narrow: the words go before the GPU total does
-    unknown = header._line2(replace(s, unlisted=frozenset({"Pod"})), 160).plain
+    unknown = header._line2(replace(s, lists=Lists(frozenset({"Node"}))), 160).plain
     assert "shared" not in unknown and "GPU …" in unknown  # not listed yet: "…", no words
 
 

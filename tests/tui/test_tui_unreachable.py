@@ -140,7 +140,7 @@ async def test_figures_read_pending_until_their_lists_complete(kube_api: KubeAPI
             line1, line2, line3 = header_lines(app)
             assert "5 nodes … pods … pending" in line1 and "reconnecting" in line1
             assert line2.split() == ["cpu", "…", "│", "mem", "…", "│", "GPU", "…"]
-            assert line3.strip() == "GPUs …"
+            assert line3.strip() == "GPUs … (listing Pod…)"  # what the figures wait for (#41)
             assert not app.start_failure  # a 500 is retried: not the end of the app
     finally:
         source.close()
@@ -156,7 +156,7 @@ def test_the_gpu_figures_wait_for_the_dra_lists_the_source_reads() -> None:
     summary = summarize(model, kinds=("Node", "Pod", "ResourceSlice"))
     assert "0 nodes 0 pods 0 pending" in header._line1(summary).plain
     assert "cpu ········ 0/0" in header._line2(summary).plain and header._line2(summary).plain.endswith("GPU …")
-    assert header._line3(summary).plain.strip() == "GPUs …"
+    assert header._line3(summary).plain.strip() == "GPUs … (listing ResourceSlice…)"
     assert header._line3(summarize(model)).plain.strip() == "GPUs none in this cluster"  # no DRA to wait for
     model.apply(Listed("ResourceSlice", [], "1"))
     assert header._line3(summarize(model, kinds=("ResourceSlice",))).plain.strip() == "GPUs none in this cluster"

@@ -193,6 +193,7 @@ class Informer:
     settings: WatchSettings = field(default_factory=WatchSettings)
     resource_version: str | None = None  # None: must (re)list
     synced: bool = False
+    broken_at: float | None = None  # when its watch broke, until it delivers again: a relist's `Listing.as_of`
     _response: object | None = None  # the open watch, so `interrupt()` can shut it from another thread
 
     def run(self, *, _iterations: int | None = None) -> None:
@@ -207,7 +208,7 @@ class Informer:
                     self._list()
                 watches += 1
                 self._watch()
-                failures = 0
+                failures, self.broken_at = 0, None  # the watch ran to its end: all up to now delivered
             except Gone:
                 log.info("%s: resourceVersion expired, relisting", self.spec.kind)
                 self.resource_version = None
@@ -231,7 +232,7 @@ class Informer:
                 detail = self._describe(exc)
                 if not self.synced and self.settings.give_up_before_sync and _is_connection_error(exc):
                     raise Fatal(detail) from exc
-                failures += 1
+                failures, self.broken_at = failures + 1, self.broken_at or time.time()
                 self.link.down(self.spec.kind, detail)
                 log.warning("%s: %s (retry %d)", self.spec.kind, detail, failures)
                 self.stop.wait(self.settings.backoff(failures))
@@ -252,6 +253,9 @@ class Informer:
         items: list[dict] = []
         token: str | None = None
         rv = ""
+        # before the first request: the kind is not complete until `Listed` (model/freshness.py)
+        as_of = self.broken_at or time.time()
+        self.emit(Listing(self.spec.kind, 0, as_of))
         while True:
             kwargs: dict = {"_preload_content": False,
                             "_request_timeout": (self.settings.connect_timeout, self.settings.list_timeout)}
@@ -267,8 +271,8 @@ class Informer:
             token = meta.get("continue")
             if not token:
                 break
-            self.emit(Listing(self.spec.kind, len(items)))
-        self.resource_version = rv
+            self.emit(Listing(self.spec.kind, len(items), as_of))
+        self.resource_version, self.broken_at = rv, None
         self.emit(Listed(self.spec.kind, items, rv))
         self.synced = True
         self.link.up(self.spec.kind)
@@ -314,6 +318,7 @@ class Informer:
             if code in (401, 403):
                 raise Fatal(describe_api_error(code, json.dumps(obj), f"Watching {self.spec.plural}"))
             raise RuntimeError(f"watch error {code}: {obj.get('message', '')}")
+        self.broken_at = None  # a watch delivers again: current
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if rv:
             self.resource_version = rv

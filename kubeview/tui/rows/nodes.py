@@ -2,7 +2,9 @@
 
 Every pod event moves some node's requested figures, so node rows are recomputed as a whole per
 refresh from `model.allocation()` (a 5,000 x R copy, a few milliseconds) and ordered with one
-`np.lexsort`; only the ~40 visible rows are ever formatted.
+`np.lexsort`; only the ~40 visible rows are ever formatted. Requested figures count pods: until the
+pods are listed completely they read "…/32" (allocatable is the node's own), and while a relist runs
+they are dimmed (`NodeRows.fresh`, model/freshness.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 from rich.text import Text
 
 from kubeview.model.cluster import ClusterModel
+from kubeview.model.freshness import FACT, Freshness
 from kubeview.model.gpus.reads import GpuShapes
 from kubeview.model.views import NodeView
 from kubeview.tui import format as fmt
@@ -53,6 +56,7 @@ class NodeRows:
     # (in `req`, `alloc`, `fit`) are in that unit, and the cell says which (rows/gpu_units.py)
     unit: dict[str, NodeUnit] = field(default_factory=dict)
     gpu_label: int = 4  # cells of the widest GPU figure ("3/8 ×4"): every row's bar leaves room for it
+    fresh: Freshness = FACT  # pending: no requested figure, FIT or pod count is shown; stale: dimmed
 
     def __len__(self) -> int:
         return len(self.names)
@@ -83,12 +87,13 @@ def _usage_arrays(model: ClusterModel, names: list[str], cache: dict) -> dict[st
 
 
 def build(model: ClusterModel, fit: np.ndarray | None = None, cache: dict | None = None,
-          shapes: GpuShapes | None = None) -> NodeRows:
+          shapes: GpuShapes | None = None, fresh: Freshness = FACT) -> NodeRows:
     """All node figures (call under the state's lock); `fit`: the model's largest GPU fit per node,
     `cache`: the caller's, keeps usage arrays between refreshes; `shapes`: the unusual GPU nodes'
-    (`gpu_units.shaped`), whose GPU figures and FIT are read in their own unit."""
+    (`gpu_units.shaped`), whose GPU figures and FIT are read in their own unit; `fresh`: whether the
+    figures counting pods are facts (model/freshness.py)."""
     a = model.allocation()
-    out = NodeRows(names=a.nodes, views=a.views)
+    out = NodeRows(names=a.nodes, views=a.views, fresh=fresh)
     n = len(a.nodes)
     for res, key in (("cpu", "cpu"), ("memory", "memory"), (GPU, "gpu"), ("pods", "pods")):
         col = a.column(res)
@@ -182,7 +187,8 @@ def stamp(rows: NodeRows, name: str) -> tuple:
     if i is None:
         return (name,)
     u = rows.unit.get(name)
-    return (rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]), u and u.suffix, rows.gpu_label,
+    return (rows.fresh.state, rows.views[i].resource_version, int(rows.pods[i]), int(rows.fit[i]), u and u.suffix,
+            rows.gpu_label,
             *(int(rows.req[k][i]) for k in ("cpu", "memory", "gpu")),
             *(int(rows.alloc[k][i]) for k in ("cpu", "memory", "gpu", "pods")),
             *(None if np.isnan(v) else float(v) for v in (rows.used[k][i] for k in ("cpu", "memory", "gpu"))))
@@ -198,7 +204,29 @@ def cells(rows: NodeRows, name: str, width_of: dict[str, int] | None = None) -> 
     i = rows.row.get(name)
     if i is None:
         return [name]
-    width_of = width_of or {}
+    if rows.fresh.pending:
+        return _pending_cells(rows, i)
+    out = _cells(rows, name, i, width_of or {})
+    return out if rows.fresh.fact else fmt.dimmed(out, range(1, 6))  # what counts pods
+
+
+def _pending_cells(rows: NodeRows, i: int) -> list[Text | str]:
+    """A node's row while its pods are not all listed: what the node says of itself, "…" for what
+    counts pods (#41: "0/32 0%" from a partial list read as an empty node)."""
+    view = rows.views[i]
+    out: list[Text | str] = [Text(view.name, style="bold")]
+    for key in ("cpu", "memory", "gpu"):
+        alloc = int(rows.alloc[key][i])
+        shown = (fmt.cpu if key == "cpu" else fmt.mem if key == "memory" else str)(alloc)
+        out.append(Text(f"…/{shown}", style="dim") if alloc or key != "gpu" else Text("-", style="dim"))
+    out.append(Text(f"…/{int(rows.alloc['pods'][i])}", style="dim"))
+    out.append(Text("…" if int(rows.alloc["gpu"][i]) else "-", style="dim"))
+    out.append(fmt.conditions(view.conditions, view.unschedulable))
+    out.append(Text(fmt.taints(view.taints), style="dim" if not view.taints else ""))
+    return out
+
+
+def _cells(rows: NodeRows, name: str, i: int, width_of: dict[str, int]) -> list[Text | str]:
     view = rows.views[i]
     out: list[Text | str] = [Text(name, style="bold")]
     for key in ("cpu", "memory"):

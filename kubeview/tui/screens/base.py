@@ -19,6 +19,8 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 
+from kubeview.cluster.source import ListsKinds
+from kubeview.model.freshness import NODE_FIGURES, Freshness, depends
 from kubeview.tui.host import AppHost, host_of
 from kubeview.tui.widgets.banner import Banner
 from kubeview.tui.widgets.cluster_header import ClusterHeader
@@ -70,6 +72,13 @@ class ClusterScreen(Screen):
     @property
     def state(self) -> ClusterState:
         return self.kv.state
+
+    def node_figures(self) -> Freshness:
+        """Whether the figures per node (requested, free, GPU fit, what-if) are facts now, pending or stale
+        (model/freshness.py); call under the state's lock."""
+        source = self.kv.source
+        return self.state.model.lists().freshness(
+            depends(NODE_FIGURES, source.kinds if isinstance(source, ListsKinds) else ()))
 
     def compose(self) -> ComposeResult:
         yield ClusterHeader(self.SCREEN_TITLE)

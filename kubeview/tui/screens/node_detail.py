@@ -8,6 +8,8 @@ On the embedded cluster `P` preempts the node (asks first): its pods are killed 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 
@@ -69,6 +71,8 @@ class NodeDetailScreen(ClusterScreen):
             shapes = state.memo("gpu_shaped", lambda: shaped(model))
             figures = node_figures(model, self.node, node_unit(shapes.nodes[self.node])
                                    if self.node in shapes.nodes else None)
+            if figures is not None:  # requests from a partial pod list are not a fact (#41)
+                figures = replace(figures, fresh=self.node_figures())
             pods = state.model.pods_on(self.node)
             devices = node_devices(state.model, self.node)
             held = pod_rows.dra_held(state.model)

@@ -66,7 +66,7 @@ class NodesScreen(ClusterScreen):
         with state.lock:
             model = state.model
             self.data = rows.build(model, state.memo("gpu_fit", lambda: model.largest_fit(GPU)), self._usage,
-                                   state.memo("gpu_shaped", lambda: shaped(model)))
+                                   state.memo("gpu_shaped", lambda: shaped(model)), self.node_figures())
         self._show()
 
     def _show(self) -> None:

@@ -7,12 +7,18 @@ to the embedded scheduler (local cluster) or the extender's `/config` (real clus
 It takes a gang too (`m`, many pods: "4 pods × 8 GPUs", or one of the cluster's waiting gangs from the picker):
 then both columns are `gang_fit`'s answer, all or nothing, and the table shows members per node
 (rows/gang_whatif.py).
+
+Its scores count pods: until every list they count is complete the what-if computes nothing and says
+what it waits for; while a relist runs it shows the last complete one, dimmed, "as of" then
+(model/freshness.py).
 """
 
 from __future__ import annotations
 
 import time
 
+from rich.markup import escape
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,10 +27,12 @@ from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kubeview.model.freshness import Freshness
 from kubeview.model.gangs.store import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_of
+from kubeview.tui.format import clock, dimmed
 from kubeview.tui.rows import gang_whatif, whatif
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import TextPrompt
@@ -173,22 +181,44 @@ class PackingScreen(ClusterScreen):
         with self.state.lock:
             alloc = self.state.model.allocation()
             pod = self._pod(self.state)
+            fresh = self.node_figures()
+        if self._wait_for_lists(fresh, whatif_title(pod)):
+            return
         w = self.whatif = whatif.compute(alloc, pod, live, edited)
         self.query_one("#whatif-summary", Static).update(  # a fixed-height box: no layout
-            whatif_title(pod) + "\n" + w.summary.markup, layout=False)
+            whatif_title(pod) + "\n" + _as_of(fresh) + w.summary.markup, layout=False)
         position = {n: i for i, n in enumerate(w.order)}
-        table.rows = Rows(w.order, lambda node: whatif.cells(w, node, table.width_of), position.get)
+        table.rows = Rows(w.order, lambda node: _row(fresh, whatif.cells(w, node, table.width_of)), position.get)
+
+    def _wait_for_lists(self, fresh: Freshness, title: str) -> bool:
+        """While the lists the scores count are incomplete: no what-if (a partial list's scores would read
+        as the scheduler's answer), what it waits for instead; True when that is what is shown."""
+        table = self.main_widget()
+        if not fresh.pending:
+            table.empty = "no nodes"
+            return False
+        self.whatif = self.gang_whatif = None
+        self.query_one("#whatif-summary", Static).update(
+            title + "\n" + f"[dim]… no what-if from a partial list ({escape(fresh.why)})[/dim]", layout=False)
+        table.empty = f"… waiting for complete lists ({fresh.why})"
+        table.rows = Rows([])
+        table.refresh()
+        return True
 
     def _compute_gang(self, live: PackingConfig, edited: PackingConfig) -> None:
         """Both policies' `gang_fit` for the chosen gang; the table: members per node under each."""
         with self.state.lock:
             model = self.state.model
             alloc = model.allocation()
-            gang = model.gangs.get(*self.gang_key) if self.gang_key is not None else None
+            fresh = self.node_figures()
+            gang = model.gangs.get(*self.gang_key) if self.gang_key is not None and not fresh.pending else None
             if gang is not None:
                 members = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
                 w = gang_whatif.compute(alloc, fit_of(model, gang, live), fit_of(model, gang, edited), edited)
                 title = gang_whatif.title(f"{gang.namespace}/{gang.name}", members, gang.min_count)
+        if fresh.pending:
+            self._wait_for_lists(fresh, "gang what-if")
+            return
         if gang is None:
             self.gang_key = None  # gone: back to the hypothetical gang
             members = gang_whatif.hypothetical_gang(self.gang_spec)
@@ -197,11 +227,11 @@ class PackingScreen(ClusterScreen):
         self.gang_whatif = w
         box = self.query_one("#whatif-summary", Static)
         box.add_class("-gang")  # a line per policy, cut rather than wrapped: both verdicts stay in the box
-        box.update(title + "\n" + w.summary.markup, layout=False)
+        box.update(title + "\n" + _as_of(fresh) + w.summary.markup, layout=False)
         table = self.main_widget()
         table.set_columns(gang_whatif.COLUMNS)
         position = {n: i for i, n in enumerate(w.order)}
-        table.rows = Rows(w.order, lambda node: gang_whatif.cells(w, node, table.width_of), position.get)
+        table.rows = Rows(w.order, lambda node: _row(fresh, gang_whatif.cells(w, node, table.width_of)), position.get)
 
     # -- edits -------------------------------------------------------------------------------------
     def _set_edited(self, config: PackingConfig) -> None:
@@ -294,9 +324,19 @@ class PackingScreen(ClusterScreen):
         self.kv.apply_packing(config)
 
 
-def whatif_title(pod: PodView) -> str:
-    from rich.markup import escape
+def _as_of(fresh: Freshness) -> str:
+    """Before a stale what-if's verdicts: since when they are not current, and why (markup)."""
+    if fresh.fact:
+        return ""
+    return f"[b yellow]as of {clock(fresh.as_of)}, {escape(fresh.why)}:[/] "
 
+
+def _row(fresh: Freshness, cells: list[Text | str]) -> list[Text | str]:
+    """A what-if row: its figures dimmed while not current (the node's name stays)."""
+    return cells if fresh.fact else dimmed(cells, range(1, len(cells)))
+
+
+def whatif_title(pod: PodView) -> str:
     return f"[b]{escape(pod.namespace)}/{escape(pod.name)}[/b] asks {escape(_requests(pod))}"
 
 

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kubeview.model.freshness import FACT, Freshness
 from kubeview.tui import format as fmt
 
 
@@ -29,6 +30,7 @@ class NodeFigures:
     pods: int
     gpu_fit: int | None  # None: the node has no GPUs
     fit_unit: str = "GPU"  # what `gpu_fit` counts: "replica", "1g.10gb slice", "amd GPU" (#35)
+    fresh: Freshness = FACT  # pending: requests, limits, pods and fit read "…"; stale: dimmed (model/freshness.py)
 
 
 class AllocatedResources(Widget):
@@ -45,19 +47,24 @@ class AllocatedResources(Widget):
         for label, justify in (("Resource", "left"), ("Requests", "right"), ("Limits", "right"),
                                ("Allocatable", "right"), ("Used", "right"), ("", "left")):
             table.add_column(label, justify=justify)  # type: ignore[arg-type]
+        pending = n.fresh.pending
         for res, alloc, req, lim, used in zip(n.resources, n.allocatable, n.requested, n.limits, n.used,
                                               strict=True):
             table.add_row(
                 res,
-                f"{fmt.amount(res, req)} ({fmt.pct(req, alloc)})",
-                f"{fmt.amount(res, lim)} ({fmt.pct(lim, alloc)})",
+                "…" if pending else f"{fmt.amount(res, req)} ({fmt.pct(req, alloc)})",
+                "…" if pending else f"{fmt.amount(res, lim)} ({fmt.pct(lim, alloc)})",
                 fmt.amount(res, alloc),
                 fmt.amount(res, used) if used is not None else "-",
-                fmt.bar(req, alloc, 12, used),
+                "" if pending else fmt.bar(req, alloc, 12, used),
+                style="dim" if not n.fresh.fact else None,
             )
-        fields = [("Conditions", n.conditions), ("Pods", str(n.pods))]
+        if not n.fresh.fact:  # what the figures wait for, or since when they are not current
+            table.title = f"Allocated resources ({n.fresh.why})" if pending else \
+                f"Allocated resources (as of {fmt.clock(n.fresh.as_of)}, {n.fresh.why})"
+        fields = [("Conditions", n.conditions), ("Pods", "…" if pending else str(n.pods))]
         if n.gpu_fit is not None:
-            fields.append((f"Largest {n.fit_unit} request that fits", str(n.gpu_fit)))
+            fields.append((f"Largest {n.fit_unit} request that fits", "…" if pending else str(n.gpu_fit)))
         info = Text()
         for i, (label, value) in enumerate(fields):
             # the gap ends the value's span: an SVG viewer (rsvg) draws a span's leading spaces after

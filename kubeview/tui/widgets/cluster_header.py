@@ -1,7 +1,9 @@
 """The three header lines on every screen: source and link, cluster totals, GPU fragmentation.
 
 A view of the app's `summary` and `packing_label` reactives (it watches them); it never reads the
-model itself. A figure whose kinds are not listed yet reads "…" (`Summary.known`).
+model itself. A figure whose kinds are not listed completely reads "…" (pending: line 3 says what it
+waits for); while one is relisted, or the link is down, the last complete figures are dimmed and line 1
+says "figures as of 12:00:03, relisting Pod 40,000…" (`Summary.fresh`, model/freshness.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from kubeview.model.freshness import Freshness
 from kubeview.tui import format as fmt
 from kubeview.tui.summary import STARTING, Summary, Totals, fit_parts, gpu_parts, pending_parts
 
@@ -87,13 +90,23 @@ class ClusterHeader(Widget):
         if s.connection.detail and s.connection.state != "live":
             _space(out)
             out.append(f"({s.connection.detail})", style="dim")
-        if s.listing:  # a big list's pages arriving: say it moves
+        figures = s.fresh()
+        listing = [(kind, n) for kind, n in s.listing if n]  # (a list that has not read a page: not yet)
+        if figures.state == "stale" and figures.why.startswith("relisting"):  # the last complete figures
             _space(out)
-            out.append("listing " + ", ".join(f"{kind} {n:,}…" for kind, n in s.listing), style="dim")
+            out.append(f"figures as of {fmt.clock(figures.as_of)}, {figures.why}", style="bold yellow")
+        elif listing:  # a big list's pages arriving: say it moves
+            _space(out)
+            out.append("listing " + ", ".join(f"{kind} {n:,}…" for kind, n in listing), style="dim")
         _gap(out, "│", "dim")
-        out.append(f"{_count(s.nodes, s.known('Node'))} nodes {_count(s.pods, s.known('Pod'))} pods ")
-        out.append(f"{_count(s.pending, s.known('Pod'))} pending", style="bold yellow" if s.pending else "")
-        for i, (text, style) in enumerate(waits):  # what they wait for, where an autoscaler said something
+        pods = s.fresh("Pod")
+        _figure(out, f"{s.nodes:,}", s.fresh("Node"))
+        out.append(" nodes ")
+        _figure(out, f"{s.pods:,}", pods)
+        out.append(" pods ")
+        _figure(out, f"{s.pending:,}", pods, "bold yellow" if s.pending else "")
+        out.append(" pending", style="bold yellow" if s.pending and pods.fact else "")
+        for i, (text, style) in enumerate(waits if not pods.pending else ()):  # what they wait for, where an autoscaler said something
             _space(out)
             out.append(("(" if i == 0 else ""), style="dim")
             out.append(text, style=style)
@@ -132,6 +145,8 @@ class ClusterHeader(Widget):
                 out.append("usage: unavailable", style="bold red")  # the banner says why
             if width is None or out.cell_len <= width:
                 break
+        if s.fresh("Node", "Pod").state == "stale":  # the last complete figures: not current
+            out.stylize("dim")
         return out
 
     def _total(self, out: Text, name: str, t: Totals, unit, bar: int = 8, used: bool = True,  # noqa: ANN001
@@ -159,6 +174,8 @@ class ClusterHeader(Widget):
             if part.sep:
                 _gap(out, part.sep, part.style)
             out.append(part.text, style=part.style)
+        if s.fresh().state == "stale":
+            out.stylize("dim")
         return out
 
 
@@ -176,8 +193,12 @@ def _gpu_words(out: Text, s: Summary, mode: str) -> None:
         out.append(part[pick], style="cyan")
 
 
-def _count(n: int, known: bool) -> str:
-    return f"{n:,}" if known else "…"
+def _figure(out: Text, text: str, fresh: Freshness, style: str = "") -> None:
+    """A count as `fresh` allows: "…" while pending, dimmed while stale (model/freshness.py)."""
+    if fresh.pending:
+        out.append("…", style="dim")
+    else:
+        out.append(text, style="dim" if fresh.state == "stale" else style)
 
 
 def _space(out: Text) -> None:
