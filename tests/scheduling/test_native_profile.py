@@ -1,0 +1,55 @@
+"""native_profile: kubeview's policy as a KubeSchedulerConfiguration profile (kube-scheduler accepting
+it is tests/realk8s/test_native_profile_real.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubeview.scheduling import PackingConfig
+from kubeview.scheduling.native_profile import (
+    NativeScoring,
+    integer_weights,
+    profile,
+    scheduler_configuration,
+)
+
+
+def test_default_policy_packs_gpus_most_allocated() -> None:
+    scoring = NativeScoring.from_config(PackingConfig())
+    assert scoring == NativeScoring("MostAllocated", (("nvidia.com/gpu", 100), ("cpu", 1), ("memory", 1)))
+    prof = profile(scoring)
+    assert prof == {
+        "schedulerName": "kubeview-scheduler",
+        "percentageOfNodesToScore": 100,
+        "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}, {"name": "ImageLocality"}]}},
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+            "type": "MostAllocated",
+            "resources": [{"name": "nvidia.com/gpu", "weight": 100}, {"name": "cpu", "weight": 1},
+                          {"name": "memory", "weight": 1}]}}}],
+    }
+    doc = scheduler_configuration(scoring)
+    assert doc["leaderElection"]["resourceName"] == "kubeview-scheduler"
+    assert doc["profiles"] == [prof]
+
+
+def test_weights_scale_to_kube_schedulers_integers() -> None:
+    weights = {"nvidia.com/gpu": 4.0, "amd.com/gpu": 2.0, "cpu": 0.001, "memory": 0.0}
+    # largest 100, the rest in proportion, none below 1; weight 0 left out, then memory added at 1
+    assert integer_weights(weights) == (("amd.com/gpu", 50), ("cpu", 1), ("nvidia.com/gpu", 100), ("memory", 1))
+
+
+def test_shape_spread_and_refusals() -> None:
+    rtcr = NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio")
+    strategy = rtcr.fit_args()["scoringStrategy"]
+    assert strategy["type"] == "RequestedToCapacityRatio"
+    assert strategy["requestedToCapacityRatio"] == {"shape": [{"utilization": 0, "score": 0},
+                                                              {"utilization": 100, "score": 10}]}
+    assert NativeScoring.from_config(PackingConfig(policy="spread")).strategy == "LeastAllocated"
+    with pytest.raises(ValueError, match="balanced has no native form"):
+        NativeScoring.from_config(PackingConfig(policy="balanced"))
+    with pytest.raises(ValueError, match="spread is LeastAllocated natively"):
+        NativeScoring.from_config(PackingConfig(policy="spread"), "MostAllocated")
+    with pytest.raises(ValueError, match="1..100"):
+        NativeScoring("MostAllocated", (("cpu", 101),))
+    with pytest.raises(ValueError, match="shape"):
+        NativeScoring("MostAllocated", (("cpu", 1),), ((0, 0), (100, 10)))
