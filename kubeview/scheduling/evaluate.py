@@ -131,19 +131,19 @@ class Placement:
 
 
 def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
-             assumed: ExtraLoad | None = None, index: NodeIndex | None = None,
-             native: NativeScoring | None = None) -> Placement:
+             assumed: ExtraLoad | None = None, index: NodeIndex | None = None) -> Placement:
     """Filter and score `pod` on every node of `alloc`.
 
-    `native` scores as kube-scheduler's NodeResourcesFit does under kubeview's native profile (scores
-    0..100; the config's bias and avoid do not apply: native mode has none) instead of the extender's
-    0..10 under `config`.
+    A config with `native` set scores as kube-scheduler's NodeResourcesFit does under kubeview's native
+    profile (scores 0..100; bias and avoid do not apply: native mode has none), otherwise as the
+    extender does, 0..10.
 
     `assumed` is requested on top of `alloc.requested` on a few rows: pods the caller has placed but
     the allocation does not show yet (the extender's recent decisions). `index` is for callers that hold
     one for a throwaway node set (otherwise it is looked up, and built once per node set).
     """
     index = index if index is not None else index_for(alloc)
+    native = config.native
     n = len(alloc.nodes)
     request = alloc.vector(pod.requests)
     missing = alloc.missing(pod.requests)

@@ -25,7 +25,7 @@ the extender's alone; see docs/scheduler.md, "Native packing".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kubeview.scheduling.config import FALLBACK_RESOURCES, PackingConfig
 
@@ -80,6 +80,11 @@ class NativeScoring:
         if self.shape:
             strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": s} for u, s in self.shape]}
         return {"scoringStrategy": strategy}
+
+
+def native_config(config: PackingConfig, strategy: str | None = None) -> PackingConfig:
+    """`config` scoring as the native profile made from it does: what `evaluate` then models."""
+    return replace(config, native=NativeScoring.from_config(config, strategy))
 
 
 def integer_weights(weights: Mapping[str, float]) -> tuple[tuple[str, int], ...]:

@@ -17,7 +17,7 @@ from kubernetes import client
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import evaluate
-from kubeview.scheduling.native_profile import NativeScoring
+from kubeview.scheduling.native_profile import NativeScoring, native_config
 
 from .live_view import LiveView
 from .procs import wait_until
@@ -26,7 +26,7 @@ GPU = "nvidia.com/gpu"
 NODE_GPUS = (1, 2, 4, 8)
 NODE_CPUS = ("8", "16", "32", "64")
 NODE_MEMORY = ("32Gi", "64Gi", "128Gi", "256Gi")
-SPREAD = NativeScoring.from_config(PackingConfig(policy="spread"))
+SPREAD = native_config(PackingConfig(policy="spread"))
 POD_GPUS = (1, 1, 1, 2, 2, 4, 8)
 POD_CPUS = ("500m", "1", "2", "4", "8", "16")
 POD_MEMORY = ("1Gi", "4Gi", "16Gi", "32Gi", "64Gi")
@@ -95,8 +95,8 @@ class MixRun:
         body = pod_body(name, self.namespace, self.rng, self.select, self.scheduler)
         view = PodView.from_api(body)
         placement, extender, spread = self.view.read(lambda m: (
-            evaluate(m.allocation(), view, native=self.scoring), evaluate(m.allocation(), view, PackingConfig()),
-            evaluate(m.allocation(), view, native=SPREAD)))
+            evaluate(m.allocation(), view, PackingConfig(native=self.scoring)),
+            evaluate(m.allocation(), view, PackingConfig()), evaluate(m.allocation(), view, SPREAD)))
         best = placement.best_set
         self.result.native_set += len(best)
         self.result.extender_set += len(extender.best_set)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from builders import cluster, node, pod
 
 from kubeview.scheduling import PackingConfig, evaluate
-from kubeview.scheduling.native_profile import PACK_SHAPE, NativeScoring
+from kubeview.scheduling.native_profile import PACK_SHAPE, NativeScoring, native_config
 
 CPU_MEM = (("cpu", 1), ("memory", 1))
 
 
 def _scores(nodes, pods, new, scoring: NativeScoring) -> dict[str, int]:
-    placement = evaluate(cluster(nodes, pods), new, native=scoring)
+    placement = evaluate(cluster(nodes, pods), new, PackingConfig(native=scoring))
     return dict(zip(placement.nodes, placement.fit_scores.tolist(), strict=True))
 
 
@@ -65,13 +65,12 @@ def test_least_allocated_is_spread() -> None:
 def test_pack_profile_packs_the_1_1_2_story_and_reports_ties() -> None:
     """Two 2-GPU nodes: the first 1-GPU pod ties (either node, kube-scheduler picks at random), the
     second goes where the first went, so the 2-GPU pod fits."""
-    scoring = NativeScoring.from_config(PackingConfig())
-    for shaped in (scoring, NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio")):
+    for shaped in (native_config(PackingConfig()), native_config(PackingConfig(), "RequestedToCapacityRatio")):
         nodes = [node("a", gpu=2), node("b", gpu=2)]
-        first = evaluate(cluster(nodes, []), pod(gpu=1, memory="64Mi"), native=shaped)
+        first = evaluate(cluster(nodes, []), pod(gpu=1, memory="64Mi"), shaped)
         assert first.best_set == ["a", "b"]
         second = evaluate(cluster(nodes, [pod("p1", gpu=1, memory="64Mi", node_name="b")]), pod(gpu=1, memory="64Mi"),
-                          native=shaped)
+                          shaped)
         assert second.best_set == ["b"]
     assert PACK_SHAPE == ((0, 0), (100, 10))
 
@@ -80,7 +79,15 @@ def test_native_ignores_bias_and_avoid() -> None:
     """Bias and avoid are the extender's; a native profile has no such thing, so the preview has none."""
     nodes = [node("a", gpu=2), node("b", gpu=2)]
     config = PackingConfig(bias={"a": 10}, avoid=frozenset({"b"}))
-    placement = evaluate(cluster(nodes, [pod("p1", gpu=1, node_name="b")]), pod(gpu=1), config,
-                         native=NativeScoring.from_config(config))
+    placement = evaluate(cluster(nodes, [pod("p1", gpu=1, node_name="b")]), pod(gpu=1), native_config(config))
     assert placement.best_set == ["b"]
     assert evaluate(cluster(nodes, [pod("p1", gpu=1, node_name="b")]), pod(gpu=1), config).best == "a"
+
+
+def test_a_native_config_stays_native_when_its_policy_changes() -> None:
+    """`--policy` and the TUI's edits go through `merged`: the scoring follows the new policy."""
+    config = native_config(PackingConfig())
+    assert config.to_dict() == PackingConfig().to_dict()  # the wire form has no native mode
+    spread = config.merged({"policy": "spread"})
+    assert spread.native is not None and spread.native.strategy == "LeastAllocated"
+    assert PackingConfig().merged({"policy": "spread"}).native is None
