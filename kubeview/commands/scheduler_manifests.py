@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from kubeview.scheduling.scheduler_manifests import default_configuration, objects
 
     try:
-        config = PackingConfig(policy=args.policy, **({"weights": dict(args.weight)} if args.weight else {}))
+        config = PackingConfig.from_dict({"policy": args.policy, **({"weights": dict(args.weight)} if args.weight else {})})
         scoring = NativeScoring.from_config(config, args.strategy) if args.mode == "native" else None
     except ValueError as exc:
         sys.stderr.write(f"kubeview: {NAME}: {exc}\n")
