@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from kubeview.scheduling.config import FALLBACK_RESOURCES, PackingConfig
 
 SCHEDULER_NAME = "kubeview-scheduler"  # the second scheduler of manifests/scheduler/second-scheduler
+NATIVE_POLICIES = ("pack", "spread")  # the policies with a native form
 STRATEGIES = ("MostAllocated", "LeastAllocated", "RequestedToCapacityRatio")
 MAX_RESOURCE_WEIGHT = 100  # kube-scheduler's validation: a resource weight is 1..100
 MAX_SHAPE_SCORE = 10  # config.MaxCustomPriorityScore: shape scores are 0..10, scaled x10 by the plugin
@@ -89,12 +90,13 @@ def native_config(config: PackingConfig, strategy: str | None = None) -> Packing
 
 def integer_weights(weights: Mapping[str, float]) -> tuple[tuple[str, int], ...]:
     """The policy's weights as kube-scheduler's integers 1..100 (largest 100, the rest in proportion,
-    none below 1; weight 0 left out), then cpu and memory at 1 where the policy leaves them out."""
+    none below 1; weight 0 left out), cpu and memory at 1 where the policy leaves them out; heaviest
+    first, then by name."""
     items = [(name, float(w)) for name, w in sorted(weights.items()) if w > 0]
     top = max(w for _, w in items)
     out = [(name, max(1, round(MAX_RESOURCE_WEIGHT * w / top))) for name, w in items]
     out += [(name, 1) for name in FALLBACK_RESOURCES if name not in dict(out)]
-    return tuple(out)
+    return tuple(sorted(out, key=lambda item: (-item[1], item[0])))  # one order: reading back writes the same
 
 
 def profile(scoring: NativeScoring, scheduler_name: str = SCHEDULER_NAME) -> dict:
@@ -117,3 +119,32 @@ def scheduler_configuration(scoring: NativeScoring, scheduler_name: str = SCHEDU
                            "resourceName": scheduler_name},
         "profiles": [profile(scoring, scheduler_name)],
     }
+
+
+def config_from_configuration(doc: object, scheduler_name: str = SCHEDULER_NAME) -> PackingConfig:
+    """The policy a KubeSchedulerConfiguration's profile `scheduler_name` packs with, native set: what
+    `profile` wrote, read back (the weights as the integers they became). ValueError in one sentence
+    when the profile is missing or packs some other way."""
+    profiles = doc.get("profiles") if isinstance(doc, dict) else None
+    prof = next((p for p in profiles or [] if isinstance(p, dict) and p.get("schedulerName") == scheduler_name), None)
+    if prof is None:
+        raise ValueError(f"the configuration has no profile {scheduler_name}")
+    args = next((c.get("args") for c in prof.get("pluginConfig") or []
+                 if isinstance(c, dict) and c.get("name") == "NodeResourcesFit"), None)
+    strategy = args.get("scoringStrategy") if isinstance(args, dict) else None
+    if not isinstance(strategy, dict):
+        raise ValueError(f"profile {scheduler_name} sets no NodeResourcesFit scoringStrategy (kube-scheduler's "
+                         "default, LeastAllocated on cpu and memory, is not kubeview's)")
+    kind = strategy.get("type")
+    policy = {"MostAllocated": "pack", "RequestedToCapacityRatio": "pack", "LeastAllocated": "spread"}.get(str(kind))
+    if policy is None:
+        raise ValueError(f"profile {scheduler_name} scores with {kind!r}, not one of {', '.join(STRATEGIES)}")
+    resources = strategy.get("resources") or []
+    weights = {r.get("name"): r.get("weight") for r in resources if isinstance(r, dict)}
+    config = PackingConfig.from_dict({"policy": policy, "weights": weights})
+    scoring = NativeScoring.from_config(config, str(kind))
+    shape = ((strategy.get("requestedToCapacityRatio") or {}).get("shape")) or []
+    if kind == "RequestedToCapacityRatio" and [(p.get("utilization"), p.get("score")) for p in shape] != list(PACK_SHAPE):
+        raise ValueError(f"profile {scheduler_name}'s RequestedToCapacityRatio shape is not kubeview's "
+                         f"{[{'utilization': u, 'score': s} for u, s in PACK_SHAPE]}")
+    return replace(config, native=scoring)

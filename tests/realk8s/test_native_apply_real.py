@@ -60,7 +60,7 @@ def test_a_new_policy_updates_the_profile_and_rolls_the_scheduler(plane: Plane, 
         second = _print(capsys, tmp_path / "second.yaml", "--weight", "nvidia.com/gpu=1", "--weight", "cpu=1")
         plane.kubectl("apply", "-f", str(second))
         assert _weights(plane) == [{"name": "cpu", "weight": 100}, {"name": "nvidia.com/gpu", "weight": 100},
-                                   {"name": "memory", "weight": 1}]
+                                   {"name": "memory", "weight": 1}]  # heaviest first, then by name
         new_hash = _deployment(plane)["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH]
         assert new_hash not in old.values()
         rolled = wait_until(lambda: r if len(r := _replica_sets(plane)) == 2 else None, 60,
@@ -71,5 +71,50 @@ def test_a_new_policy_updates_the_profile_and_rolls_the_scheduler(plane: Plane, 
         plane.kubectl("apply", "-f", str(second))  # the same policy again: the template is unchanged
         assert _deployment(plane)["metadata"]["generation"] == generation
     finally:
+        plane.kubectl("delete", f"deployment/{DEPLOYMENT}", f"configmap/{CONFIG_MAP}", "-n", NAMESPACE,
+                      "--ignore-not-found", "--wait=false")
+
+
+def test_the_tuis_packing_screen_applies_to_the_native_profile(plane: Plane, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`kubeview --native-scheduler`: the Packing screen reads the profile, its what-if scores natively,
+    and Apply (here: the next policy, spread) rewrites the profile and rolls the scheduler."""
+    from tui.tui_helpers import run_async, settle, wait_for
+
+    from kubeview.cluster.kube.source import KubeSource
+    from kubeview.scheduling.scheduler_manifests import config_hash, config_text, configuration
+    from kubeview.tui.app import make_app
+
+    ensure_namespace(client.CoreV1Api(api(plane.kubeconfig)), NAMESPACE)
+    plane.kubectl("apply", "-f", str(_print(capsys, tmp_path / "first.yaml")))
+    source = KubeSource(str(plane.kubeconfig))
+    app = make_app(source, native_scheduler=True)
+
+    @run_async
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await wait_for(pilot, lambda: app.packing_live is not None, what="the native profile read")
+            assert app.packing_label == "pack · native profile, kubeview-scheduler"
+            await pilot.press("4")
+            await settle(pilot)
+            screen = app.screen
+            assert screen.whatif is not None and screen.whatif.config.native is not None  # type: ignore[attr-defined]
+            await pilot.press("p", "a")
+            await wait_for(pilot, lambda: app.banner[1] in ("ok", "error"), what="the profile applied")
+            assert app.banner[1] == "ok", app.banner
+            assert "kubeview-scheduler is restarting with it (not instant" in app.banner[0]
+
+    try:
+        drive()
+        live = app.packing_live
+        assert live is not None and live.native is not None and live.native.strategy == "LeastAllocated"
+        cm = json.loads(plane.kubectl("get", "configmap", CONFIG_MAP, "-n", NAMESPACE, "-o", "json").stdout)
+        assert yaml.safe_load(cm["data"]["config.yaml"])["profiles"][0]["pluginConfig"][0]["args"][
+            "scoringStrategy"]["type"] == "LeastAllocated"
+        want = config_hash(config_text(configuration("native", live.native)))
+        assert _deployment(plane)["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH] == want
+        wait_until(lambda: want in _replica_sets(plane).values(), 60, "the ReplicaSet of the new profile")
+    finally:
+        source.close()
         plane.kubectl("delete", f"deployment/{DEPLOYMENT}", f"configmap/{CONFIG_MAP}", "-n", NAMESPACE,
                       "--ignore-not-found", "--wait=false")

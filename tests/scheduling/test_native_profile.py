@@ -35,7 +35,7 @@ def test_default_policy_packs_gpus_most_allocated() -> None:
 def test_weights_scale_to_kube_schedulers_integers() -> None:
     weights = {"nvidia.com/gpu": 4.0, "amd.com/gpu": 2.0, "cpu": 0.001, "memory": 0.0}
     # largest 100, the rest in proportion, none below 1; weight 0 left out, then memory added at 1
-    assert integer_weights(weights) == (("amd.com/gpu", 50), ("cpu", 1), ("nvidia.com/gpu", 100), ("memory", 1))
+    assert integer_weights(weights) == (("nvidia.com/gpu", 100), ("amd.com/gpu", 50), ("cpu", 1), ("memory", 1))
 
 
 def test_shape_spread_and_refusals() -> None:
@@ -53,3 +53,31 @@ def test_shape_spread_and_refusals() -> None:
         NativeScoring("MostAllocated", (("cpu", 101),))
     with pytest.raises(ValueError, match="shape"):
         NativeScoring("MostAllocated", (("cpu", 1),), ((0, 0), (100, 10)))
+
+
+@pytest.mark.parametrize(("config", "strategy"), [
+    (PackingConfig(), None),
+    (PackingConfig(weights={"nvidia.com/gpu": 3.0, "amd.com/gpu": 1.0, "cpu": 0.5}), None),
+    (PackingConfig(), "RequestedToCapacityRatio"),
+    (PackingConfig(policy="spread"), None)])
+def test_a_written_profile_reads_back_as_the_same_scoring(config: PackingConfig, strategy: str | None) -> None:
+    from kubeview.scheduling.native_profile import config_from_configuration, native_config
+
+    written = native_config(config, strategy)
+    assert written.native is not None
+    read = config_from_configuration(scheduler_configuration(written.native))
+    assert read.native == written.native and read.policy == config.policy
+    assert config_from_configuration(scheduler_configuration(read.native)) == read  # stable: a fixed point
+
+
+def test_profiles_kubeview_did_not_write_are_refused_in_one_sentence() -> None:
+    from kubeview.scheduling.native_profile import config_from_configuration
+
+    with pytest.raises(ValueError, match="no profile kubeview-scheduler"):
+        config_from_configuration({"profiles": [{"schedulerName": "default-scheduler"}]})
+    with pytest.raises(ValueError, match="no NodeResourcesFit scoringStrategy"):
+        config_from_configuration({"profiles": [{"schedulerName": "kubeview-scheduler"}]})
+    doc = scheduler_configuration(NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio"))
+    doc["profiles"][0]["pluginConfig"][0]["args"]["scoringStrategy"]["requestedToCapacityRatio"]["shape"][1]["score"] = 5
+    with pytest.raises(ValueError, match="shape is not kubeview's"):
+        config_from_configuration(doc)

@@ -91,5 +91,5 @@ def test_the_command_refuses_what_native_cannot_do(capsys: pytest.CaptureFixture
     config = yaml.safe_load(next(d for d in yaml.safe_load_all(capsys.readouterr().out)
                                  if d["kind"] == "ConfigMap")["data"]["config.yaml"])
     resources = config["profiles"][0]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"]
-    assert resources == [{"name": "amd.com/gpu", "weight": 50}, {"name": "nvidia.com/gpu", "weight": 100},
+    assert resources == [{"name": "nvidia.com/gpu", "weight": 100}, {"name": "amd.com/gpu", "weight": 50},
                          {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
