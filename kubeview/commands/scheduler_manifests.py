@@ -52,12 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from kubeview.render.manifests import to_yaml  # the render's dumper: literal blocks, no anchors
     from kubeview.scheduling.config import PackingConfig
-    from kubeview.scheduling.native_profile import NativeScoring
+    from kubeview.scheduling.native_profile import scoring_of
     from kubeview.scheduling.scheduler_manifests import default_configuration, objects
 
     try:
         config = PackingConfig.from_dict({"policy": args.policy, **({"weights": dict(args.weight)} if args.weight else {})})
-        scoring = NativeScoring.from_config(config, args.strategy) if args.mode == "native" else None
+        scoring = scoring_of(config, args.strategy) if args.mode == "native" else None
     except ValueError as exc:
         sys.stderr.write(f"kubeview: {NAME}: {exc}\n")
         return 2

@@ -7,12 +7,11 @@ One validated value object shared by the extender (`PUT /config`), the local sch
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kubeview.scheduling.native_profile import NativeScoring
+from kubeview.scheduling.native_scoring import NativeScoring
 
 POLICIES = ("pack", "spread", "balanced")
 GPU = "nvidia.com/gpu"
@@ -80,9 +79,7 @@ class PackingConfig:
         new = PackingConfig.from_dict({**self.to_dict(), **patch})
         if self.native is None:
             return new
-        from kubeview.scheduling.native_profile import native_config
-
-        return native_config(new)
+        return replace(new, native=NativeScoring.from_policy(new.policy, new.weights, FALLBACK_RESOURCES))
 
 
 def _check_policy(policy: Any) -> None:

@@ -18,7 +18,7 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling import predicates
 from kubeview.scheduling.config import PackingConfig
-from kubeview.scheduling.native_profile import NativeScoring
+from kubeview.scheduling.native_scoring import NativeScoring
 from kubeview.scheduling.node_index import NodeIndex, index_for
 from kubeview.scheduling.scoring import finish, native_scores, policy_scores, score_columns
 

@@ -15,7 +15,8 @@ import hashlib
 
 import yaml
 
-from kubeview.scheduling.native_profile import SCHEDULER_NAME, NativeScoring, profile, scheduler_configuration
+from kubeview.scheduling.native_profile import SCHEDULER_NAME, profile, scheduler_configuration
+from kubeview.scheduling.native_scoring import NativeScoring
 
 NAMESPACE = "kubeview-system"
 IMAGE = "registry.k8s.io/kube-scheduler:v1.36.2"

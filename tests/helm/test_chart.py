@@ -66,7 +66,7 @@ def test_native_mode_renders_the_native_profile_and_no_extender(tmp_path: Path) 
     """packing.mode=native: the scheduler ConfigMap holds manifests/scheduler/native/'s profile (the one
     `kubeview scheduler-manifests --default-scheduler` prints); the extender's objects are left out."""
     from kubeview.scheduling import PackingConfig
-    from kubeview.scheduling.native_profile import NativeScoring
+    from kubeview.scheduling.native_profile import scoring_of
     from kubeview.scheduling.scheduler_manifests import default_configuration
 
     rendered = _render(tmp_path, "packing.mode=native")
@@ -75,7 +75,7 @@ def test_native_mode_renders_the_native_profile_and_no_extender(tmp_path: Path) 
         (Path(__file__).parents[2] / "manifests/scheduler/native/kubeview-scheduler-config.yaml").read_text())
     shaped = _render(tmp_path, "packing.mode=native", "packing.native.strategy=RequestedToCapacityRatio")
     assert _scheduler_config(shaped) == default_configuration(
-        NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio"))
+        scoring_of(PackingConfig(), "RequestedToCapacityRatio"))
     assert _render(tmp_path, "packing.mode=native", "schedulerConfig.create=false") == {}
 
 

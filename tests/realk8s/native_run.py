@@ -17,7 +17,8 @@ from kubernetes import client
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import evaluate
-from kubeview.scheduling.native_profile import NativeScoring, native_config
+from kubeview.scheduling.native_profile import native_config
+from kubeview.scheduling.native_scoring import NativeScoring
 
 from .live_view import LiveView
 from .procs import wait_until

@@ -18,7 +18,8 @@ import pytest
 from kubernetes import client
 
 from kubeview.scheduling import PackingConfig
-from kubeview.scheduling.native_profile import SCHEDULER_NAME, NativeScoring, profile
+from kubeview.scheduling.native_profile import SCHEDULER_NAME, profile, scoring_of
+from kubeview.scheduling.native_scoring import NativeScoring
 
 from .extender_run import Story, clear
 from .live_view import LiveView
@@ -58,7 +59,7 @@ def _start(plane: Plane, scoring: NativeScoring) -> None:
 def test_kube_scheduler_refuses_what_kubeview_refuses(plane: Plane, core: client.CoreV1Api) -> None:  # noqa: ARG001
     """The acceptance above means something: a weight past kubeview's 1..100 bound, written into the
     profile by hand, stops kube-scheduler at start with its validation error."""
-    bad = profile(NativeScoring.from_config(PackingConfig()))
+    bad = profile(scoring_of(PackingConfig()))
     bad["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0]["weight"] = 101
     with pytest.raises(AssertionError, match="exited"):
         plane.start_scheduler(SCHEDULER_NAME, {"profiles": [bad]})
@@ -74,7 +75,7 @@ def test_one_one_two_packs_every_run(plane: Plane, core: client.CoreV1Api, strat
             add_node(core, name, {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"},
                      labels={**STORY_SELECT, "kubeview.test/native": "story"})
         wait_nodes_ready(core, list(STORY_NODES))
-    _start(plane, NativeScoring.from_config(PackingConfig(), strategy))
+    _start(plane, scoring_of(PackingConfig(), strategy))
     clear(core, NAMESPACE)
     story = Story(core, NAMESPACE, STORY_SELECT, scheduler=SCHEDULER_NAME)
     for _ in range(STORY_RUNS):
@@ -93,7 +94,7 @@ def test_native_choices_match_the_what_if(plane: Plane, core: client.CoreV1Api,
     for name, shape in zip(names, shapes, strict=True):
         add_node(core, name, shape, labels={**MIX_SELECT, "kubeview.test/native": "mix"})
     wait_nodes_ready(core, names)
-    scoring = NativeScoring.from_config(PackingConfig())
+    scoring = scoring_of(PackingConfig())
     _start(plane, scoring)
     clear(core, NAMESPACE)
     view = LiveView(plane.kubeconfig).start()

@@ -6,16 +6,13 @@ from __future__ import annotations
 import pytest
 
 from kubeview.scheduling import PackingConfig
-from kubeview.scheduling.native_profile import (
-    NativeScoring,
-    integer_weights,
-    profile,
-    scheduler_configuration,
-)
+from kubeview.scheduling.config import FALLBACK_RESOURCES
+from kubeview.scheduling.native_profile import profile, scheduler_configuration, scoring_of
+from kubeview.scheduling.native_scoring import NativeScoring, integer_weights
 
 
 def test_default_policy_packs_gpus_most_allocated() -> None:
-    scoring = NativeScoring.from_config(PackingConfig())
+    scoring = scoring_of(PackingConfig())
     assert scoring == NativeScoring("MostAllocated", (("nvidia.com/gpu", 100), ("cpu", 1), ("memory", 1)))
     prof = profile(scoring)
     assert prof == {
@@ -35,20 +32,20 @@ def test_default_policy_packs_gpus_most_allocated() -> None:
 def test_weights_scale_to_kube_schedulers_integers() -> None:
     weights = {"nvidia.com/gpu": 4.0, "amd.com/gpu": 2.0, "cpu": 0.001, "memory": 0.0}
     # largest 100, the rest in proportion, none below 1; weight 0 left out, then memory added at 1
-    assert integer_weights(weights) == (("nvidia.com/gpu", 100), ("amd.com/gpu", 50), ("cpu", 1), ("memory", 1))
+    assert integer_weights(weights, FALLBACK_RESOURCES) == (("nvidia.com/gpu", 100), ("amd.com/gpu", 50), ("cpu", 1), ("memory", 1))
 
 
 def test_shape_spread_and_refusals() -> None:
-    rtcr = NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio")
+    rtcr = scoring_of(PackingConfig(), "RequestedToCapacityRatio")
     strategy = rtcr.fit_args()["scoringStrategy"]
     assert strategy["type"] == "RequestedToCapacityRatio"
     assert strategy["requestedToCapacityRatio"] == {"shape": [{"utilization": 0, "score": 0},
                                                               {"utilization": 100, "score": 10}]}
-    assert NativeScoring.from_config(PackingConfig(policy="spread")).strategy == "LeastAllocated"
+    assert scoring_of(PackingConfig(policy="spread")).strategy == "LeastAllocated"
     with pytest.raises(ValueError, match="balanced has no native form"):
-        NativeScoring.from_config(PackingConfig(policy="balanced"))
+        scoring_of(PackingConfig(policy="balanced"))
     with pytest.raises(ValueError, match="spread is LeastAllocated natively"):
-        NativeScoring.from_config(PackingConfig(policy="spread"), "MostAllocated")
+        scoring_of(PackingConfig(policy="spread"), "MostAllocated")
     with pytest.raises(ValueError, match="1..100"):
         NativeScoring("MostAllocated", (("cpu", 101),))
     with pytest.raises(ValueError, match="shape"):
@@ -77,7 +74,7 @@ def test_profiles_kubeview_did_not_write_are_refused_in_one_sentence() -> None:
         config_from_configuration({"profiles": [{"schedulerName": "default-scheduler"}]})
     with pytest.raises(ValueError, match="no NodeResourcesFit scoringStrategy"):
         config_from_configuration({"profiles": [{"schedulerName": "kubeview-scheduler"}]})
-    doc = scheduler_configuration(NativeScoring.from_config(PackingConfig(), "RequestedToCapacityRatio"))
+    doc = scheduler_configuration(scoring_of(PackingConfig(), "RequestedToCapacityRatio"))
     doc["profiles"][0]["pluginConfig"][0]["args"]["scoringStrategy"]["requestedToCapacityRatio"]["shape"][1]["score"] = 5
     with pytest.raises(ValueError, match="shape is not kubeview's"):
         config_from_configuration(doc)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from builders import cluster, node, pod
 
 from kubeview.scheduling import PackingConfig, evaluate
-from kubeview.scheduling.native_profile import PACK_SHAPE, NativeScoring, native_config
+from kubeview.scheduling.native_profile import native_config
+from kubeview.scheduling.native_scoring import PACK_SHAPE, NativeScoring
 
 CPU_MEM = (("cpu", 1), ("memory", 1))
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kubeview.scheduling import PackingConfig
-from kubeview.scheduling.native_profile import NativeScoring
+from kubeview.scheduling.native_profile import scoring_of
 from kubeview.scheduling.scheduler_manifests import CONFIG_HASH, objects
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "scheduler"
@@ -34,7 +34,7 @@ def test_extender_mode_is_the_shipped_second_scheduler() -> None:
 
 
 def test_native_mode_is_the_shipped_native_scheduler() -> None:
-    native = objects("native", NativeScoring.from_config(PackingConfig()))
+    native = objects("native", scoring_of(PackingConfig()))
     assert _parsed(native) == _shipped("native/kubeview-scheduler.yaml")
     # the same objects as the extender's but the configuration and the hash that rolls the Deployment
     extender = objects("extender")
@@ -46,7 +46,7 @@ def test_native_mode_is_the_shipped_native_scheduler() -> None:
 
 def test_a_new_policy_changes_the_pod_template_so_the_scheduler_rolls() -> None:
     def template_hash(config: PackingConfig) -> str:
-        deploy = objects("native", NativeScoring.from_config(config))[-1]
+        deploy = objects("native", scoring_of(config))[-1]
         return deploy["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH]
 
     same = template_hash(PackingConfig())
@@ -61,7 +61,7 @@ def test_default_scheduler_native_config_is_the_shipped_file() -> None:
     from kubeview.scheduling.scheduler_manifests import default_configuration
 
     shipped = yaml.safe_load((MANIFESTS / "native" / "kubeview-scheduler-config.yaml").read_text())
-    assert default_configuration(NativeScoring.from_config(PackingConfig())) == shipped
+    assert default_configuration(scoring_of(PackingConfig())) == shipped
 
 
 @pytest.mark.parametrize(("argv", "path"), [

@@ -27,7 +27,7 @@ from kubeview.model.gangs.store import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_of
-from kubeview.scheduling.native_profile import NATIVE_POLICIES
+from kubeview.scheduling.native_scoring import NATIVE_POLICIES
 from kubeview.tui.rows import gang_whatif, whatif
 from kubeview.tui.screens.base import ClusterScreen
 from kubeview.tui.screens.prompts import TextPrompt
