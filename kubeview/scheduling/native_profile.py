@@ -9,13 +9,14 @@ as the extender falls back to cpu and memory, and GPU ties go to the fuller node
 
 Two default score plugins are disabled, both for the same reason: a point of theirs can outvote a
 point of packing, and the what-if (`scoring.native_scores`) would have to guess it.
-NodeResourcesBalancedAllocation rewards even fractions of cpu, memory and GPU, which pulls against
-packing (it is what strands the 2-GPU pod of the 1-1-2 story); ImageLocality prefers nodes holding
-the image, from `node.status.images`, which kubeview does not model. The others stay at their
+NodeResourcesBalancedAllocation rewards even fractions of cpu and memory, which pulls against
+packing, and at weight 1 one of its points can beat one of Fit's; ImageLocality prefers nodes
+holding the image, from `node.status.images`, which kubeview does not model. The others stay at their
 defaults: they are equal on every node for a plain GPU pod (no tolerations of PreferNoSchedule
 taints, preferred affinity, spread constraints or owner) and express the user's own intent otherwise.
 `percentageOfNodesToScore: 100` makes kube-scheduler score every feasible node, as the what-if does
-(above 100 nodes it would otherwise score a sample). Pure: a config in, dicts out.
+(above 100 nodes it would otherwise score a sample). The strategy and its integer weights are
+native_scoring.NativeScoring; `PackingConfig.native` holds one. Pure: a config in, dicts out.
 
 `balanced` has no native form (BalancedAllocation would, but its std of fractions is not the
 extender's): it is refused with the reason. Per-node bias and avoid, live weights and binding are
