@@ -22,6 +22,7 @@ from kubeview.commands import (
     plan,
     preempt,
     render_manifests,
+    scheduler_manifests,
     serve,
     snapshot,
     tune,
@@ -118,7 +119,7 @@ def _prog() -> str:
 
 # `kubeview COMMAND`, in the order --help lists them: each module builds its subparser (`add_parser`)
 # and does its work (`run(args) -> int`); a new command is a module in kubeview/commands/ and a line here
-SUBCOMMANDS = (snapshot, fit, extender, bench, tune, serve, preempt, plan, render_manifests)
+SUBCOMMANDS = (snapshot, fit, extender, bench, tune, serve, preempt, plan, render_manifests, scheduler_manifests)
 
 # `args.command` -> the module whose `run` it calls ("tui": `kubeview` with no command)
 COMMANDS = {"tui": main_command.__name__} | {command.NAME: command.__name__ for command in SUBCOMMANDS}

@@ -154,3 +154,17 @@ def test_each_refused_workload_is_one_line(tmp_path: Path) -> None:
         'Invalid value: "2": must be less than or equal to cpu limit of 1',
         'Job.batch "train" is invalid: spec.template.spec.containers[0].resources.limits: '
         "Required value: Limit must be set for non overcommitable resources"]
+
+
+def test_native_scores_as_the_native_profile_and_refuses_balanced(tmp_path: Path) -> None:
+    """`--native`: the placement kube-scheduler's MostAllocated would choose (the Job's 1-GPU pods share
+    a node so its 2-GPU pod fits, as under pack); `balanced` has no native form."""
+    out = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", "pack", "--native", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["policySource"] == "the embedded scheduler's, as kube-scheduler's native profile scores it (MostAllocated)"
+    small, wide = doc["units"]
+    nodes = [p["node"] for p in small["placement"]] + [p["node"] for p in wide["placement"]]
+    assert nodes[0] == nodes[1] != nodes[2]
+    bad = kubeview(tmp_path, "fit", str(DATA / "job-mixed.yaml"), "--local", "--policy", "balanced", "--native")
+    assert bad.returncode == 2 and "balanced has no native form" in bad.stderr

@@ -60,6 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fit.add_argument("--json", action="store_true", help="one JSON document instead of text")
     fit.add_argument("--policy", choices=["pack", "spread", "balanced"],
                      help="score nodes with this policy (default: the embedded scheduler's, else spread)")
+    fit.add_argument("--native", action="store_true",
+                     help="score as kube-scheduler's own NodeResourcesFit does under kubeview's native profile for "
+                          "the policy (`kubeview scheduler-manifests`; pack: MostAllocated, spread: LeastAllocated)")
     fit.add_argument("--within", metavar="LABEL",
                      help="every pod inside one domain of this node label, e.g. nvidia.com/gpu.clique (one NVLink "
                           "domain); default: a gang's TopologyConstraint (PodGroup or Job schedulingConstraints), "
@@ -93,6 +96,15 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
         return exc.exit_code
+    if getattr(args, "native", False):
+        from kubeview.scheduling.native_profile import native_config
+
+        try:
+            config = native_config(config)
+        except ValueError as exc:
+            sys.stderr.write(f"kubeview: fit: --native: {exc}\n")
+            return 2
+        where = f"{where}, as kube-scheduler's native profile scores it ({config.native.strategy})"  # type: ignore[union-attr]
     resolve_groups(units, lambda key: _known_group(model, key))
     fits = fit_units(model.allocation(), units, config, lambda unit: _claim_nodes(model, unit))
     from kubeview.commands.fit_gpus import gpu_notes_of, within, within_doc

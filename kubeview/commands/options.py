@@ -61,6 +61,10 @@ def connection_options(suppress: bool = False, parts: tuple[str, ...] = CONNECTI
         eg.add_argument("--extender", metavar="URL", type=t.http_url,
                         help="kubeview extender to send packing changes to (real cluster)")
         eg.add_argument("--extender-token-file", metavar="FILE", help="token for the extender's /config")
+        eg.add_argument("--native-scheduler", action="store_true",
+                        help="packing is kube-scheduler's own, the second scheduler's native profile (`kubeview "
+                             "scheduler-manifests`): the what-if scores as it does; applying rewrites the profile "
+                             "and restarts that scheduler (real cluster)")
     return p
 
 

@@ -7,9 +7,11 @@ One validated value object shared by the extender (`PUT /config`), the local sch
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from kubeview.scheduling.native_scoring import NativeScoring
 
 POLICIES = ("pack", "spread", "balanced")
 GPU = "nvidia.com/gpu"
@@ -37,6 +39,10 @@ class PackingConfig:
     """Node -> points (-10..10) added to its score; the sum is clipped to 0..10."""
     avoid: frozenset[str] = frozenset()
     """Nodes that score 0 (still feasible: the pod lands there only if nothing else fits)."""
+    native: NativeScoring | None = None
+    """Set: score as kube-scheduler's own NodeResourcesFit under kubeview's native profile (0..100,
+    native_profile.py), not as the extender; bias and avoid then do not apply. Not part of the wire
+    form (`to_dict`): the extender has no native mode. `native_profile.native_config` sets it."""
 
     def __post_init__(self) -> None:
         # Normalise mutable inputs, then validate: direct construction gets the same checks as from_dict.
@@ -66,10 +72,14 @@ class PackingConfig:
         return cls(**kwargs)
 
     def merged(self, patch: Any) -> PackingConfig:
-        """This config with the fields in `patch` replaced (how `PUT /config` applies a partial document)."""
+        """This config with the fields in `patch` replaced (how `PUT /config` applies a partial document);
+        a native config stays native, its scoring derived again from the new policy and weights."""
         if not isinstance(patch, dict):
             raise ValueError(f"config must be a JSON object, not {type(patch).__name__}")
-        return PackingConfig.from_dict({**self.to_dict(), **patch})
+        new = PackingConfig.from_dict({**self.to_dict(), **patch})
+        if self.native is None:
+            return new
+        return replace(new, native=NativeScoring.from_policy(new.policy, new.weights, FALLBACK_RESOURCES))
 
 
 def _check_policy(policy: Any) -> None:

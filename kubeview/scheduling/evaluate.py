@@ -18,12 +18,15 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.views import PodView
 from kubeview.scheduling import predicates
 from kubeview.scheduling.config import PackingConfig
+from kubeview.scheduling.native_scoring import NativeScoring
 from kubeview.scheduling.node_index import NodeIndex, index_for
-from kubeview.scheduling.scoring import finish, policy_scores, score_columns
+from kubeview.scheduling.scoring import finish, native_scores, policy_scores, score_columns
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED = "node(s) had untolerated taint(s)"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+NON_SCALAR = ("cpu", "memory", "ephemeral-storage")  # scored even where the pod requests none
+DEFAULT_NONZERO = {"cpu": 100, "memory": 200 * 2**20}  # schedutil.DefaultMilliCPURequest, DefaultMemoryRequest
 CLAIMS = "cannot allocate all claims"  # kube-scheduler's DynamicResources reason (recorded, tests/fixtures/k8s/dra)
 _DEFAULT = PackingConfig()
 
@@ -47,7 +50,7 @@ class Placement:
 
     nodes: list[str]
     feasible: np.ndarray  # bool (N,)
-    scores: np.ndarray  # int64 (N,), 0..10; 0 for infeasible and avoided nodes
+    scores: np.ndarray  # int64 (N,), 0..10 (0..100 under native scoring); 0 for infeasible and avoided nodes
     reason_names: list[str]  # columns of `failed`
     failed: np.ndarray  # bool (K, N): node n failed for reason k
     index: NodeIndex = field(repr=False)
@@ -63,6 +66,15 @@ class Placement:
         top = self.scores[self.feasible].max()
         rows = np.flatnonzero(self.feasible & (self.scores == top))
         return int(rows[np.argmin(self.index.name_rank[rows])])
+
+    @property
+    def best_set(self) -> list[str]:
+        """Every feasible node with the top score, by name: where kube-scheduler's selectHost may land
+        the pod (it picks at random among equal totals)."""
+        if not self.feasible.any():
+            return []
+        top = self.scores[self.feasible].max()
+        return sorted(self.nodes[r] for r in np.flatnonzero(self.feasible & (self.scores == top)).tolist())
 
     @property
     def best(self) -> str | None:
@@ -122,11 +134,16 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
              assumed: ExtraLoad | None = None, index: NodeIndex | None = None) -> Placement:
     """Filter and score `pod` on every node of `alloc`.
 
+    A config with `native` set scores as kube-scheduler's NodeResourcesFit does under kubeview's native
+    profile (scores 0..100; bias and avoid do not apply: native mode has none), otherwise as the
+    extender does, 0..10.
+
     `assumed` is requested on top of `alloc.requested` on a few rows: pods the caller has placed but
     the allocation does not show yet (the extender's recent decisions). `index` is for callers that hold
     one for a throwaway node set (otherwise it is looked up, and built once per node set).
     """
     index = index if index is not None else index_for(alloc)
+    native = config.native
     n = len(alloc.nodes)
     request = alloc.vector(pod.requests)
     missing = alloc.missing(pod.requests)
@@ -137,10 +154,14 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
 
     # One resource column at a time, as (N,) arrays (see scoring.policy_scores for why not blocks).
     fit_cols = (request > 0).nonzero()[0].tolist()
-    score_cols, weights = score_columns(alloc, request, config)
+    scored_request = request  # differs only where the pod requests 0 (native's non-zero cpu, memory)
+    if native is None:
+        score_cols, weights = score_columns(alloc, request, config)
+    else:
+        score_cols, int_weights, scored_request = native_columns(alloc, request, native)
     used: dict[int, np.ndarray] = {}  # column -> what each node would hold with the pod placed there
     for c in dict.fromkeys(fit_cols + score_cols):
-        u = alloc.requested[:, c] + request[c]
+        u = alloc.requested[:, c] + scored_request[c]
         if assumed is not None:
             u[assumed.rows] += assumed.amounts[:, c]
         used[c] = u
@@ -163,16 +184,39 @@ def evaluate(alloc: Allocation, pod: PodView, config: PackingConfig = _DEFAULT,
     failed = _dra_reasons(alloc, fit_cols, failed, names)
     feasible = ~cast(np.ndarray, failed.any(axis=0))  # 2-D: a column per node
 
-    if score_cols:
+    if native is not None:
+        fit_scores = native_scores([used[c] for c in score_cols], [alloc.allocatable[:, c] for c in score_cols],
+                                   int_weights, native.strategy, native.shape)
+    elif score_cols:
         raw = policy_scores([used[c] for c in score_cols], [alloc.allocatable[:, c] for c in score_cols],
                             weights, config.policy)
+        fit_scores = finish(raw, config, index)
     else:
-        raw = np.zeros(n)
-    fit_scores = finish(raw, config, index)
+        fit_scores = finish(np.zeros(n), config, index)
     scores = fit_scores.copy()
     scores[~feasible] = 0
     return Placement(nodes=alloc.nodes, feasible=feasible, scores=scores, reason_names=names,
                      failed=failed, index=index, fit_scores=fit_scores, notes=claim_notes(pod))
+
+
+def native_columns(alloc: Allocation, request: np.ndarray,
+                   native: NativeScoring) -> tuple[list[int], list[int], np.ndarray]:
+    """(columns, integer weights, request) NodeResourcesFit scores the pod on: the profile's resources
+    the model knows, less extended ones the pod does not request; cpu and memory are scored even at 0,
+    counted as kube-scheduler's non-zero defaults (100m, 200Mi) then, as its scorer does."""
+    cols: list[int] = []
+    weights: list[int] = []
+    scored = request
+    for resource, weight in native.resources:
+        col = alloc.column(resource)
+        if col is None or col in cols or resource == "pods" or (resource not in NON_SCALAR and request[col] == 0):
+            continue
+        if request[col] == 0 and resource in DEFAULT_NONZERO:
+            scored = request.copy() if scored is request else scored
+            scored[col] = DEFAULT_NONZERO[resource]
+        cols.append(col)
+        weights.append(weight)
+    return cols, weights, scored
 
 
 def _dra_reasons(alloc: Allocation, fit_cols: list[int], failed: np.ndarray, names: list[str]) -> np.ndarray:

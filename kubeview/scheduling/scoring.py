@@ -12,6 +12,14 @@ weighted resources that the pod requests; a pod requesting none of them is score
 
 Then per-node bias is added and the result clipped to 0..10; avoided nodes score 0. Rounding is half
 up (Go's math.Round), with a hair of slack so 10 * 0.35 is 4, not 3.
+
+Native mode (`native_scores`, the profile of native_profile.py) is kube-scheduler's NodeResourcesFit
+score itself, 0..100 in its integer arithmetic: per resource `min(requested, allocatable) * 100 //
+allocatable` (MostAllocated), `(allocatable - requested) * 100 // allocatable` (LeastAllocated, 0 when
+over) or the shape's broken line at that utilization (RequestedToCapacityRatio), then the weighted mean,
+truncated (rounded for RequestedToCapacityRatio, which also leaves out resources scoring 0). Resources
+a node has none of are left out. The plugin has no NormalizeScore and the profile's other score
+plugins are equal on every node for a plain GPU pod, so the highest Fit score is the scheduler's pick.
 """
 
 from __future__ import annotations
@@ -105,3 +113,48 @@ def finish(raw: np.ndarray, config: PackingConfig, index: NodeIndex) -> np.ndarr
         if row is not None:
             scores[row] = 0
     return scores
+
+
+def native_scores(used: list[np.ndarray], allocatable: list[np.ndarray], weights: list[int], strategy: str,
+                  shape: tuple[tuple[int, int], ...] = ()) -> np.ndarray:
+    """Int64 scores 0..100 (N,): NodeResourcesFit's scorer for `strategy` (noderesources/most_allocated.go,
+    least_allocated.go, requested_to_capacity_ratio.go), `used` already holding the pod's request."""
+    n = len(used[0]) if used else 0
+    num = np.zeros(n, dtype=np.int64)
+    den = np.zeros(n, dtype=np.int64)
+    for u, a, w in zip(used, allocatable, weights, strict=True):
+        valid = a > 0
+        safe = np.where(valid, a, 1)
+        if strategy == "MostAllocated":
+            s = np.minimum(u, a) * 100 // safe
+        elif strategy == "LeastAllocated":
+            s = np.where(u > a, 0, (a - u) * 100 // safe)
+        else:  # RequestedToCapacityRatio: over capacity counts as full; resources scoring 0 are left out
+            s = _broken_line(np.where(u > a, 100, u * 100 // safe), shape)
+            valid = valid & (s > 0)
+        num += np.where(valid, s * w, 0)
+        den += np.where(valid, w, 0)
+    has = den > 0
+    safe_den = np.where(has, den, 1)
+    if strategy == "RequestedToCapacityRatio":
+        out = (2 * num + safe_den) // (2 * safe_den)  # math.Round of a non-negative quotient
+    else:
+        out = num // safe_den
+    return np.where(has, out, 0).astype(np.int64)
+
+
+def _broken_line(p: np.ndarray, shape: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """helper.BuildBrokenLinearFunction with the plugin's x10 score scaling, on integer utilizations."""
+    points = [(u, s * 10) for u, s in shape]
+    out = np.full(len(p), points[-1][1], dtype=np.int64)
+    done = np.zeros(len(p), dtype=bool)
+    for i, (u, s) in enumerate(points):
+        here = ~done & (p <= u)
+        if i == 0:
+            out[here] = s
+        else:
+            u0, s0 = points[i - 1]
+            step = (s - s0) * (p[here] - u0)
+            out[here] = s0 + np.sign(step) * (np.abs(step) // (u - u0))  # Go's division truncates toward 0
+        done |= here
+    return out

@@ -1,8 +1,10 @@
 """What the user can do to the cluster, each in a worker thread: scale a workload, apply packing.
 
 Each action ends with an `ActionDone` message (the one-line result, or the API's refusal) and never
-blocks the UI. Packing goes to the embedded scheduler (a source that `RunsPacking`) or to the
-extender's `/config` (`--extender URL`); the header's `packing_label` says which one is live. What a
+blocks the UI. Packing goes to the embedded scheduler (a source that `RunsPacking`), to the
+extender's `/config` (`--extender URL`), or with `--native-scheduler` into the second scheduler's
+native profile, which restarts it (cluster/kube/native_scheduler.py); the header's `packing_label`
+says which one is live. What a
 source can do is read from its declared capabilities (cluster/source.py), never probed.
 """
 
@@ -13,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from kubeview.cluster.extender_client import ExtenderClient
-from kubeview.cluster.source import ActionError, EditsJobs, Preempts, RunsPacking, Scales
+from kubeview.cluster.extender_client import TIMEOUT, ExtenderClient
+from kubeview.cluster.source import ActionError, EditsJobs, Preempts, RunsPacking, Scales, TalksToKube
 from kubeview.scheduling.config import PackingConfig
 from kubeview.tui.messages import ActionDone
 
@@ -43,6 +45,22 @@ def _extender(host: AppHost) -> ExtenderClient:
     return ExtenderClient.from_options(host.extender_url or "", host.extender_token_file)
 
 
+def _kube(host: AppHost) -> TalksToKube:
+    """The real API server the native profile lives on; ActionError where there is none."""
+    if not isinstance(host.source, TalksToKube):
+        raise ActionError("--native-scheduler needs a real cluster (a kubeconfig), not this source.")
+    return host.source
+
+
+def _read_packing(host: AppHost) -> PackingConfig:
+    if host.native_scheduler:
+        from kubeview.cluster.kube.native_scheduler import read_native
+
+        kube = _kube(host)
+        return read_native(kube.api_client, kube.server, TIMEOUT)
+    return _extender(host).get_config()
+
+
 class ActionsMixin:
     """Scaling and packing for `KubeviewApp` (kept out of app.py so that stays small)."""
 
@@ -55,21 +73,24 @@ class ActionsMixin:
         if isinstance(self.source, RunsPacking):
             self.packing_where = "embedded scheduler"
             self.set_packing_live(self.source.packing)
+        elif self.native_scheduler:
+            self.packing_where = "native profile, kubeview-scheduler"
+            self.packing_label = f"? · {self.packing_where}"
         elif self.extender_url:
             self.packing_where = f"extender {self.extender_url}"
             self.packing_label = f"? · {self.packing_where}"
         else:
             self.packing_where = ""
-            self.packing_label = "not managed here (start with --extender URL)"
+            self.packing_label = "not managed here (start with --extender URL or --native-scheduler)"
 
     def set_packing_live(self: AppHost, config: PackingConfig) -> None:
         self.packing_live = config
         self.packing_label = f"{config.policy} · {self.packing_where}"
 
-    @work(thread=True, group="actions", exit_on_error=False, name="reading the extender's config")
+    @work(thread=True, group="actions", exit_on_error=False, name="reading the packing config")
     def fetch_packing(self: AppHost) -> None:
         try:
-            config = _extender(self).get_config()
+            config = _read_packing(self)
         except ActionError as exc:
             self.post_message(ActionDone(str(exc), ok=False))
             return
@@ -115,11 +136,17 @@ class ActionsMixin:
             if isinstance(source, RunsPacking):
                 text = source.set_packing(config)
                 live = source.packing
+            elif self.native_scheduler:
+                from kubeview.cluster.kube.native_scheduler import apply_native
+
+                kube = _kube(self)
+                text, live = apply_native(kube.api_client, kube.server, TIMEOUT, config), config
             elif self.extender_url:
                 live = _extender(self).put_config(config)
                 text = f"packing policy {live.policy} is live on the extender {self.extender_url}."
             else:
-                raise ActionError("no scheduler to send the policy to: start kubeview with --extender URL.")
+                raise ActionError("no scheduler to send the policy to: start kubeview with --extender URL "
+                                  "or --native-scheduler.")
         except ActionError as exc:
             self.post_message(ActionDone(str(exc), ok=False))
             return

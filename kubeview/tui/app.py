@@ -92,7 +92,7 @@ class KubeviewApp(ActionsMixin, App[int]):
     packing_live: var[PackingConfig | None] = var(None, init=False)
 
     def __init__(self, source: ClusterSource, render_job: Any = None, *, start: str = "nodes",
-                 extender: str | None = None, extender_token_file: str | None = None,
+                 extender: str | None = None, extender_token_file: str | None = None, native_scheduler: bool = False,
                  refresh_interval: float = REFRESH_INTERVAL, usage: Any = None,
                  usage_interval: float = USAGE_INTERVAL, tuner: Any = None) -> None:
         super().__init__()
@@ -105,6 +105,7 @@ class KubeviewApp(ActionsMixin, App[int]):
             start = "tune" if tuner is not None else "render" if render_job is not None else start
         self.start_screen = start
         self.extender_url, self.extender_token_file = extender, extender_token_file
+        self.native_scheduler = native_scheduler
         self.refresh_interval = refresh_interval
         self.usage, self.usage_interval = usage, usage_interval  # a PrometheusUsage, when --prometheus
         self.refresh_seconds = 0.0  # the last refresh's cost (the TUI benchmark reads it)
@@ -139,7 +140,7 @@ class KubeviewApp(ActionsMixin, App[int]):
         sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self.state.notify = lambda: self.post_message(ClusterChanged())
         self.init_packing()
-        if self.extender_url and not isinstance(self.source, RunsPacking):
+        if (self.extender_url or self.native_scheduler) and not isinstance(self.source, RunsPacking):
             self.fetch_packing()
         self.watch_source()
         if self.usage is not None:
@@ -375,7 +376,8 @@ def run_tui(source: ClusterSource, args: argparse.Namespace, render_job: Any = N
         source.close()
         return 2
     app = make_app(source, render_job, extender=getattr(args, "extender", None),
-                   extender_token_file=getattr(args, "extender_token_file", None), usage=usage, tuner=tuner)
+                   extender_token_file=getattr(args, "extender_token_file", None),
+                   native_scheduler=getattr(args, "native_scheduler", False), usage=usage, tuner=tuner)
     try:
         code = app.run()
     finally:

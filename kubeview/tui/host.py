@@ -27,6 +27,7 @@ class AppHost(Protocol):
     packing_label: str
     extender_url: str | None
     extender_token_file: str | None
+    native_scheduler: bool
 
     @property
     def stopping(self) -> threading.Event:

@@ -60,3 +60,27 @@ def test_values_are_checked_by_the_chart_schema(tmp_path: Path) -> None:
     for bad, word in (("policy=tightest", "policy"), ("tls.enabled=yes", "enabled"), ("nmae=x", "nmae")):
         out = helm("template", "kubeview-extender", str(CHART), "--set", bad, home=tmp_path, check=False)
         assert out.returncode != 0 and word in out.stderr, (bad, out.stderr)
+
+
+def test_native_mode_renders_the_native_profile_and_no_extender(tmp_path: Path) -> None:
+    """packing.mode=native: the scheduler ConfigMap holds manifests/scheduler/native/'s profile (the one
+    `kubeview scheduler-manifests --default-scheduler` prints); the extender's objects are left out."""
+    from kubeview.scheduling import PackingConfig
+    from kubeview.scheduling.native_profile import scoring_of
+    from kubeview.scheduling.scheduler_manifests import default_configuration
+
+    rendered = _render(tmp_path, "packing.mode=native")
+    assert list(rendered) == [CONFIG]
+    assert _scheduler_config(rendered) == yaml.safe_load(
+        (Path(__file__).parents[2] / "manifests/scheduler/native/kubeview-scheduler-config.yaml").read_text())
+    shaped = _render(tmp_path, "packing.mode=native", "packing.native.strategy=RequestedToCapacityRatio")
+    assert _scheduler_config(shaped) == default_configuration(
+        scoring_of(PackingConfig(), "RequestedToCapacityRatio"))
+    assert _render(tmp_path, "packing.mode=native", "schedulerConfig.create=false") == {}
+
+
+def test_native_values_are_checked_by_the_chart_schema(tmp_path: Path) -> None:
+    for bad, word in (("packing.mode=both", "mode"), ("packing.native.resources[0].weight=101", "weight"),
+                      ("packing.native.strategy=Balanced", "strategy")):
+        out = helm("template", "kubeview-extender", str(CHART), "--set", bad, home=tmp_path, check=False)
+        assert out.returncode != 0 and word in out.stderr, (bad, out.stderr)

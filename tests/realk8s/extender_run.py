@@ -115,13 +115,14 @@ def stop_and_clean(ext: ExtenderProc, core: client.CoreV1Api, namespace: str, no
         core.delete_node(name)
 
 
-def gpu_pod(name: str, run: str, gpus: int, select: dict[str, str] | None = None) -> client.V1Pod:
+def gpu_pod(name: str, run: str, gpus: int, select: dict[str, str] | None = None,
+            scheduler: str | None = None) -> client.V1Pod:
     res = {"nvidia.com/gpu": str(gpus), "cpu": "100m", "memory": "64Mi"}
     container = client.V1Container(name="train", image="registry.k8s.io/pause:3.10",
                                    resources=client.V1ResourceRequirements(requests=res, limits=res))
     return client.V1Pod(metadata=client.V1ObjectMeta(name=name, labels={"run": run, "app": "gpu-story"}),
                         spec=client.V1PodSpec(containers=[container], termination_grace_period_seconds=0,
-                                          node_selector=select))
+                                              node_selector=select, scheduler_name=scheduler))
 
 
 @dataclass
@@ -131,13 +132,14 @@ class Story:
     core: client.CoreV1Api
     namespace: str
     select: dict[str, str] | None = None  # the story's own nodes: GPU nodes other tests left do not count
+    scheduler: str | None = None  # spec.schedulerName (None: default-scheduler)
     runs: int = 0
     placements: list[dict[str, str]] = field(default_factory=list)
 
     def create(self, run: str, gpus: tuple[int, ...]) -> list[str]:
         names = [f"{run}-{i}-{g}gpu" for i, g in enumerate(gpus)]
         for name, g in zip(names, gpus, strict=True):
-            self.core.create_namespaced_pod(self.namespace, gpu_pod(name, run, g, self.select))
+            self.core.create_namespaced_pod(self.namespace, gpu_pod(name, run, g, self.select, self.scheduler))
         return names
 
     def nodes_of(self, run: str) -> dict[str, str | None]:

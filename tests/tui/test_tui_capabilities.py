@@ -68,7 +68,7 @@ async def test_a_source_that_cannot_scale_gets_the_refusal() -> None:
     app = make_app(Bare())
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.packing_label == "not managed here (start with --extender URL)"
+        assert app.packing_label == "not managed here (start with --extender URL or --native-scheduler)"
         app.scale("Deployment", "default", "web", 3)
         await wait_for(pilot, lambda: app.banner[1] == "error", what="the refusal")
         assert app.banner == ("this cluster source cannot scale workloads.", "error")

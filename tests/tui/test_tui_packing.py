@@ -118,12 +118,12 @@ async def test_without_an_extender_apply_says_what_to_do(kube_api) -> None:  # n
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
-            assert app.packing_label == "not managed here (start with --extender URL)"
+            assert app.packing_label == "not managed here (start with --extender URL or --native-scheduler)"
             await pilot.press("4")
             await settle(pilot)
             await pilot.press("p", "a")
             await wait_for(pilot, lambda: app.banner[1] == "error", what="the refusal")
-            assert app.banner[0] == "no scheduler to send the policy to: start kubeview with --extender URL."
+            assert app.banner[0] == "no scheduler to send the policy to: start kubeview with --extender URL or --native-scheduler."
     finally:
         source.close()
 

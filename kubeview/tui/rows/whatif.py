@@ -54,17 +54,28 @@ class WhatIf:
     row: dict[str, int]
     live_best: int | None
     edited_best: int | None
+    ties: tuple[int, int] = (0, 0)  # other nodes tied with the best, live and edited, under native scoring
+
+    @staticmethod
+    def tied(placement: Placement, config: PackingConfig) -> int:
+        """Nodes tied with the best that kube-scheduler may pick instead, at random (native scoring: the
+        extender makes its best unique, scheduling/evaluated.decide)."""
+        return max(len(placement.best_set) - 1, 0) if config.native is not None else 0
 
     @property
     def summary(self) -> Text:
         out = Text()
-        for label, p, best in (("live", self.live, self.live_best), ("edited", self.edited, self.edited_best)):
+        for label, p, best, tied in (("live", self.live, self.live_best, self.ties[0]),
+                                     ("edited", self.edited, self.edited_best, self.ties[1])):
             out.append(f"{label} → ", style="bold")
             if best is None:
                 out.append("nowhere", style="bold red")
             else:
                 out.append(p.nodes[best], style="bold green")
                 out.append(f" (score {int(p.scores[best])})")
+                if tied:
+                    out.append(f" or {tied} other{'s' * (tied != 1)} tied: kube-scheduler picks at random",
+                               style="yellow")
             out.append("   ")
         out.append(self.live.message, style="dim")
         for note in self.live.notes:
@@ -78,7 +89,8 @@ def compute(alloc: Allocation, pod: PodView, live: PackingConfig, edited: Packin
     rank = np.arange(len(alloc.nodes))  # nodes are sorted by name
     keys = np.lexsort((rank, ~a.feasible, -a.scores, -b.scores, ~b.feasible))  # last key first
     order = [alloc.nodes[i] for i in keys]
-    return WhatIf(alloc, a, b, edited, order, {n: i for i, n in enumerate(alloc.nodes)}, a.best_row, b.best_row)
+    return WhatIf(alloc, a, b, edited, order, {n: i for i, n in enumerate(alloc.nodes)}, a.best_row, b.best_row,
+                  (WhatIf.tied(a, live), WhatIf.tied(b, edited)))
 
 
 def _score(p: Placement, i: int, best: bool) -> Text:

@@ -2,7 +2,9 @@
 
 The what-if table scores the chosen pod (a pending one, or a hypothetical k-GPU pod) on every node
 under the live config and the edited one, side by side, before anything is sent. `a` applies:
-to the embedded scheduler (local cluster) or the extender's `/config` (real cluster).
+to the embedded scheduler (local cluster), the extender's `/config` (real cluster), or with
+`--native-scheduler` the second scheduler's native profile, which restarts it (scores then 0..100,
+kube-scheduler's NodeResourcesFit; the policy cycles pack and spread only).
 
 It takes a gang too (`m`, many pods: "4 pods × 8 GPUs", or one of the cluster's waiting gangs from the picker):
 then both columns are `gang_fit`'s answer, all or nothing, and the table shows members per node
@@ -32,6 +34,7 @@ from kubeview.model.gangs.store import Gang
 from kubeview.model.views import PodView
 from kubeview.scheduling.config import MAX_SCORE, POLICIES, PackingConfig
 from kubeview.scheduling.gang_fit import fit_of
+from kubeview.scheduling.native_scoring import NATIVE_POLICIES
 from kubeview.tui.format import clock, dimmed
 from kubeview.tui.rows import gang_whatif, whatif
 from kubeview.tui.screens.base import ClusterScreen
@@ -271,7 +274,9 @@ class PackingScreen(ClusterScreen):
 
     def action_next_policy(self) -> None:
         c = self._current()
-        self._set_edited(c.merged({"policy": POLICIES[(POLICIES.index(c.policy) + 1) % len(POLICIES)]}))
+        cycle = NATIVE_POLICIES if c.native is not None else POLICIES  # balanced has no native form
+        nxt = cycle[(cycle.index(c.policy) + 1) % len(cycle)] if c.policy in cycle else cycle[0]
+        self._set_edited(c.merged({"policy": nxt}))
 
     def action_next_gpus(self) -> None:
         self.gpus = GPU_SIZES[(GPU_SIZES.index(self.gpus) + 1) % len(GPU_SIZES)] if self.gpus in GPU_SIZES else 1
