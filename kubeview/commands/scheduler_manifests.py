@@ -14,6 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kubeview.model.server_version import parse_version
+from kubeview.scheduling.scheduler_image import IMAGE_REPOSITORY, KUBE_VERSION
+
 NAME = "scheduler-manifests"  # `kubeview scheduler-manifests`
 HEADER = ("# kubeview-scheduler, a second kube-scheduler ({mode} packing), printed by\n"
           "# `kubeview scheduler-manifests{args}`. Pods opt in with spec.schedulerName: kubeview-scheduler.\n")
@@ -25,6 +28,13 @@ def _weight(text: str) -> tuple[str, float]:
         return name, float(value) if sep else float("nan")
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected RESOURCE=WEIGHT, e.g. nvidia.com/gpu=1, not {text!r}") from None
+
+
+def _kube_version(text: str) -> str:
+    version = text if text.startswith("v") else f"v{text}"
+    if parse_version(version).minor is None or version.count(".") < 2:
+        raise argparse.ArgumentTypeError(f"expected a Kubernetes version such as {KUBE_VERSION}, not {text!r}")
+    return version
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -42,8 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                           "join at the lowest weight unless given)")
     man.add_argument("--strategy", choices=["MostAllocated", "RequestedToCapacityRatio"],
                      help="native pack: NodeResourcesFit's scoring type (default MostAllocated)")
-    man.add_argument("--image", default="registry.k8s.io/kube-scheduler:v1.36.2",
-                     help="kube-scheduler image: match your control plane's version")
+    man.add_argument("--kube-version", type=_kube_version, default=KUBE_VERSION, metavar="VERSION",
+                     help=f"your control plane's version, the kube-scheduler image's tag (default: {KUBE_VERSION}; "
+                          "`kubectl version` says yours; kubeview's header says \"kube-scheduler skew\" when "
+                          "they differ)")
+    man.add_argument("--image", help=f"the whole kube-scheduler image instead (default: {IMAGE_REPOSITORY}:VERSION)")
     man.add_argument("--default-scheduler", action="store_true",
                      help="native: only the KubeSchedulerConfiguration for the cluster's own kube-scheduler")
     return man
@@ -72,5 +85,5 @@ def run(args: argparse.Namespace) -> int:
     shown += [f" --weight {n}={w:g}" for n, w in args.weight or []]
     shown += [f" --strategy {args.strategy}"] if args.strategy else []
     sys.stdout.write(HEADER.format(mode=args.mode, args="".join(shown)))
-    sys.stdout.write(to_yaml(objects(args.mode, scoring, args.image)))
+    sys.stdout.write(to_yaml(objects(args.mode, scoring, args.image or f"{IMAGE_REPOSITORY}:{args.kube_version}")))
     return 0

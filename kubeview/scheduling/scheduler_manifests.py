@@ -17,9 +17,9 @@ import yaml
 
 from kubeview.scheduling.native_profile import SCHEDULER_NAME, profile, scheduler_configuration
 from kubeview.scheduling.native_scoring import NativeScoring
+from kubeview.scheduling.scheduler_image import IMAGE
 
 NAMESPACE = "kubeview-system"
-IMAGE = "registry.k8s.io/kube-scheduler:v1.36.2"
 CONFIG_MAP = "kubeview-scheduler-config"
 CONFIG_HASH = "kubeview.io/scheduler-config-sha256"
 MODES = ("extender", "native")

@@ -93,3 +93,24 @@ def test_the_command_refuses_what_native_cannot_do(capsys: pytest.CaptureFixture
     resources = config["profiles"][0]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"]
     assert resources == [{"name": "nvidia.com/gpu", "weight": 100}, {"name": "amd.com/gpu", "weight": 50},
                          {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+
+
+def test_the_image_follows_the_control_plane_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """#36: one value, a clear default (the version kubeview is tested on), and a one-line refusal."""
+    from kubeview.cli import main
+    from kubeview.scheduling.scheduler_image import KUBE_VERSION
+
+    def image() -> str:
+        docs = list(yaml.safe_load_all(capsys.readouterr().out))
+        deployment = next(d for d in docs if d and d["kind"] == "Deployment")
+        return deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+
+    assert main(["scheduler-manifests"]) == 0
+    assert image() == f"registry.k8s.io/kube-scheduler:{KUBE_VERSION}"
+    assert main(["scheduler-manifests", "--mode", "extender", "--kube-version", "1.35.4"]) == 0
+    assert image() == "registry.k8s.io/kube-scheduler:v1.35.4"
+    assert main(["scheduler-manifests", "--image", "mirror.local/kube-scheduler:v1.36.3"]) == 0
+    assert image() == "mirror.local/kube-scheduler:v1.36.3"
+    with pytest.raises(SystemExit) as exit_:
+        main(["scheduler-manifests", "--kube-version", "1.37"])
+    assert exit_.value.code == 2 and "expected a Kubernetes version such as" in capsys.readouterr().err
