@@ -17,7 +17,7 @@ from kubeview.bench.cluster.churn import Churn
 from kubeview.cluster.kube.config import Connection
 
 SOURCE = Path(__file__).resolve().parents[3] / "tools" / "churn"
-BUILD_CHURN = "bash scripts/build-churn.sh (go build of tools/churn)"
+BUILD_CHURN = "bash scripts/build-churn.sh"
 
 
 def churn_cache() -> Path:
@@ -95,6 +95,6 @@ def make_churn(conn: Connection, kubeconfig: str, namespace: str, names: list[st
     binary = churn_binary()
     if binary is not None:
         return "go", lambda: GoChurn(binary, kubeconfig, namespace, names, rate)
-    say(f"note: the Go churn is not built ({BUILD_CHURN}); the Python churn offers the events, from this "
-        "process's threads on the cores the TUI needs")
+    say(f"note: no Go churn built from tools/churn (build it with {BUILD_CHURN}); the Python churn offers the "
+        "events instead, from this process's threads on the cores the TUI needs")
     return "python", lambda: Churn(conn, namespace, names, rate)
