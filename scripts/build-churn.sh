@@ -10,6 +10,7 @@
 # Nothing is downloaded but Go modules; the binary is never committed. Measured on the 2-core VM
 # (shared): see docs/architecture.md "Reading a real API server at scale (#28)".
 set -Eeuo pipefail
+. "$(dirname "$0")/go-module-build.sh"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 src="$repo/tools/churn"
 cache="${KUBEVIEW_CHURN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/churn}"
@@ -24,11 +25,7 @@ esac
 if [ -x "$out/churn" ]; then echo "build-churn: cached in $out"; exit 0; fi
 command -v go >/dev/null 2>&1 || { echo "build-churn: needs Go (go1.26 or newer on PATH)" >&2; exit 1; }
 mkdir -p "$out"
-exec 9>"$cache/.build.lock"
-if ! flock -n 9; then
-    echo "build-churn: another build holds $cache/.build.lock; waiting for it"
-    flock 9
-fi
+build_lock build-churn "$cache"
 if [ -x "$out/churn" ]; then echo "build-churn: cached in $out"; exit 0; fi
 start=$(date +%s)
 if ! (cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \

@@ -50,6 +50,7 @@ func main() {
 	duration := flag.Duration("duration", 0, "stop after this long (0: at SIGTERM, or when stdin closes with --stdin)")
 	stdin := flag.Bool("stdin", false, "stop when stdin closes")
 	workers := flag.Int("workers", 64, "goroutines issuing patches")
+	protobuf := flag.Bool("protobuf", true, "ask for the patched pod back as protobuf, not JSON (less API server CPU)")
 	flag.Parse()
 	if *kubeconfig == "" || *namespace == "" || *rate <= 0 || *workers < 1 {
 		fail("needs --kubeconfig, --namespace, --rate > 0 and --workers >= 1")
@@ -61,6 +62,10 @@ func main() {
 	// Client-side rate limiting never caps the churn: QPS and burst well above the target.
 	config.QPS, config.Burst = float32(*rate*4+1000), int(*rate*4+1000)
 	config.UserAgent = "kubeview-churn"
+	if *protobuf {
+		config.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		config.ContentType = "application/vnd.kubernetes.protobuf"
+	}
 	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		fail("client: %v", err)
