@@ -8,6 +8,17 @@
 # runs at once take turns on a lock in the cache. Prints one line: cached, or built in N s.
 # GO_MODULE_FILES (module-relative paths, space-separated) are copied from the module into
 # GO_MODULE_FILES_DIR too (build-karpenter.sh: the CRDs), and count for "cached" like the binaries.
+# build-churn.sh uses only build_lock (its source is in this repository, not a published module).
+
+# Two builds into one cache take turns: the lock stays held on fd 9 until the calling shell exits.
+build_lock() {
+    local tool="$1" cache="$2"
+    exec 9>"$cache/.build.lock"
+    if ! flock -n 9; then
+        echo "$tool: another build holds $cache/.build.lock; waiting for it"
+        flock 9
+    fi
+}
 
 go_module_build() {
     local tool="$1" module="$2" version="$3" out="$4" ldflags="$5"; shift 5
@@ -19,11 +30,7 @@ go_module_build() {
     command -v go >/dev/null 2>&1 || { echo "$tool: needs Go (go1.26 or newer on PATH)" >&2; return 1; }
     local cache; cache="$(dirname "$out")"
     mkdir -p "$out" "$cache/src"
-    exec 9>"$cache/.build.lock"
-    if ! flock -n 9; then
-        echo "$tool: another build holds $cache/.build.lock; waiting for it"
-        flock 9
-    fi
+    build_lock "$tool" "$cache"
     local start work dir
     start=$(date +%s)
     work="$(mktemp -d "$cache/src/build.XXXXXX")"

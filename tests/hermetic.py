@@ -34,6 +34,7 @@ SHARED_CACHES = {
     "KUBEVIEW_KUEUE_CACHE": "kueue",      # scripts/build-kueue.sh: Kueue's manager + CRDs
     "KUBEVIEW_CA_CACHE": "cluster-autoscaler",  # scripts/build-cluster-autoscaler.sh
     "KUBEVIEW_PEERS_CACHE": "peers",      # scripts/build-peers.sh: the bench's peers
+    "KUBEVIEW_CHURN_CACHE": "churn",      # scripts/build-churn.sh: the bench's Go churn (tools/churn)
     "KUBEVIEW_TEST_CACHE": "test",        # what single tests install once (an old PyYAML release)
 }
 # pip's own download cache, so a test that pip-installs once does not download again under a new HOME.

@@ -1,9 +1,9 @@
 """`kubeview bench cluster --kubeconfig` on the real plane at a small size (50 nodes, 500 pods,
 short TUI runs): the mechanics the full-size figures rest on. Every kubeview figure is in --json
 (snapshot --json and tables, the TUI's first complete screen, peak RSS, CPU share and key p95 under
-the churn), the peers are either measured or listed with how to build them, the targets are
-judged from those figures, and nothing the bench created is left: no node, ResourceSlice, pod or
-namespace of the run. Peers are not required here.
+the churn, the Go one whenever scripts/build-churn.sh built it), the peers are either measured or
+listed with how to build them, the targets are judged from those figures, and nothing the bench
+created is left: no node, ResourceSlice, pod or namespace of the run. Peers are not required here.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 
 from kubernetes import client
 
+from kubeview.bench.cluster.churn_go import churn_binary
 from kubeview.bench.scheduler.kube_plan import RUN_LABEL
 from kubeview.cluster.kube.config import connect
 
@@ -48,7 +49,8 @@ def test_bench_cluster_small_every_figure_and_clean(plane: Plane) -> None:
     tui = ours["tui"]
     assert "error" not in tui, tui
     assert 0 < tui["first_screen_s"] < 8 + 120 and tui["peak_rss_mib"] > 10 and tui["cpu_share"] > 0
-    assert tui["keys"] == 27 and tui["key_p95_ms"] > 0 and tui["churn_rate"] > 0
+    assert tui["keys"] == 27 and tui["key_p95_ms"] > 0 and tui["churn_rate"] > 0 and tui["churn_done"] > 0
+    assert doc["churn"]["by"] == ("go" if churn_binary() else "python")  # the Go churn whenever it is built
     assert doc["floor"]["raw"]["rc"] == 0 and doc["floor"]["kubectl_json"]["rc"] == 0
     for peer in ("kubectl-view-allocations", "kube-capacity", "k9s"):
         assert peer in doc["peers"] or "build-peers.sh" in doc["missing"][peer]

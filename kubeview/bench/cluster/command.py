@@ -7,7 +7,9 @@ the other so none competes with another: the raw transfer (`kubectl get --raw` o
 `kubectl get pods -A -o json`, `kubeview snapshot --json` and `kubeview snapshot` (wall, peak RSS of
 the process), kubectl-view-allocations -g node and kube-capacity where installed, then the TUIs:
 kubeview's and k9s's time to the first complete Nodes screen, peak RSS at --duration seconds after
-start and CPU share while a churn of label patches runs, and kubeview's key-to-screen p95 under it.
+start and CPU share while a churn of label patches runs (the Go churn, tools/churn, when
+scripts/build-churn.sh built it; else the Python one, with a note), and kubeview's key-to-screen p95
+under it, the achieved events/s beside the target.
 Every figure is printed beside kubeview's as a ratio (report.py), with the machine's load.
 """
 
@@ -22,6 +24,7 @@ from collections.abc import Callable
 
 from kubeview import __version__
 from kubeview.bench.cluster.churn import Churn
+from kubeview.bench.cluster.churn_go import GoChurn, make_churn
 from kubeview.bench.cluster.fill import ClusterFill
 from kubeview.bench.cluster.measure import BUILD, find_peer, timed, version_of
 from kubeview.bench.cluster.objects import gpu_counts
@@ -106,11 +109,12 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
             continue
         say(f"measuring {name}")
         doc["peers"][name] = {**_checked(timed([binary, *argv], env)), "version": version_of(binary, name)}
-    names = fill.pod_names
-    churns: list[Churn] = []
+    kind, new_churn = make_churn(conn, kubeconfig, fill.namespace, fill.pod_names, rate, say)
+    doc["churn"]["by"] = kind
+    churns: list[Churn | GoChurn] = []
 
     def churn() -> Callable[[], object]:
-        c = Churn(conn, fill.namespace, names, rate).start()
+        c = new_churn().start()
         churns.append(c)
         return c.stop
 
@@ -118,7 +122,7 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
     prefix = f"kvb-{fill.run_id}-"
     try:
         tui = kubeview_tui(kubeconfig, prefix, nodes, fill.bound, duration, churn)
-        doc["kubeview"]["tui"] = {**tui.as_dict(), "churn_rate": _achieved(churns)}
+        doc["kubeview"]["tui"] = {**tui.as_dict(), "churn_rate": _achieved(churns), **_churn_figures(churns)}
     except TuiError as exc:
         doc["kubeview"]["tui"] = {"error": str(exc)}
     k9s = find_peer("k9s")
@@ -128,7 +132,8 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
         say(f"measuring k9s ({duration:.0f} s, churn {rate:,.0f}/s)")
         try:
             fig = k9s_tui(k9s, kubeconfig, len(fill._list_nodes()), duration, churn)
-            doc["peers"]["k9s"] = {**fig.as_dict(), "churn_rate": _achieved(churns), "version": version_of(k9s, "k9s")}
+            doc["peers"]["k9s"] = {**fig.as_dict(), "churn_rate": _achieved(churns), **_churn_figures(churns),
+                                  "version": version_of(k9s, "k9s")}
         except TuiError as exc:
             doc["peers"]["k9s"] = {"error": str(exc)}
     doc["machine"]["load_end"] = _load()
@@ -140,8 +145,13 @@ def _checked(t) -> dict:  # noqa: ANN001
     return t.as_dict() | ({"err": t.err} if t.rc else {})
 
 
-def _achieved(churns: list[Churn]) -> float:
+def _achieved(churns: list[Churn | GoChurn]) -> float:
     return round(churns[-1].achieved, 1) if churns else 0.0
+
+
+def _churn_figures(churns: list[Churn | GoChurn]) -> dict:
+    """The last churn's writes made and failed (the achieved rate is `churn_rate` beside it)."""
+    return {"churn_done": churns[-1].done, "churn_errors": churns[-1].errors} if churns else {}
 
 
 def _load() -> list[float]:

@@ -55,13 +55,17 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:,.3f}" if v < 10 else f"{v:,.1f}"
 
 
+def _errors(fig: dict) -> str:
+    return f", {fig['churn_errors']:,} failed" if fig.get("churn_errors") else ""
+
+
 def lines(doc: dict) -> list[str]:
     c, m = doc["cluster"], doc["machine"]
     out = [f"kubeview bench cluster on {c['title']}: {c['nodes']:,} nodes ({c['gpu_nodes']} GPU, {c['dra_nodes']} "
            f"of them DRA with ResourceSlices), {c['pods']:,} pods ({c['bound']:,} bound by nodeName), "
            f"created in {c['fill_s']:.0f} s",
            f"machine: {m['cores']} cores, load {m['load_start']} at start, {m['load_end']} at end; "
-           f"churn {doc['churn']['target']:,.0f} label patches/s offered"]
+           f"churn {doc['churn']['target']:,.0f} label patches/s offered by the {doc['churn'].get('by', 'python')} churn"]
     out.append(f"  {'what':<44} {'wall s':>8} {'peak MiB':>9}  version")
     for section in ("floor", "kubeview", "peers"):
         for name, fig in doc.get(section, {}).items():
@@ -75,7 +79,8 @@ def lines(doc: dict) -> list[str]:
                 key = f", key p95 {fig['key_p95_ms']} ms over {fig['keys']} keys" if "key_p95_ms" in fig else ""
                 out.append(f"  {section + ' ' + name + ' (TUI)':<44} first complete screen {fig['first_screen_s']} s, "
                            f"peak {fig['peak_rss_mib']} MiB at {doc['duration_s']:.0f} s, CPU {fig['cpu_share']:.2f} "
-                           f"core under churn ({fig.get('churn_rate', 0):,.0f}/s achieved){key}  {fig.get('version', '')}")
+                           f"core under churn ({fig.get('churn_rate', 0):,.0f}/s achieved of {doc['churn']['target']:,.0f}/s"
+                           f"{_errors(fig)}){key}  {fig.get('version', '')}")
             elif "error" in fig:
                 out.append(f"  {section + ' ' + name:<44} FAILED: {fig['error']}")
     for name, how in doc.get("missing", {}).items():
