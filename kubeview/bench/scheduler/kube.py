@@ -47,6 +47,7 @@ from kubeview.bench.scheduler.kube_plan import (
     namespace_name,
     new_run_id,
 )
+from kubeview.bench.scheduler.plan_recovery import recover
 from kubeview.bench.scheduler.pod_tally import PodTally, leaving
 from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
 from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
@@ -55,7 +56,7 @@ from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
 
 T = TypeVar("T")
-DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
+DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")  # plain, then the extender's
 POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
 
@@ -156,8 +157,11 @@ class KubeBench:
                         created = [n for n in created if n not in set(gone)]
                         self._delete_named(gone)
                 result.nodes = len(node_objs)
-                alloc = allocation_of(node_objs, self.tally.bound())
+                bound = self.tally.bound()
+                alloc = allocation_of(node_objs, bound)
                 result.gpu = gpu_packing(alloc) if alloc.nodes else {}
+                if result.gpu and result.unschedulable:
+                    result.recovery = recover(node_objs, bound, self.tally.pending()).words()
                 out.append(result)
                 self._delete_pods()
                 if workload.has_groups:
