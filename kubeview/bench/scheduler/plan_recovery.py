@@ -37,8 +37,9 @@ class Recovery:
             return "nothing left Pending"
         if not self.placed:
             return f"no plan places any of the {self.pending} Pending pods by moving others"
-        return (f"places {self.placed} of {self.pending} Pending by moving {self.moves} running pods "
-                f"({self.moved_gpus} GPUs; {self.method} search)")
+        pods, gpus = ("pod" if self.moves == 1 else "pods"), ("GPU" if self.moved_gpus == 1 else "GPUs")
+        return (f"places {self.placed} of {self.pending} Pending by moving {self.moves} running {pods} "
+                f"({self.moved_gpus} {gpus}; {self.method} search)")
 
 
 def recover(node_objs: list[dict], bound: list[dict], pending: list[dict], exact_limit: int = 2_000) -> Recovery:
