@@ -8,8 +8,10 @@
         --schedulers default-scheduler               # gangs: the plane with 1.37's gang gates on
 
 The plane is the test fixture's (tests/realk8s/plane.py), so a figure measured here is measured on
-what the tests run against; tests/realk8s/bench_plane.py adds the second kube-scheduler with the
-shipped extender profile, the extender process and lifted client QPS. Every bench run is printed
+what the tests run against; tests/realk8s/bench_plane.py adds a kube-scheduler with the native
+packing profile (`kubeview-native`), one with the shipped extender profile (`kubeview-scheduler`),
+the extender process and lifted client QPS; the bench compares all three (plain first, the ratios
+are to it) unless the bench arguments name `--schedulers` themselves. Every bench run is printed
 with the load average and each process's CPU seconds, because on a shared 2-core machine a figure
 only means something as a ratio within one run.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.realk8s.bench_plane import CONTROLLERS, BenchPlane, cpu_table, latency_line  # noqa: E402
+from tests.realk8s.bench_plane import CONTROLLERS, SCHEDULERS, BenchPlane, cpu_table, latency_line  # noqa: E402
 from tests.realk8s.plane import bin_dir, missing_binaries, new_plane  # noqa: E402
 from tests.realk8s.procs import stop_all  # noqa: E402
 
@@ -37,7 +39,7 @@ def main(argv: list[str]) -> int:
     own, bench_args = (argv[: argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, None)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", default="names", help="extender modes to run the bench in: names,nodes")
-    parser.add_argument("--qps", type=float, default=1000.0, help="both schedulers' client QPS and burst")
+    parser.add_argument("--qps", type=float, default=1000.0, help="every scheduler's client QPS and burst")
     parser.add_argument("--gated", action="store_true", help="the gated plane (the gated_plane fixture's): 1.37's "
                         "gang and DRA gates on, scheduling.k8s.io/v1beta1 served, so gang workloads run")
     args = parser.parse_args(own)
@@ -54,12 +56,14 @@ def main(argv: list[str]) -> int:
     plane.start()
     bench = BenchPlane(plane, {"qps": args.qps, "burst": int(args.qps)}).start(MODES[modes[0]])
     print(f"plane up in {time.monotonic() - started:.0f} s; kubeconfig {plane.kubeconfig}; "
-          f"schedulers default-scheduler and kubeview-scheduler (extender {bench.extender.url}), "
+          f"schedulers {', '.join(SCHEDULERS)} (extender {bench.extender.url}), "
           f"client qps/burst {args.qps:g}", flush=True)
     try:
         if bench_args is None:
             while True:
                 time.sleep(3600)
+        if "--schedulers" not in bench_args:
+            bench_args = [*bench_args, "--schedulers", ",".join(SCHEDULERS)]
         for mode in modes:
             bench.set_mode(MODES[mode])
             run_bench(bench, plane.kubeconfig, mode, bench_args)

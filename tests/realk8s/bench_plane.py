@@ -1,10 +1,12 @@
-"""The real plane set up for `kubeview bench scheduler --kubeconfig`: two kube-schedulers and the extender.
+"""The real plane set up for `kubeview bench scheduler --kubeconfig`: three kube-schedulers and the extender.
 
-Why this shape (issue #25 item 5):
+Why this shape (issue #25 item 5, issue #37 item 4):
 - the plane's own kube-scheduler is the plain one (`default-scheduler`); a second kube-scheduler
   runs the shipped second-scheduler profile (`kubeview-scheduler`, manifests/scheduler/
-  second-scheduler) with the extender, so one bench run measures both on the same nodes;
-- both have their client QPS/burst lifted (`CLIENT`): at the default 50 QPS the plain scheduler
+  second-scheduler) with the extender, and a third the generated native packing profile
+  (`kubeview-native`, scheduling/native_profile.py, only its schedulerName changed), so one bench
+  run measures plain, native and extender on the same nodes (`SCHEDULERS`, ratios to plain);
+- all have their client QPS/burst lifted (`CLIENT`): at the default 50 QPS the plain scheduler
   is held to about 50 binds/s by its own rate limiter and the ratio measures the limiter;
 - the extender is a local process (`kubeview extender`, admin credentials: the bench measures cost,
   the RBAC tests prove the shipped role), so its CPU can be read from /proc beside the others'.
@@ -22,12 +24,17 @@ from pathlib import Path
 
 import yaml
 
+from kubeview.scheduling import PackingConfig
+from kubeview.scheduling.native_profile import profile, scoring_of
+
 from .extender_run import ExtenderProc
 from .plane import REPO, Plane
 
 SECOND_SCHEDULER = REPO / "manifests" / "scheduler" / "second-scheduler" / "kubeview-scheduler.yaml"
 CLIENT = {"qps": 1000.0, "burst": 1000}
 EXTENDER_SCHEDULER = "kubeview-scheduler"
+NATIVE_SCHEDULER = "kubeview-native"  # its own name: the shipped native one is also `kubeview-scheduler`
+SCHEDULERS = ("default-scheduler", NATIVE_SCHEDULER, EXTENDER_SCHEDULER)  # the bench's order: plain first
 TICKS = os.sysconf("SC_CLK_TCK")
 CONTROLLERS = "*,bootstrapsigner,tokencleaner,-node-lifecycle-controller,-taint-eviction-controller"
 
@@ -42,8 +49,15 @@ def second_scheduler_config(url: str, node_cache_capable: bool) -> dict:
     return {"profiles": shipped["profiles"], "extenders": extenders}
 
 
+def native_scheduler_config() -> dict:
+    """The native packing profile `kubeview scheduler-manifests --mode native` ships (the default
+    policy), under `NATIVE_SCHEDULER`'s name."""
+    return {"profiles": [profile(scoring_of(PackingConfig()), NATIVE_SCHEDULER)]}
+
+
 class BenchPlane:
-    """A started plane with the plain scheduler (QPS lifted), the extender and the second scheduler."""
+    """A started plane with the plain scheduler (QPS lifted), the native one, the extender and the
+    extender's scheduler."""
 
     def __init__(self, plane: Plane, client: dict | None = None) -> None:
         self.plane = plane
@@ -53,6 +67,7 @@ class BenchPlane:
 
     def start(self, node_cache_capable: bool = True) -> BenchPlane:
         self.plane.set_scheduler_config({}, self.client)
+        self.plane.start_scheduler(NATIVE_SCHEDULER, native_scheduler_config(), self.client)
         self.set_mode(node_cache_capable)
         return self
 
@@ -69,9 +84,10 @@ class BenchPlane:
     def stop(self) -> None:
         if self.extender.proc is not None:
             self.extender.proc.stop()
-        second = self.plane.procs.pop(EXTENDER_SCHEDULER, None)
-        if second is not None:
-            second.stop()
+        for name in (EXTENDER_SCHEDULER, NATIVE_SCHEDULER):
+            second = self.plane.procs.pop(name, None)
+            if second is not None:
+                second.stop()
 
     def cpu_seconds(self) -> dict[str, float]:
         """User+system CPU seconds of every process of the plane (and the extender) so far."""

@@ -22,7 +22,7 @@ from kubeapi import KubeAPI
 from kubeapi.binder import TestBinder
 from kubeapi.live import LiveCluster
 
-from kubeview.bench.scheduler.kube import KubeBench, KubeOptions
+from kubeview.bench.scheduler.kube import KubeBench, KubeOptions, creation_bound
 from kubeview.bench.scheduler.kube_plan import (
     RUN_LABEL,
     ThroughputCollector,
@@ -245,3 +245,11 @@ def test_interrupted_run_removes_everything(live_api, tmp_path: Path, sig: int) 
     assert "Traceback" not in err
     assert "cleaned up" in out + err
     assert _nothing_left(live)
+
+
+def test_creation_bound_only_when_placing_waited_for_creating() -> None:
+    """The per-op line says creation was the limit when the last pod was placed within two samples
+    of the last create, over a stretch long enough to tell (a 1 s burst says nothing)."""
+    assert creation_bound(made=30.0, placed=31.0, interval=1.0)
+    assert not creation_bound(made=8.3, placed=57.1, interval=1.0)  # RealGPU1 plain, 2026-11-29
+    assert not creation_bound(made=1.1, placed=2.0, interval=1.0)

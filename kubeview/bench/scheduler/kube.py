@@ -47,6 +47,7 @@ from kubeview.bench.scheduler.kube_plan import (
     namespace_name,
     new_run_id,
 )
+from kubeview.bench.scheduler.plan_recovery import recover
 from kubeview.bench.scheduler.pod_tally import PodTally, leaving
 from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
 from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
@@ -55,7 +56,7 @@ from kubeview.cluster.kube.errors import describe_call_error
 from kubeview.cluster.kube.watch import Informer, KindSpec, Link, WatchSettings
 
 T = TypeVar("T")
-DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")
+DEFAULT_SCHEDULERS = ("default-scheduler", "kubeview-scheduler")  # plain, then the extender's
 POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
 
@@ -156,8 +157,11 @@ class KubeBench:
                         created = [n for n in created if n not in set(gone)]
                         self._delete_named(gone)
                 result.nodes = len(node_objs)
-                alloc = allocation_of(node_objs, self.tally.bound())
+                bound = self.tally.bound()
+                alloc = allocation_of(node_objs, bound)
                 result.gpu = gpu_packing(alloc) if alloc.nodes else {}
+                if result.gpu and result.unschedulable:
+                    result.recovery = recover(node_objs, bound, self.tally.pending()).words()
                 out.append(result)
                 self._delete_pods()
                 if workload.has_groups:
@@ -192,7 +196,8 @@ class KubeBench:
         names = {p["metadata"]["name"] for p in pods}
         collector = ThroughputCollector(self.options.interval)
         started = time.monotonic()
-        creating = self._pool.submit(self._all, self._create_pod, pods, "pods")
+        created_at: list[float] = []  # when the last create returned: is creation what caps the rate?
+        creating = self._pool.submit(self._create_timed, pods, created_at)
         last_progress, last_seen = started, (-1, -1)
         while True:
             time.sleep(self.options.interval if result is not None else 0.05)
@@ -215,11 +220,20 @@ class KubeBench:
                          f"{now - started:.0f} s; counted as they are")
                 break
         if result is not None:
+            placed = last_progress - started
+            made = (created_at[0] - started) if created_at else float("nan")
+            self.say(f"  {scheduler}: created {len(names)} pods in {made:.1f} s ({len(names) / made:.1f} pods/s), "
+                     f"the last placed at {placed:.1f} s ({bound / max(placed, 1e-9):.1f} pods/s)"
+                     + ("; creating was the limit" if creation_bound(made, placed, self.options.interval) else ""))
             result.seconds += time.monotonic() - started
             result.samples += collector.samples
             result.measured_pods += len(names)
             result.scheduled += bound
             result.unschedulable += len(names) - bound
+
+    def _create_timed(self, pods: list[dict], created_at: list[float]) -> None:
+        self._all(self._create_pod, pods, "pods")
+        created_at.append(time.monotonic())
 
     def serves_pod_groups(self) -> bool:
         """Whether the API server serves scheduling.k8s.io/v1beta1 podgroups (discovery)."""
@@ -331,6 +345,12 @@ class KubeBench:
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise BenchError(describe_call_error(exc, self.conn.server, action) or str(exc)) from None
         return data
+
+
+def creation_bound(made: float, placed: float, interval: float) -> bool:
+    """Whether the pods were placed about as soon as they were created (within two samples), over a
+    stretch long enough for that to mean the scheduler waited for pods, not a burst too short to tell."""
+    return placed > 5 * interval and placed - made < 2 * interval
 
 
 @contextmanager

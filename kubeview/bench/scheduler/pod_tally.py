@@ -54,6 +54,10 @@ class PodTally:
         with self._lock:
             return [p for p in self.pods.values() if bound_node(p)]
 
+    def pending(self) -> list[dict]:
+        with self._lock:
+            return [p for p in self.pods.values() if not bound_node(p)]
+
     def present(self, names: list[str]) -> int:
         with self._lock:
             return sum(1 for n in names if n in self.pods)

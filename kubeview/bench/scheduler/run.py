@@ -41,6 +41,7 @@ class WorkloadResult:
     samples: list[float] = field(default_factory=list)  # pods/s per interval
     gpu: dict[str, int] = field(default_factory=dict)  # packing quality, when the cluster has GPUs
     gang_size: int = 0  # pods per PodGroup of the measured pods (0: plain pods)
+    recovery: str = ""  # what a plan places of the pods left Pending (real-cluster runs; plan_recovery)
 
     def data_item(self) -> dict:
         """scheduler_perf's DataItem for SchedulingThroughput."""
