@@ -73,10 +73,11 @@ def test_extender_process_scores_from_the_watched_cluster(kube_api, tmp_path: Pa
         assert _call(port, "PUT", "/config", {"policy": "spread"}, {"Authorization": "Bearer tok"})[0] == 200
         # only nodes and pods are watched: the extender's RBAC grants nothing else
         paths = {r.path for r in kube_api.requests}
-        # nodes and pods, the DRA group's discovery (this server does not serve it: nothing more), and a
-        # GET of "one", which prioritize named and the watch does not have (made up here: a 404, so
-        # nothing is predicted for it)
-        assert paths == {"/api/v1/nodes", "/api/v1/pods", "/apis/resource.k8s.io/v1/",
+        # nodes and pods, the DRA group's discovery (this server does not serve it: nothing more), the
+        # server's version (read once beside discovery: allowed to every authenticated user), and a GET
+        # of "one", which prioritize named and the watch does not have (made up here: a 404, so nothing
+        # is predicted for it)
+        assert paths == {"/api/v1/nodes", "/api/v1/pods", "/apis/resource.k8s.io/v1/", "/version/",
                          "/api/v1/namespaces/default/pods/one"}, paths
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
