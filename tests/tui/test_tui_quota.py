@@ -87,7 +87,10 @@ async def test_quota_shows_the_training_team_held_at_its_gpu_quota(size: tuple[i
 
         # the team's quota raised to 6: the Job controller's next try creates both pods, the hold is gone
         source.apply_workload(QUOTA)
-        await wait_for(pilot, lambda: row(screen)["held"] == "0", 20, "the hold gone")
+        # the hold is gone as soon as the quota admits the pods; they count once the Job controller's
+        # retry has created them (its backoff): wait for both, not for the first alone
+        await wait_for(pilot, lambda: row(screen)["held"] == "0" and row(screen)["gpu"].endswith(" 6/6"), 20,
+                       "the hold gone and both pods counted")
         raised = row(screen)
         # (the note may say kubeview counts 5: a pod whose GPU a DRA claim serves drops it from the
         # model's requests, model/quota/counting.py, while the quota controller counts the pod's spec)
