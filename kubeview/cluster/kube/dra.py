@@ -8,15 +8,9 @@ nothing else); claims are read in all namespaces even with -n, because node figu
 
 from __future__ import annotations
 
-import logging
-
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube.errors import NETWORK_ERRORS
-from kubeview.cluster.kube.raw import RawApi, response_json
-
-log = logging.getLogger(__name__)
+from kubeview.cluster.kube.raw import RawApi, read_optional
 
 GROUP_VERSION = "resource.k8s.io/v1"
 # kind -> (plural, cluster-wide list method of client.ResourceV1Api)
@@ -52,20 +46,10 @@ def served_dra_kinds(api_client: client.ApiClient, timeout: float = 10.0) -> tup
 
 def served_kinds(api_class: str, api_client: client.ApiClient, timeout: float) -> dict[str, set[str]]:
     """kind -> verbs of one group version's discovery; {} when not served (404) or on failure."""
-    try:
-        resp = RawApi(api_client, api_class).get_api_resources(_preload_content=False,
-                                                               _request_timeout=(timeout, timeout))
-        body = response_json(resp)
-    except ApiException as exc:
-        if not exc.status:  # the client's wrapper for a TLS failure: the network
-            raise ConnectionError(exc.reason) from None
-        if exc.status != 404:
-            log.info("discovery for %s failed (%s): its kinds are not read", api_class, exc.status)
-        return {}
-    except NETWORK_ERRORS:
-        raise  # the server cannot be read at all: KubeSource.run says so once, at once
-    except Exception as exc:  # not a discovery document
-        log.info("discovery for %s failed: %s", api_class, exc)
+    body = read_optional(lambda: RawApi(api_client, api_class).get_api_resources(
+        _preload_content=False, _request_timeout=(timeout, timeout)),
+        f"discovery for {api_class}", "its kinds are not read")
+    if body is None:
         return {}
     return {r.get("kind"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
             if "/" not in (r.get("name") or "")}

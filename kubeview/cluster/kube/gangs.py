@@ -12,21 +12,16 @@ objects client (the same paths serve built-in groups), under the kinds of `model
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube.errors import NETWORK_ERRORS
-from kubeview.cluster.kube.raw import response_json
+from kubeview.cluster.kube.raw import read_optional
 from kubeview.model.gangs.messages import KIND_KAI, KIND_KUEUE, KIND_POD_GROUP, KIND_VOLCANO, KIND_WORKLOAD
 from kubeview.model.gpus.domains import KIND_COMPUTE_DOMAIN
 from kubeview.model.queues.objects import KIND_CLUSTER_QUEUE, KIND_FLAVOR, KIND_LOCAL_QUEUE
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +71,10 @@ def served_gang_apis(api_client: client.ApiClient, timeout: float = 10.0) -> dic
 
 def _resources(api: client.CustomObjectsApi, group: str, version: str, timeout: float) -> dict[str, set[str]] | None:
     """Plural -> verbs of one group version, None when it is not served (404) or discovery failed."""
-    try:
-        resp = api.get_api_resources(group, version, _preload_content=False, _request_timeout=(timeout, timeout))
-        body = response_json(resp)
-    except ApiException as exc:
-        if not exc.status:  # the client's wrapper for a TLS failure: the network
-            raise ConnectionError(exc.reason) from None
-        if exc.status != 404:
-            log.info("discovery of %s/%s failed (%s): its gangs are not shown", group, version, exc.status)
-        return None
-    except NETWORK_ERRORS:
-        raise  # the server cannot be read at all: KubeSource.run says so once, at once
-    except Exception as exc:  # not a discovery document
-        log.info("discovery of %s/%s failed: %s", group, version, exc)
+    body = read_optional(lambda: api.get_api_resources(group, version, _preload_content=False,
+                                                       _request_timeout=(timeout, timeout)),
+                         f"discovery of {group}/{version}", "its gangs are not shown")
+    if body is None:
         return None
     return {r.get("name"): set(r.get("verbs") or ()) for r in body.get("resources") or ()
             if "/" not in (r.get("name") or "")}

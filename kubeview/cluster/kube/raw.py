@@ -13,11 +13,17 @@ ApiException), so informers cannot tell the difference.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any, cast
 
 import urllib3
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from kubeview.cluster.kube.errors import NETWORK_ERRORS
+
+log = logging.getLogger(__name__)
 
 # the API class kubeview would use -> its path prefix
 PREFIX = {"CoreV1Api": "/api/v1", "AppsV1Api": "/apis/apps/v1", "BatchV1Api": "/apis/batch/v1",
@@ -40,6 +46,27 @@ def response_json(response: object) -> Any:
     return json.loads(raw_response(response).data)
 
 
+def read_optional(call: Callable[[], object], what: str, without: str) -> Any | None:
+    """The JSON body of one optional read made at start (a group version's discovery, /version): None
+    when the server answers an error (logged, "`what` failed (403): `without`", unless a 404: not
+    served) or not JSON, and the view goes on without it. A failure of the wire raises (the client's
+    wrapper of a TLS failure as ConnectionError): the server cannot be read at all, and KubeSource.run
+    says so once, at once."""
+    try:
+        return response_json(call())
+    except ApiException as exc:
+        if not exc.status:  # the client's wrapper for a TLS failure: the network
+            raise ConnectionError(exc.reason) from None
+        if exc.status != 404:
+            log.info("%s failed (%s): %s", what, exc.status, without)
+        return None
+    except NETWORK_ERRORS:
+        raise
+    except Exception as exc:  # not JSON
+        log.info("%s failed: %s", what, exc)
+        return None
+
+
 class RawApi:
     """`RawApi(api_client, "CoreV1Api").list_namespaced_pod(ns, limit=500, _preload_content=False)`:
     the generated class's list methods by name, for the plurals kubeview reads."""
@@ -57,6 +84,11 @@ class RawApi:
     def get_api_resources(self, _preload_content: bool = False, _request_timeout: object = None) -> object:
         """The group version's discovery document (the generated classes' get_api_resources), raw."""
         return self._get(self.prefix + "/", [], _preload_content, _request_timeout)
+
+    def read(self, plural: str, namespace: str, name: str, _request_timeout: object = None) -> object:
+        """GET one namespaced object, raw (what `read_namespaced_pod` does, without building the
+        generated class's models: the pod screen's on-demand read)."""
+        return self._get(f"{self.prefix}/namespaces/{namespace}/{plural}/{name}", [], False, _request_timeout)
 
     def call(self, plural: str, namespace: str | None, _preload_content: bool = False,
              _request_timeout: object = None, **kwargs: object) -> object:

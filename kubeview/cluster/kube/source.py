@@ -227,10 +227,8 @@ class KubeSource:
         """The whole object as the API server has it now (Pods only: the pod screen's on-demand read)."""
         if kind != "Pod":
             return None
-        try:
-            resp = client.CoreV1Api(self.api_client).read_namespaced_pod(
-                name, namespace, _preload_content=False, _request_timeout=(5, 10))
-            doc = response_json(resp)
+        try:  # by path (raw.py): CoreV1Api's first call builds its models, ~0.5 s holding the GIL
+            doc = response_json(RawApi(self.api_client, "CoreV1Api").read("pods", namespace, name, (5, 10)))
         except Exception as exc:  # gone (404), forbidden, the network: the screen keeps what the model has
             log.info("pod %s/%s: cannot read (%s)", namespace, name, getattr(exc, "reason", exc))
             return None
