@@ -48,7 +48,7 @@ from kubeview.model.quota.objects import QuotaKey
 from kubeview.model.quota.reads import all_held, all_quota_uses
 from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
 from kubeview.model.quota.tally import QuotaTally
-from kubeview.model.server_version import parse_version, scheduler_skew
+from kubeview.model.server_version import ServerVersion, parse_version, scheduler_skew
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -289,11 +289,15 @@ class ClusterModel:
         """Is this pod listed for display (in `display_namespace`, when one is set)?"""
         return self.display_namespace is None or key[0] == self.display_namespace
 
+    def server_version(self) -> ServerVersion | None:
+        """The API server's version, parsed (None: the embedded cluster, or the server did not say)."""
+        return parse_version(self.kubernetes) if self.kubernetes else None
+
     def scheduler_skew(self) -> list[str]:
         """kube-scheduler workloads whose version does not match the API server's (model/server_version.py)."""
         images = [(f"{v.kind} {v.namespace}/{v.name}", image) for v in self._workloads.schedulers.values()
                   for image in v.scheduler_images]
-        return scheduler_skew(parse_version(self.kubernetes) if self.kubernetes else None, images)
+        return scheduler_skew(self.server_version(), images)
 
     def shown_pods(self) -> Mapping[PodKey, PodView]:
         """The pods listed for display: all of them, or `display_namespace`'s (node figures count all)."""

@@ -75,6 +75,13 @@ def title_words(version: ServerVersion | None, missing: Collection[str], skew: b
     return ", ".join(parts)
 
 
+def image_name_tag(image: str) -> tuple[str, str]:
+    """An image reference's last path part and tag: ("kube-scheduler", "v1.37.2") for
+    `mirror.local:5000/k8s/kube-scheduler:v1.37.2@sha256:…`; the tag "" when it has none."""
+    name, _, tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")
+    return name, tag
+
+
 def scheduler_skew(server: ServerVersion | None, images: Iterable[tuple[str, str]]) -> list[str]:
     """Words for each kube-scheduler image (workload, image) whose minor version does not match the
     API server's, by the version skew policy: a kube-scheduler must not be newer than kube-apiserver
@@ -83,7 +90,7 @@ def scheduler_skew(server: ServerVersion | None, images: Iterable[tuple[str, str
         return []
     out = []
     for where, image in images:
-        tag = image.split("@")[0].rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
+        tag = image_name_tag(image)[1]
         minor = parse_version(tag).minor if tag else None
         if minor is None or minor == server.minor:
             continue

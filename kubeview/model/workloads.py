@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kubeview.model.server_version import image_name_tag
+
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet")
 
 
@@ -59,7 +61,7 @@ def scheduler_images(spec: dict) -> tuple[str, ...]:
     """Images of the pod template's containers that are a kube-scheduler (`…/kube-scheduler:TAG`)."""
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
     images = (c.get("image") or "" for c in containers)
-    return tuple(i for i in images if i.rsplit("/", 1)[-1].split("@")[0].split(":")[0] == "kube-scheduler")
+    return tuple(i for i in images if image_name_tag(i)[0] == "kube-scheduler")
 
 
 class WorkloadStore:

@@ -22,7 +22,7 @@ from kubeview.model.events import ConnectionState
 from kubeview.model.freshness import FACT, NODE_FIGURES, Freshness, Lists, depends
 from kubeview.model.gpus.idle import find_idle
 from kubeview.model.gpus.reads import GpuShapes
-from kubeview.model.server_version import parse_version, title_words
+from kubeview.model.server_version import title_words
 from kubeview.tui.format import GPU
 from kubeview.tui.rows.gpu_units import HeaderWords, free_replicas, header_words
 
@@ -104,8 +104,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
     waits = Counter(w.state for w in model.pod_waits().values())
     return Summary(
         title=model.title,
-        kubernetes=title_words(parse_version(model.kubernetes) if model.kubernetes else None, model.not_served,
-                               bool(model.scheduler_skew())),
+        kubernetes=title_words(model.server_version(), model.not_served, bool(model.scheduler_skew())),
         connection=model.connection,
         nodes=len(model.nodes),
         pods=len(model.shown_pods()),
