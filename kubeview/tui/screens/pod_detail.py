@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from kubeview.cluster.source import ClusterSource, FetchesObjects, GetsObjects
 from kubeview.model.autoscaling.groups import WAIT_NEVER, WAIT_NODES, WAIT_ROOM, PodWait
@@ -52,13 +53,13 @@ class PodDetailScreen(ClusterScreen):
     def __init__(self) -> None:
         super().__init__()
         self.key: tuple[str, str] = ("", "")
-        # (key, the pod read from the API server; None: it could not be read)
-        self._whole: tuple[tuple[str, str], dict | None] | None = None
+        self._whole: dict | None = None  # this pod as the API server last answered (`fetch`)
+        self._answered = False  # a read came back (with `_whole` None: it could not be read)
         self._asked_for: PodView | None = None  # the model's pod when the last read was asked for
 
     def show(self, key: tuple[str, str]) -> None:
         self.key = key
-        self._whole, self._asked_for = None, None
+        self._whole, self._answered, self._asked_for = None, False, None
         self.retitle(f"Pod {key[0]}/{key[1]}")
 
     def compose_body(self) -> ComposeResult:
@@ -82,14 +83,12 @@ class PodDetailScreen(ClusterScreen):
         width = self._text_width()
         text = describe(pod, self.key, raw, claims, width, wait)
         if pod is not None:
-            if raw is not None:
-                whole = whole_pod_lines(raw)
-                text += "\n\n" + "\n".join(whole) if whole else ""
-            elif isinstance(self.kv.source, FetchesObjects):
-                tried = self._whole is not None and self._whole[0] == self.key
+            whole = whole_pod_lines(raw) if raw is not None else []
+            if whole:
+                text += "\n\n" + "\n".join(whole)
+            elif raw is None and isinstance(self.kv.source, FetchesObjects):
                 text += ("\n\n[dim]the whole pod could not be read from the API server: showing what kubeview "
-                         "keeps[/dim]" if tried else "\n\n[dim]reading the whole pod from the API server…[/dim]")
-        if pod is not None:
+                         "keeps[/dim]" if self._answered else "\n\n[dim]reading the whole pod from the API server…[/dim]")
             text += "\n\n" + describe_events(events, time.time(), no_events, width)
         self.query_one("#pod-text", Static).update(wrap_long_lines(text, width))
 
@@ -102,20 +101,20 @@ class PodDetailScreen(ClusterScreen):
         if pod is not self._asked_for:  # just opened, or the model's pod changed since the last read
             self._asked_for = pod
             self._fetch(source, self.key)
-        whole = self._whole
-        return whole[1] if whole is not None and whole[0] == self.key else None
+        return self._whole
 
-    @work(thread=True, group="pod-fetch", exit_on_error=False, name="reading the pod")
+    @work(thread=True, exclusive=True, group="pod-fetch", exit_on_error=False, name="reading the pod")
     def _fetch(self, source: FetchesObjects, key: tuple[str, str]) -> None:
         doc = source.fetch("Pod", *key)
-        self.app.call_from_thread(self._fetched, key, doc)
+        if not get_current_worker().is_cancelled:  # a newer read was asked for: its answer stands
+            self.app.call_from_thread(self._fetched, key, doc)
 
     def _fetched(self, key: tuple[str, str], doc: dict | None) -> None:
         if key != self.key:  # another pod opened meanwhile
             return
-        if doc is None and self._whole is not None and self._whole[0] == key and self._whole[1] is not None:
-            return  # a re-read failed: the last whole pod read stands
-        self._whole = (key, doc)
+        self._answered = True
+        if doc is not None:  # (a re-read that failed leaves the last whole pod read standing)
+            self._whole = doc
         if self.is_current:
             self.refresh_data()
         else:
