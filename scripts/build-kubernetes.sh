@@ -20,9 +20,8 @@
 # kube-state-metrics is an oracle for one group of tests only: if the module proxy does not serve it,
 # the script says so in one line and still exits 0 with the plane built (those tests skip). Any other
 # failure names the step and exits non-zero; a module the proxy refuses (a pre-release's new staging
-# module) exits 3 with one line, also kept in <dir>/refused.txt for the tests to say. Two runs
-# at once (CI and a developer) take turns on a lock
-# in the cache instead of writing the same files. Measured on the 2-core VM: cold 9 min 5 s, warm 0.3 s.
+# module) exits 3 with one line, also kept in <dir>/refused.txt for the tests to say. Two runs at
+# once (CI and a developer) take turns on a lock in the cache instead of writing the same files. Measured on the 2-core VM: cold 9 min 5 s, warm 0.3 s.
 set -Eeuo pipefail
 trap 'echo "build-kubernetes: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
@@ -51,11 +50,13 @@ cache="${KUBEVIEW_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeview/kubernetes
 out="$cache/$version-kwok$kwok_version-ksm$ksm_version"
 want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kube-state-metrics)
 k8s_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+k8s_outputs=("${k8s_commands[@]}" etcd)  # what the scratch module below builds
 if [ "$skew" = 1 ]; then  # kubeview's start on an older (or newer) API server: no scheduler, kwok or KSM;
     # etcd is the default build's (the v3 API every version speaks): two binaries, ~4 min of a cold build each
     out="$cache/$version-skew"
     want=(kube-apiserver kube-controller-manager)
-    k8s_commands=(kube-apiserver kube-controller-manager)
+    k8s_commands=("${want[@]}")
+    k8s_outputs=("${want[@]}")
 fi
 if [ "$print_dir" = 1 ]; then echo "$out/bin"; exit 0; fi
 all_cached() {
@@ -109,7 +110,7 @@ export GOTOOLCHAIN=local+auto
 
 # --- the control plane, kubectl and etcd: one scratch module --------------------------------
 need_k8s=0
-for b in "${k8s_commands[@]}" etcd; do
+for b in "${k8s_outputs[@]}"; do
     [ -x "$out/bin/$b" ] || need_k8s=1
 done
 if [ "$need_k8s" = 1 ]; then
