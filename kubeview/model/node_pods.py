@@ -11,6 +11,8 @@ Succeeded or Failed, Terminating ones included (their resources are held until t
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from kubeview.model.gcpause import gc_paused
@@ -69,7 +71,7 @@ class NodePods:
             if old.capacity != view.capacity or old.allocatable != view.allocatable:
                 t.set_node(r, view.capacity, view.allocatable)
         self.nodes[view.name] = view
-        self._layout = None
+        self._layout = None if old is None else _with_view(self._layout, view)
         return True
 
     def _delete_node(self, name: str) -> bool:
@@ -200,6 +202,22 @@ class NodePods:
                 lim_ids.append(i)
             self.table.set_pod_sums(rows, req_ids, lim_ids, distinct)
         self.pods, self.bound, self.pending = pods, bound, pending
+
+
+def _with_view(layout: tuple[np.ndarray, list[str], list[NodeView]] | None,
+               view: NodeView) -> tuple[np.ndarray, list[str], list[NodeView]] | None:
+    """The layout with one node's view swapped (same node set, same rows): a copy of the views list,
+    which earlier allocations still hold, instead of a new layout (a kubelet's heartbeat per node
+    every few seconds at 5,000 nodes)."""
+    if layout is None:
+        return None
+    rows, names, views = layout
+    i = bisect.bisect_left(names, view.name)
+    if i == len(names) or names[i] != view.name:
+        return None
+    views = list(views)
+    views[i] = view
+    return rows, names, views
 
 
 def pod_key(obj: dict) -> PodKey:
