@@ -15,6 +15,7 @@ The python client's `Watch.stream` is not used: it retries a 410 once by itself 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeview.cluster.kube import pod_wire
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, retry_after
+from kubeview.cluster.kube.page_ahead import Ahead, peek_continue
 from kubeview.cluster.source import SourceError
 from kubeview.model.events import ConnectionState, Listed, Listing, SourceEvent, WatchEvent
 
@@ -194,6 +196,7 @@ class Informer:
     resource_version: str | None = None  # None: must (re)list
     synced: bool = False
     broken_at: float | None = None  # when its watch broke, until it delivers again: a relist's `Listing.as_of`
+    pages_ahead: int = 0  # list pages that were asked for while the one before decoded (page_ahead.py)
     _response: object | None = None  # the open watch, so `interrupt()` can shut it from another thread
 
     def run(self, *, _iterations: int | None = None) -> None:
@@ -251,20 +254,15 @@ class Informer:
     # -- list ----------------------------------------------------------------------------------
     def _list(self) -> None:
         items: list[dict] = []
-        token: str | None = None
         rv = ""
         # before the first request: the kind is not complete until `Listed` (model/freshness.py)
         as_of = self.broken_at or time.time()
         self.emit(Listing(self.spec.kind, 0, as_of))
+        data = self._page(None)
         while True:
-            kwargs: dict = {"_preload_content": False,
-                            "_request_timeout": (self.settings.connect_timeout, self.settings.list_timeout)}
-            if self.settings.page_size:
-                kwargs["limit"] = self.settings.page_size
-            if token:
-                kwargs["_continue"] = token
-            resp = self._call(**kwargs)
-            page = self._decode_page(resp.data)  # type: ignore[attr-defined]
+            peeked = peek_continue(data)
+            ahead = Ahead(functools.partial(self._page, peeked)) if peeked else None  # page_ahead.py
+            page = self._decode_page(data)
             items.extend(page.get("items") or ())
             meta = page.get("metadata") or {}
             rv = meta.get("resourceVersion", rv)
@@ -272,10 +270,24 @@ class Informer:
             if not token:
                 break
             self.emit(Listing(self.spec.kind, len(items), as_of))
+            if ahead is not None and peeked == token:
+                self.pages_ahead += 1
+                data = ahead.result()
+            else:
+                data = self._page(token)
         self.resource_version, self.broken_at = rv, None
         self.emit(Listed(self.spec.kind, items, rv))
         self.synced = True
         self.link.up(self.spec.kind)
+
+    def _page(self, token: str | None) -> bytes:
+        kwargs: dict = {"_preload_content": False,
+                        "_request_timeout": (self.settings.connect_timeout, self.settings.list_timeout)}
+        if self.settings.page_size:
+            kwargs["limit"] = self.settings.page_size
+        if token:
+            kwargs["_continue"] = token
+        return self._call(**kwargs).data  # type: ignore[attr-defined]
 
     # -- watch ---------------------------------------------------------------------------------
     def _watch(self) -> None:
