@@ -39,7 +39,8 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
         queues, queue-detail (#40): the real Kueue v0.17.0 on the real v1.37.2 plane (tests/realk8s/plane.py,
         kueue.py; needs the cached builds of scripts/build-kubernetes.sh and scripts/build-kueue.sh):
         tests/realk8s/kueue_story.py's cohort of two ClusterQueues, vision borrowing 2 GPUs of language's
-        unused quota, a Job of each held with Kueue's own words; the Quota screen's queue table, then the
+        unused quota, a Job of each held with Kueue's own words and its position (Kueue's visibility API,
+        served as tests/realk8s/kueue_visibility.py does); the Quota screen's queue table, then the
         ClusterQueue vision opened (Enter). About a minute and a half (the plane and Kueue start).
 listing.svg, listing-packing.svg, relisting.svg (#41: no figure from a partial list) are not made here: they
 come from the real API server, `KUBEVIEW_SHOTS=screenshots pytest tests/realk8s/test_pending_figures.py`.
@@ -297,9 +298,14 @@ async def shoot_kueue(app: KubeviewApp, out: Path, size: tuple[int, int]) -> Non
             seen = {n: (q.admitted, q.pending) for n in want if (q := queues.cluster_queue(n)) is not None}
             return seen == want and len(queues.workloads()) == sum(map(len, STEPS))
 
+    def placed() -> bool:  # the Quota screen asks for Kueue's positions; one round answered for both queues
+        with app.state.lock:
+            return set(app.state.model.queues.positions.by_queue) == set(want)
+
     async with app.run_test(size=size) as pilot:
         await wait_for(pilot, shown, 60, "kubeview to hold Kueue's queues as Kueue wrote them")
         await pilot.press("8")
+        await wait_for(pilot, placed, 30, "Kueue's positions (its visibility API)")
         await pilot.pause(0.8)
         app.screen.query_one("#queue-table").focus()
         await pilot.pause(0.3)
@@ -314,13 +320,13 @@ def run_kueue(places: list[tuple[Path, tuple[int, int]]]) -> bool:
     """The real plane and the real Kueue with kueue_story's cohort, shot at every size; False (said in one
     line) where the builds are missing."""
     from kubeview.cluster.kube.source import KubeSource
-    from tests.realk8s import kueue_story
+    from tests.realk8s import kueue_story, kueue_visibility
     from tests.realk8s.kueue import Kueue
     from tests.realk8s.kueue import missing as kueue_missing
     from tests.realk8s.plane import bin_dir, missing_binaries, new_plane
     from tests.realk8s.procs import stop_all
 
-    gone = [*missing_binaries(bin_dir()), *([kueue_missing()] if kueue_missing() else [])]
+    gone = [*missing_binaries(bin_dir()), *(g for g in (kueue_missing(), kueue_visibility.missing()) if g)]
     if gone:
         print(f"screenshots: kueue skipped, no {', '.join(gone)} (bash scripts/build-kubernetes.sh; "
               "bash scripts/build-kueue.sh)")
@@ -328,7 +334,7 @@ def run_kueue(places: list[tuple[Path, tuple[int, int]]]) -> bool:
     plane = new_plane("kubeview-screenshots-kueue-")
     try:
         plane.start()
-        kueue = Kueue(plane, tuple(kueue_story.TEAMS.values()))
+        kueue = Kueue(plane, tuple(kueue_story.TEAMS.values()), visibility=True)  # positions too
         kueue_story.setup(kueue)
         kueue.start()
         kueue_story.play(kueue)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(SNAPSHOT_SCHEMA, indent=2))
         return 0
     try:
-        model, packing, _ = collect_packed(args, positions=True)
+        model, packing, _ = collect_packed(args, positions=bool(getattr(args, "json", False)))
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
         return exc.exit_code

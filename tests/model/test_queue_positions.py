@@ -124,9 +124,9 @@ def test_the_queue_table_words_give_kueues_place_or_say_once_why_none() -> None:
     row = rows.build(m.queues).queues[CQ]
     first = min(items(doc), key=lambda k: items(doc)[k][1])
     lq = items(doc)[first][0]
-    assert rows.note(row).plain.startswith(f"{first[0]}/{first[1]} (1st in {CQ} (1st in {lq})): Pending")
+    assert rows.note(row).plain.startswith(f"{first[0]}/{first[1]}, 1st in {CQ} (1st in {lq}): Pending")
     panel = "\n".join(rows.panel(row))
-    assert all(f"({Position(CQ, v[1], v[0], v[2]).words()})" in panel for v in items(doc).values())
+    assert all(f", {Position(CQ, v[1], v[0], v[2]).words()}: Pending" in panel for v in items(doc).values())
     assert NOT_SERVED not in panel
     m.apply(QueuePositions(Positions({}, NOT_SERVED)))
     row = rows.build(m.queues).queues[CQ]

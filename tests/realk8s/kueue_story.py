@@ -8,8 +8,8 @@ a Job Kueue holds.
 - Two kwok nodes of 8 GPUs: every admitted pod runs.
 - vision's three 2-GPU Jobs are admitted, the third borrowing 2 GPUs of language's unused quota; then
   language's `llama-finetune` (2 GPUs) is admitted (the cohort's 8: 6 then in use); then language's
-  `bert-pretrain` (2) and vision's `vit-huge` (4) find no room in the cohort and Kueue holds them
-  (no preemption: Kueue's default `reclaimWithinCohort: Never`).
+  `bert-pretrain` (2) and vision's `vit-huge` (4) and `sam-finetune` (2) find no room in the cohort and
+  Kueue holds them (no preemption: Kueue's default `reclaimWithinCohort: Never`), in an order of its own.
 Each step waits on what Kueue wrote (admitted and the pod Running; held with its reason), never a sleep.
 """
 
@@ -41,7 +41,8 @@ STEPS = (
     (Submit("vision", "resnet-sweep", 2, True), Submit("vision", "detr-train", 2, True),
      Submit("vision", "vit-large", 2, True)),
     (Submit("language", "llama-finetune", 2, True),),
-    (Submit("language", "bert-pretrain", 2, False), Submit("vision", "vit-huge", 4, False)),
+    (Submit("language", "bert-pretrain", 2, False), Submit("vision", "vit-huge", 4, False),
+     Submit("vision", "sam-finetune", 2, False)),
 )
 
 

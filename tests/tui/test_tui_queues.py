@@ -178,7 +178,7 @@ async def test_the_queue_screens_ask_for_kueues_positions_only_while_shown_and_s
         await settle(pilot)
         assert not source.want_positions.is_set() and source.rounds == 0  # the Nodes screen shows none
         await pilot.press("8")
-        await wait_for(pilot, lambda: "(1st in team-cq (1st in team-q))" in app.screen.panel,  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: ", 1st in team-cq (1st in team-q): Pending" in app.screen.panel,  # type: ignore[attr-defined]
                        what="Kueue's position in the panel")
         assert source.want_positions.is_set()
         table = app.screen.query_one("#queue-table", VirtualTable)
@@ -188,8 +188,8 @@ async def test_the_queue_screens_ask_for_kueues_positions_only_while_shown_and_s
                        what="the queue screen")
         await settle(pilot)
         text = app.screen.text  # type: ignore[attr-defined]
-        assert "team-a/job-big-ghi56 (1st in team-cq (1st in team-q)): Pending" in text
-        assert "team-b/job-late-jkl78 (2nd in team-cq (1st in team-q)): Pending" in text
+        assert "team-a/job-big-ghi56, 1st in team-cq (1st in team-q): Pending" in text
+        assert "team-b/job-late-jkl78, 2nd in team-cq (1st in team-q): Pending" in text
         assert text.index("job-big-ghi56") < text.index("job-late-jkl78")  # Kueue's order over priority
         assert source.want_positions.is_set()  # the queue screen wants them too
         await pilot.press("escape", "1")

@@ -103,9 +103,9 @@ def borrow_words(r: FlavorResource) -> str:
 
 
 def workload_words(w: QueuedWorkload, position: Position | None = None) -> str:
-    """`team-a/job-big-ghi56 (1st in team-a-cq (1st in team-a)): Pending — couldn't assign flavors …` (Kueue's
+    """`team-a/job-big-ghi56, 1st in team-a-cq (1st in team-a): Pending — couldn't assign flavors …` (Kueue's
     position, reason and message)."""
-    where = f" ({position.words()})" if position is not None else ""
+    where = f", {position.words()}" if position is not None else ""
     why = f"{w.reason} — {w.message}" if w.message else (w.reason or "no condition from Kueue yet")
     return f"{w.namespace}/{w.name}{where}: {why}"
 
