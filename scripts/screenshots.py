@@ -35,6 +35,13 @@ arguments, `kubeview.cli` then `select.open_source`, as `kubeview` builds them):
     kubeview serve -- --demo
         browser.png: the Nodes screen in Debian's headless Chromium (1280x420), driven by Playwright
         as tests/web/test_serve_browser.py drives it (needs /usr/bin/chromium).
+    kubeview --kubeconfig <the realk8s plane's admin>   (`--only kueue`; not in the default list)
+        queues, queue-detail (#40): the real Kueue v0.17.0 on the real v1.37.2 plane (tests/realk8s/plane.py,
+        kueue.py; needs the cached builds of scripts/build-kubernetes.sh and scripts/build-kueue.sh):
+        tests/realk8s/kueue_story.py's cohort of two ClusterQueues, vision borrowing 2 GPUs of language's
+        unused quota, a Job of each held with Kueue's own words and its position (Kueue's visibility API,
+        served as tests/realk8s/kueue_visibility.py does); the Quota screen's queue table, then the
+        ClusterQueue vision opened (Enter). About a minute and a half (the plane and Kueue start).
 listing.svg, listing-packing.svg, relisting.svg (#41: no figure from a partial list) are not made here: they
 come from the real API server, `KUBEVIEW_SHOTS=screenshots pytest tests/realk8s/test_pending_figures.py`.
 Paths on screen are relative to the repository, where the script runs. Takes about two minutes (the
@@ -278,6 +285,70 @@ def run_browser(out: Path) -> None:
             served.stop()
 
 
+async def shoot_kueue(app: KubeviewApp, out: Path, size: tuple[int, int]) -> None:
+    """The Quota screen's queue table once kubeview holds what Kueue wrote, then the first ClusterQueue."""
+    from tests.realk8s.kueue_story import STEPS
+
+    want = {cq: (sum(s.admitted for step in STEPS for s in step if s.cq == cq),
+                 sum(not s.admitted for step in STEPS for s in step if s.cq == cq)) for cq in ("vision", "language")}
+
+    def shown() -> bool:
+        with app.state.lock:
+            queues = app.state.model.queues
+            seen = {n: (q.admitted, q.pending) for n in want if (q := queues.cluster_queue(n)) is not None}
+            return seen == want and len(queues.workloads()) == sum(map(len, STEPS))
+
+    def placed() -> bool:  # the Quota screen asks for Kueue's positions; one round answered for both queues
+        with app.state.lock:
+            return set(app.state.model.queues.positions.by_queue) == set(want)
+
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, shown, 60, "kubeview to hold Kueue's queues as Kueue wrote them")
+        await pilot.press("8")
+        await wait_for(pilot, placed, 30, "Kueue's positions (its visibility API)")
+        await pilot.pause(0.8)
+        app.screen.query_one("#queue-table").focus()
+        await pilot.pause(0.3)
+        app.save_screenshot("queues.svg", str(out))
+        await pilot.press("enter")  # the first ClusterQueue: vision, borrowing, vit-huge held
+        await pilot.pause(0.8)
+        app.save_screenshot("queue-detail.svg", str(out))
+        await pilot.press("q")
+
+
+def run_kueue(places: list[tuple[Path, tuple[int, int]]]) -> bool:
+    """The real plane and the real Kueue with kueue_story's cohort, shot at every size; False (said in one
+    line) where the builds are missing."""
+    from kubeview.cluster.kube.source import KubeSource
+    from tests.realk8s import kueue_story, kueue_visibility
+    from tests.realk8s.kueue import Kueue
+    from tests.realk8s.kueue import missing as kueue_missing
+    from tests.realk8s.plane import bin_dir, missing_binaries, new_plane
+    from tests.realk8s.procs import stop_all
+
+    gone = [*missing_binaries(bin_dir()), *(g for g in (kueue_missing(), kueue_visibility.missing()) if g)]
+    if gone:
+        print(f"screenshots: kueue skipped, no {', '.join(gone)} (bash scripts/build-kubernetes.sh; "
+              "bash scripts/build-kueue.sh)")
+        return False
+    plane = new_plane("kubeview-screenshots-kueue-")
+    try:
+        plane.start()
+        kueue = Kueue(plane, tuple(kueue_story.TEAMS.values()), visibility=True)  # positions too
+        kueue_story.setup(kueue)
+        kueue.start()
+        kueue_story.play(kueue)
+        for where, size in places:
+            source = KubeSource(kubeconfig=str(plane.kubeconfig))
+            try:
+                asyncio.run(shoot_kueue(make_app(source), where, size))
+            finally:
+                source.close()
+    finally:
+        stop_all()
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"),
@@ -285,7 +356,9 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
                         help="terminal sizes WxH, comma-separated (default: %(default)s); the first into --out, "
                              "the others into --out/WxH")
-    parser.add_argument("--only", default="demo,render,tune,browser", help="which runs (default: %(default)s)")
+    parser.add_argument("--only", default="demo,render,tune,browser",
+                        help="which runs (default: %(default)s); also kueue, which starts the real plane and "
+                             "Kueue from the cached builds (scripts/build-kubernetes.sh, build-kueue.sh)")
     args = parser.parse_args()
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -293,8 +366,8 @@ def main() -> int:
     os.chdir(REPO)  # paths on screen are then relative to the repository
     out.mkdir(parents=True, exist_ok=True)
     write_scene(out)
-    for n, (width, height) in enumerate(sizes):
-        where = out if n == 0 else out / f"{width}x{height}"
+    places = [(out if n == 0 else out / f"{w}x{h}", (w, h)) for n, (w, h) in enumerate(sizes)]
+    for where, (width, height) in places:
         where.mkdir(parents=True, exist_ok=True)
         if "demo" in only:
             run_demo(where, (width, height))
@@ -302,8 +375,12 @@ def main() -> int:
             run_render(where, (width, height), out)
         if "tune" in only:
             run_tune(where, (width, height))
-        for svg in sorted(where.glob("*.svg")):
-            print(svg)
+        if only & {"demo", "render", "tune"}:
+            for svg in sorted(where.glob("*.svg")):
+                print(svg)
+    if "kueue" in only and run_kueue(places):
+        for where, _ in places:
+            print(where / "queues.svg", where / "queue-detail.svg", sep="\n")
     if "browser" in only:
         run_browser(out)
         print(out / "browser.png")

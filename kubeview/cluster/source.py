@@ -108,6 +108,14 @@ class FetchesObjects(Protocol):
 
 
 @runtime_checkable
+class ReportsQueuePositions(Protocol):
+    """Reads Kueue's queue positions (its visibility API) while `want_positions` is set, emitting
+    `QueuePositions` (the kube source: kube/queue_positions.py). Set it only while they are shown."""
+
+    want_positions: threading.Event
+
+
+@runtime_checkable
 class Evicts(GetsObjects, Protocol):
     """The Eviction API, nominations and PodDisruptionBudgets (what applying a plan needs)."""
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the work's imports wait for `run`: cli.py imports this modu
     from kubeview.model.cluster import ClusterModel
 
 SYNC_TIMEOUT = 30.0  # seconds the initial sync may go without an event (a list page, a kind listed)
+POSITIONS_TIMEOUT = 15.0  # seconds `snapshot` waits for the first round of Kueue's queue positions (kube/queue_positions.py)
 _BIN = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(SNAPSHOT_SCHEMA, indent=2))
         return 0
     try:
-        model, packing, _ = collect_packed(args)
+        model, packing, _ = collect_packed(args, positions=bool(getattr(args, "json", False)))
     except SourceError as exc:
         sys.stderr.write(f"kubeview: {exc}\n")
         return exc.exit_code
@@ -103,25 +104,31 @@ def collect(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT) -> ClusterM
     return collect_packed(args, timeout)[0]
 
 
-def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT,
-                   policy: str | None = None) -> tuple[ClusterModel, PackingConfig, str]:
-    """`collect`, and the packing the source schedules with (cluster/packing.py), read before it closes."""
+def collect_packed(args: argparse.Namespace, timeout: float = SYNC_TIMEOUT, policy: str | None = None,
+                   positions: bool = False) -> tuple[ClusterModel, PackingConfig, str]:
+    """`collect`, and the packing the source schedules with (cluster/packing.py), read before it closes;
+    `positions`: also one round of Kueue's queue positions where the source reads them (`sync`)."""
     from kubeview.cluster.packing import current_packing
     from kubeview.cluster.select import open_source
 
     # Events too: what a pending pod waits for is in the autoscalers' Events on it (model/autoscaling/waits.py)
     source = open_source(args, events=True)
     try:
-        model = sync(source, timeout)
+        model = sync(source, timeout, positions)
         return (model, *current_packing(source, policy))
     finally:
         source.close()
 
 
-def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
-    """Run `source` in a thread until its initial sync is complete; SourceError if it fails or stalls."""
+def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT, positions: bool = False) -> ClusterModel:
+    """Run `source` in a thread until its initial sync is complete; SourceError if it fails or stalls.
+    `positions`: where the source reads Kueue's queue positions and the ClusterQueues are listed, also
+    until its first round of them (at most POSITIONS_TIMEOUT; then the snapshot says none came)."""
+    from kubeview.cluster.source import ReportsQueuePositions
     from kubeview.model.cluster import ClusterModel
-    from kubeview.model.events import KINDS, ConnectionState
+    from kubeview.model.events import KINDS, ConnectionState, QueuePositions
+    from kubeview.model.queues.objects import KIND_CLUSTER_QUEUE
+    from kubeview.model.queues.positions import Positions
 
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -133,6 +140,9 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
         except BaseException as exc:  # reported below as one line
             failure.append(exc)
 
+    polled = positions and isinstance(source, ReportsQueuePositions)
+    if positions and isinstance(source, ReportsQueuePositions):
+        source.want_positions.set()
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
     model = ClusterModel(title=source.title)
@@ -159,6 +169,18 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT) -> ClusterModel:
             model.apply(event)
             if isinstance(event, ConnectionState) and event.state == "failed":
                 raise SourceError(event.detail)
+        if polled and KIND_CLUSTER_QUEUE in model.synced:  # one round of Kueue's positions
+            until = time.monotonic() + POSITIONS_TIMEOUT
+            while True:
+                try:
+                    event = events.get(timeout=max(0.0, until - time.monotonic()))
+                except queue.Empty:
+                    model.apply(QueuePositions(Positions({}, f"positions: Kueue's visibility API did not answer "
+                                                              f"within {POSITIONS_TIMEOUT:g} s")))
+                    break
+                model.apply(event)
+                if isinstance(event, QueuePositions):
+                    break
         while True:  # whatever arrived with the lists
             try:
                 model.apply(events.get_nowait())

@@ -40,6 +40,7 @@ from kubeview.model.kinds import Calls, KindStore, rows_of
 from kubeview.model.kube_events import EventLog, EventView
 from kubeview.model.node_pods import NodePods, PodKey
 from kubeview.model.queues.objects import QUEUE_KINDS
+from kubeview.model.queues.positions import QueuePositions
 from kubeview.model.queues.store import QueueStore
 from kubeview.model.queues.workload import KueueWorkloads
 from kubeview.model.quota.counting import QuotaUse
@@ -141,6 +142,8 @@ class ClusterModel:
         elif isinstance(event, UsageUpdate):
             self.usage.merge(event)
             changed = True
+        elif isinstance(event, QueuePositions):
+            changed = self.queues.set_positions(event.positions)
         elif isinstance(event, Scope):
             changed = (event.title, event.namespace, event.partial, dict(event.unavailable), event.kubernetes,
                        dict(event.not_served)) != (self.title, self.display_namespace, self.partial, self.unavailable,

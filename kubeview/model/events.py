@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kubeview.model.queues.positions import QueuePositions
 from kubeview.model.usage import UsageUpdate
 
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "StatefulSet", "Job")
@@ -70,4 +71,5 @@ class Scope:
     not_served: Mapping[str, str] = field(default_factory=dict)
 
 
-SourceEvent = WatchEvent | Listed | Listing | ConnectionState | UsageUpdate | Scope  # UsageUpdate: see model/usage.py
+# UsageUpdate: see model/usage.py; QueuePositions: model/queues/positions.py
+SourceEvent = WatchEvent | Listed | Listing | ConnectionState | UsageUpdate | Scope | QueuePositions

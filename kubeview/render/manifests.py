@@ -144,6 +144,8 @@ READ_RULES: list[Obj] = [
     {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues", "resourceflavors", "workloads"],
      "verbs": ["get", "list", "watch"]},
+    # Kueue's queue positions (kube/queue_positions.py): its visibility API, polled while a queue screen is up
+    {"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["clusterqueues/pendingworkloads"], "verbs": ["get"]},
     {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
     # NVIDIA's ComputeDomains (NVLink domains, #35), where its DRA driver serves them
     {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["get", "list", "watch"]},

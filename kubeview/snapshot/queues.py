@@ -3,7 +3,8 @@
 Kueue's queues as the model reads them (model/queues/): each ClusterQueue's quota per flavor and resource
 (nominalQuota, borrowingLimit, lendingLimit) beside its status (flavorsUsage, flavorsReservation, the
 workload counts) and the Workloads waiting in it in queue order; each LocalQueue and the ClusterQueue it
-feeds; each ResourceFlavor; and each Workload's state with the reason and message Kueue wrote. Amounts
+feeds; each ResourceFlavor; and each Workload's state with the reason and message Kueue wrote, and where
+Kueue reports it (its visibility API: model/queues/positions.py) a pending one's positions. Amounts
 are model units of the resource: millicores for cpu, bytes for memory, counts otherwise. ClusterQueues
 and flavors are cluster-scoped and always all shown; with `-n`, LocalQueues and Workloads of that
 namespace only.
@@ -39,27 +40,25 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
     }
 
 
-def workload_doc(store: QueueStore, w: QueuedWorkload, heads: dict[str, dict[tuple[str, str], int]] | None = None) -> dict:
-    """`heads`: per ClusterQueue the places Kueue reports (`_heads`), made once for many Workloads."""
+def workload_doc(store: QueueStore, w: QueuedWorkload) -> dict:
     cq = store.cluster_queue_of(w)
-    if heads is None:
-        position = store.position(w)
-    else:
-        place = heads.get(cq, {}).get(w.key) if cq else None
-        position = None if place is None else place + 1
+    place = store.positions_of(cq).get(w.key) if cq and w.waiting else None
     return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": cq,
             "state": w.state, "reason": w.reason, "message": w.message,
             "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
-            "position": position, "requests": dict(sorted(w.requests.items())),
+            "position": None if place is None else place.in_cluster_queue + 1,
+            "positionInClusterQueue": None if place is None else place.in_cluster_queue,
+            "positionInLocalQueue": None if place is None else place.in_local_queue,
+            "requests": dict(sorted(w.requests.items())),
             "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
 
 
 def queues_doc(model: ClusterModel) -> dict:
     store, shown = model.queues, model.display_namespace
     workloads = [w for w in store.workloads() if shown is None or w.namespace == shown]
-    heads = {cq.name: {key: i for i, key in enumerate(cq.pending_head)} for cq in store.cluster_queues() if cq.pending_head}
     return {
         "unavailable": queues_unavailable(model.unavailable),
+        "positionsUnavailable": store.positions.unavailable,
         "held": sum(1 for w in workloads if w.waiting),
         "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()],
         "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
@@ -68,7 +67,7 @@ def queues_doc(model: ClusterModel) -> dict:
                         for q in store.local_queues() if shown is None or q.namespace == shown],
         "resourceFlavors": [{"name": f.name, "nodeLabels": dict(f.node_labels), "nodeTaints": list(f.node_taints)}
                             for f in store.flavors()],
-        "workloads": [workload_doc(store, w, heads) for w in workloads],
+        "workloads": [workload_doc(store, w) for w in workloads],
     }
 
 
@@ -80,6 +79,8 @@ _COND = {"type": ["object", "null"], "properties": {"status": _STR, "reason": _S
 
 QUEUES_SCHEMA = _obj({
     "unavailable": {**_OPT_STR, "description": "why some of Kueue's queues are not shown (a list refused)"},
+    "positionsUnavailable": {**_OPT_STR, "description": "why no Workload has Kueue's positions (its visibility "
+                             "API not served, refused or failing); null when it answered or was not asked"},
     "held": {**_COUNT, "description": "Workloads Kueue holds back now (no quota reserved, not finished)"},
     "clusterQueues": {"type": "array", "items": _obj({
         "name": _STR, "apiVersion": _STR, "cohort": _OPT_STR, "active": _COND,
@@ -108,6 +109,10 @@ QUEUES_SCHEMA = _obj({
         "evicted": {"type": ["object", "null"], "properties": {"reason": _STR, "message": _STR},
                     "required": ["reason", "message"]},
         "position": {**_OPT_INT, "description": "1-based place in its ClusterQueue, only where Kueue reports it"},
+        "positionInClusterQueue": {**_OPT_INT, "description": "Kueue's visibility API's, from 0; null where "
+                                   "Kueue did not report it"},
+        "positionInLocalQueue": {**_OPT_INT, "description": "Kueue's visibility API's, from 0, in its LocalQueue; "
+                                 "null where Kueue did not report it"},
         "requests": _AMOUNTS, "flavors": {"type": "object", "additionalProperties": _STR},
         "priority": {"type": "integer"}, "active": {"type": "boolean"}, "owner": _OPT_STR})},
 }, "Kueue's ClusterQueues, LocalQueues, ResourceFlavors and Workloads (#40)")

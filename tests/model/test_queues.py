@@ -9,6 +9,7 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.admit import queue_refusal
 from kubeview.model.queues.objects import ADMITTED, PENDING, ClusterQueueView, QueuedWorkload
+from kubeview.model.queues.positions import Position
 
 API = "kueue.x-k8s.io/v1beta2"
 
@@ -123,7 +124,7 @@ def test_v1beta1_cohort_and_pending_head_give_a_position() -> None:
     assert queues.cluster_queue("team-cq").cohort == "old"  # type: ignore[union-attr]
     assert [w.name for w in queues.waiting("team-cq")] == ["job-late-jkl78", "job-big-ghi56"]
     big = queues.workload("team-a", "job-big-ghi56")
-    assert big is not None and queues.position(big) == 2
+    assert big is not None and queues.position(big) == Position("team-cq", 1)  # v1beta1: the ClusterQueue's place only
 
 
 def test_workloads_admitted_and_pending_with_kueues_own_words() -> None:

@@ -6,8 +6,9 @@ beside it. How it is run here, read from that module's source:
   replica); the health probes on a free loopback port (`/readyz` is ready once the webhook server
   listens: cmd/kueue/main.go setupProbeEndpoints); metrics off (`bindAddress: "0"`); the webhook
   server on a free loopback port; only the `batch/job` integration (the default).
-- `--feature-gates=VisibilityOnDemand=false`: the on-demand visibility API is an aggregated API server
-  the plane's kube-apiserver could only reach through a Service's ClusterIP, which nothing routes here.
+- `--feature-gates=VisibilityOnDemand=false` unless `visibility=True`: the on-demand visibility API (queue
+  positions) is an aggregated API server; kueue_visibility.py says how it is made reachable on loopback
+  (an ExternalName Service, its own /visibility in a mount namespace) when a test asks for it.
 - Certificates: with internal certificate management off, main.go reads the metrics certificate from
   the fixed path /etc/kueue/metrics/certs, so it stays on (the default). Its rotator
   (pkg/util/cert, open-policy-agent/cert-controller) writes a CA and a serving certificate into the
@@ -40,7 +41,8 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from .objects import api, ensure_namespace
+from . import kueue_visibility
+from .objects import api, ensure_namespace, ignoring
 from .plane import REPO, Plane
 from .procs import Proc, free_port, wait_until
 
@@ -109,8 +111,10 @@ def job(namespace: str, name: str, queue: str, gpus: int) -> dict:
 class Kueue:
     """The started manager; `custom` reads and writes its objects, `log_tail()` is for failures."""
 
-    def __init__(self, plane: Plane, namespaces: tuple[str, ...] = ()) -> None:
+    def __init__(self, plane: Plane, namespaces: tuple[str, ...] = (), visibility: bool = False) -> None:
         self.plane = plane
+        self.visibility = visibility  # serve the visibility API (queue positions) through the API server
+        self.visibility_port = free_port() if visibility else 0
         self.namespaces = namespaces  # the tests' own: their Jobs go in `stop`
         self.bin = bin_dir()
         self.crds = sorted((self.bin.parent / "crds").glob("*.yaml"))
@@ -142,10 +146,17 @@ class Kueue:
             "webhook": {"host": "127.0.0.1", "port": self.webhook_port, "certDir": str(self.certs)},
             "internalCertManagement": {"enable": True},
             "clientConnection": {"qps": 100, "burst": 200},
-            "integrations": {"frameworks": ["batch/job"]}}))
-        self.proc = Proc("kueue", [str(self.bin / BINARY), f"--config={config}", "--feature-gates=VisibilityOnDemand=false",
-                                   "--zap-log-level=2"], self.plane.logs, env={"KUBECONFIG": str(self.plane.kubeconfig)})
+            "integrations": {"frameworks": ["batch/job"]},
+            **(kueue_visibility.config(self.visibility_port) if self.visibility else {})}))
+        argv = [str(self.bin / BINARY), f"--config={config}", f"--kubeconfig={self.plane.kubeconfig}",
+                f"--feature-gates=VisibilityOnDemand={str(self.visibility).lower()}", "--zap-log-level=2"]
+        if self.visibility:
+            argv = kueue_visibility.with_visibility_dir(argv, self.root / "root")
+        self.proc = Proc("kueue", argv, self.plane.logs, env={"KUBECONFIG": str(self.plane.kubeconfig)})
         self.wait(lambda: self._mount_certs() and self._ready(), START_TIMEOUT, "Kueue's /readyz")
+        if self.visibility:
+            kueue_visibility.register(self.api, NAMESPACE, self.visibility_port)
+            self.wait(lambda: kueue_visibility.available(self.api), START_TIMEOUT, "the visibility APIService Available")
         return self
 
     def install_crds(self) -> None:
@@ -231,6 +242,8 @@ class Kueue:
     # --- stop -------------------------------------------------------------------------------------
     def stop(self) -> None:
         try:
+            if self.visibility:
+                kueue_visibility.unregister(self.api, NAMESPACE)
             if self.proc is not None and self.proc.alive:
                 for ns in self.namespaces:
                     self.batch.delete_collection_namespaced_job(ns, propagation_policy="Background")
@@ -256,7 +269,7 @@ class Kueue:
         for plural in (*NAMESPACED, *CLUSTER):
             for obj in self._all(plural):
                 meta = obj["metadata"]
-                _ignore_404(self._call("delete", plural, meta))
+                ignoring(404, self._call("delete", plural, meta))
 
     def _call(self, verb: str, plural: str, meta: dict, body: dict | None = None):  # noqa: ANN202
         ns = meta.get("namespace")
@@ -273,15 +286,7 @@ class Kueue:
         for plural in (*NAMESPACED, *CLUSTER):
             for obj in self._all(plural):
                 if obj["metadata"].get("finalizers"):
-                    _ignore_404(self._call("patch", plural, obj["metadata"], {"metadata": {"finalizers": None}}))
-
-
-def _ignore_404(call) -> None:  # noqa: ANN001
-    try:
-        call()
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+                    ignoring(404, self._call("patch", plural, obj["metadata"], {"metadata": {"finalizers": None}}))
 
 
 def _crd_name(path: Path) -> str:

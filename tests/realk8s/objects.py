@@ -14,6 +14,15 @@ from .plane import KWOK_ANNOTATION, Plane
 from .procs import wait_until
 
 
+def ignoring(status: int, call) -> None:  # noqa: ANN001
+    """`call()`, an ApiException of this status (404: already gone, 409: already there) taken as done."""
+    try:
+        call()
+    except client.ApiException as exc:
+        if exc.status != status:
+            raise
+
+
 def api(kubeconfig: Path) -> client.ApiClient:
     """A client for this kubeconfig (its own Configuration: tests use several identities at once)."""
     cfg = client.Configuration()

@@ -4,7 +4,9 @@ kube-controller-manager, kube-scheduler and kwok, built by scripts/build-kuberne
 Why each choice:
 - kube-apiserver as kubeadm runs it: TLS from our own CA, client-certificate auth, `Node,RBAC`,
   admission = the defaults plus NodeRestriction, ServiceAccount tokens signed by a key the
-  controller-manager shares (so the TokenRequest API works). The `plane` fixture sets no feature gate
+  controller-manager shares (so the TokenRequest API works), and kubeadm's front-proxy flags (the
+  aggregator's client certificate and the request-header CA it publishes in kube-system's
+  `extension-apiserver-authentication`), so an aggregated API server can be registered (kueue.py). The `plane` fixture sets no feature gate
   beyond the release's defaults: what 1.37 keeps off stays off there. The `gated_plane` fixture is a
   second plane with `GATED` on in every component (gangs, Jobs that ask for one, group claims, pool
   status, gang topology) and the API versions they serve, so the default plane's tests still judge the defaults.
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from .pki import PKI, make_pki
+from .pki import FRONT_PROXY_CLIENT, PKI, make_pki
 from .procs import DIRS, Proc, free_port, install_cleanup, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,9 +161,18 @@ class Plane:
             "--enable-bootstrap-token-auth=true", "--service-cluster-ip-range=10.96.0.0/12",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p.sa_pub}", f"--service-account-signing-key-file={p.sa_key}",
-            f"--cert-dir={self.root / 'apiserver-certs'}", "--profiling=false", *self._gate_flags(),
+            f"--cert-dir={self.root / 'apiserver-certs'}", "--profiling=false", *self._front_proxy_flags(),
+            *self._gate_flags(),
             *([f"--runtime-config={','.join(f'{a}=true' for a in self.apis)}"] if self.apis else [])])
         wait_until(lambda: self._ready("kube-apiserver", f"{self.server}/readyz"), START_TIMEOUT, "kube-apiserver /readyz")
+
+    def _front_proxy_flags(self) -> list[str]:
+        """kubeadm's: the aggregator proxies as front-proxy-client; aggregated servers trust its headers."""
+        p = self.pki
+        return [f"--requestheader-client-ca-file={p.front_proxy_ca.cert}",
+                f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}", "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={p.front_proxy.cert}", f"--proxy-client-key-file={p.front_proxy.key}"]
 
     def stop_apiserver(self, sig: int = 15) -> None:
         self.procs.pop("kube-apiserver").stop(sig)

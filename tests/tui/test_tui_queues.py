@@ -15,6 +15,7 @@ from pathlib import Path
 from tui_helpers import run_async, settle, under, wait_for
 
 from kubeview.model.events import KINDS, ConnectionState, Listed, SourceEvent
+from kubeview.model.queues.positions import Position, Positions, QueuePositions
 from kubeview.tui.screens.queue_detail import QueueDetailScreen
 from kubeview.tui.screens.quota import QuotaScreen
 from kubeview.tui.widgets.cluster_header import ClusterHeader
@@ -145,3 +146,54 @@ async def test_the_jobs_row_and_panel_say_kueue_holds_it() -> None:
         panel = str(app.screen.query_one("#job-panel", Static).render())
         assert "held by queue team-q: Pending" in panel and WAITING in panel
         assert "from Kueue's Workload team-b/job-late-jkl78 (its QuotaReserved condition)" in panel
+
+
+class PositionsCluster(QueueCluster):
+    """QueueCluster that reports Kueue's positions as the kube source does (`ReportsQueuePositions`): a round
+    each time it is asked while `want_positions` is set. Kueue puts job-big first although job-late has the
+    higher priority (its answer, not kubeview's ordering, is what the screens show)."""
+
+    ROUND = Positions({"team-cq": {("team-a", "job-big-ghi56"): Position("team-cq", 0, "team-q", 0),
+                                   ("team-b", "job-late-jkl78"): Position("team-cq", 1, "team-q", 0)}})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.want_positions = threading.Event()
+        self.rounds = 0
+
+    def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event) -> None:
+        threading.Thread(target=super().run, args=(emit, stop), daemon=True).start()
+        while not stop.is_set():
+            if self.want_positions.wait(0.05):
+                self.rounds += 1
+                emit(QueuePositions(self.ROUND))
+                stop.wait(0.05)
+
+
+@run_async
+async def test_the_queue_screens_ask_for_kueues_positions_only_while_shown_and_show_them() -> None:
+    source = PositionsCluster()
+    app = make_app(source)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        assert not source.want_positions.is_set() and source.rounds == 0  # the Nodes screen shows none
+        await pilot.press("8")
+        await wait_for(pilot, lambda: ", 1st in team-cq (1st in team-q): Pending" in app.screen.panel,  # type: ignore[attr-defined]
+                       what="Kueue's position in the panel")
+        assert source.want_positions.is_set()
+        table = app.screen.query_one("#queue-table", VirtualTable)
+        table.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, QueueDetailScreen) and bool(app.screen.text),
+                       what="the queue screen")
+        await settle(pilot)
+        text = app.screen.text  # type: ignore[attr-defined]
+        assert "team-a/job-big-ghi56, 1st in team-cq (1st in team-q): Pending" in text
+        assert "team-b/job-late-jkl78, 2nd in team-cq (1st in team-q): Pending" in text
+        assert text.index("job-big-ghi56") < text.index("job-late-jkl78")  # Kueue's order over priority
+        assert source.want_positions.is_set()  # the queue screen wants them too
+        await pilot.press("escape", "1")
+        await wait_for(pilot, lambda: not source.want_positions.is_set(), what="positions no longer asked for")
+        rounds = source.rounds
+        await pilot.pause(0.3)
+        assert source.rounds == rounds  # no round while no queue screen is up

@@ -9,7 +9,8 @@ callback, which must be thread-safe (a queue, or Textual's `post_message`). Even
 DRA kinds are optional: when they cannot be read (a 403), the view goes on without them, and
 `Scope.unavailable` says why per kind (for DRA also the title and `Scope.partial`: an older ClusterRole
 must not stop kubeview on a cluster that serves DRA). The kinds are one table, `KUBE_KINDS`. Actions: `scale` patches a workload's `scale` subresource; `set_parallelism` and
-`suspend_job` merge-patch a Job's `spec` (kube/jobs.py).
+`suspend_job` merge-patch a Job's `spec` (kube/jobs.py). Where Kueue's ClusterQueues are served, a poller
+thread reads Kueue's queue positions while `want_positions` is set (kube/queue_positions.py).
 `api_client` is the configured `kubernetes.client.ApiClient`, for callers that need more of the API
 (server-side apply, the service proxy).
 """
@@ -40,12 +41,14 @@ from kubeview.cluster.kube.dra import DRA_API, OPTIONAL_API, served_dra_kinds
 from kubeview.cluster.kube.errors import NETWORK_ERRORS, describe_call_error, describe_connection_error
 from kubeview.cluster.kube.gangs import GangApi, lister, served_gang_apis
 from kubeview.cluster.kube.jobs import patch_job
+from kubeview.cluster.kube.queue_positions import PositionSettings, QueuePositionPoller
 from kubeview.cluster.kube.raw import RawApi, response_json
 from kubeview.cluster.kube.version import server_version
 from kubeview.cluster.kube.watch import Fatal, Informer, KindSpec, Link, WatchSettings
 from kubeview.cluster.source import ActionError, SourceError
 from kubeview.model.autoscaling.store import CA_STATUS
 from kubeview.model.events import ConnectionState, Listed, Scope, SourceEvent
+from kubeview.model.queues.objects import KIND_CLUSTER_QUEUE
 from kubeview.model.quota.store import QUOTA_KIND
 from kubeview.model.server_version import ServerVersion, not_served
 
@@ -143,6 +146,10 @@ class KubeSource:
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
         self._emit: Callable[[SourceEvent], None] | None = None
+        # set while someone shows Kueue's queue positions (the TUI's queue screens, snapshot): the poller asks
+        self.want_positions = threading.Event()
+        self.position_settings = PositionSettings()
+        self._poller: QueuePositionPoller | None = None
 
     # -- ClusterSource -------------------------------------------------------------------------
     def run(self, emit: Callable[[SourceEvent], None], stop: threading.Event, *,
@@ -151,6 +158,7 @@ class KubeSource:
         fatal failure (after emitting `ConnectionState("failed", ...)`). `_iterations`: tests only,
         each informer returns after that many watch requests, and so does `run`."""
         optional = self._discover(emit)  # DRA kinds read where served, never held up for, never fatal
+        emit = self._with_positions(emit)
         watched = [*self.kinds, "Event"] if self.events else list(self.kinds)
         watched += [k for k in optional if k not in watched]
         link = Link(watched, emit)
@@ -183,6 +191,10 @@ class KubeSource:
                                           daemon=True) for inf in self._informers]
         for t in self._threads:
             t.start()
+        polling = threading.Thread(target=self._poller.run, args=(halt,), name="kubeview-queue-positions",
+                                   daemon=True) if self._poller is not None else None
+        if polling is not None:
+            polling.start()
         finished = 0
         while not failure and not stop.is_set() and not self._closed.is_set():
             if done.acquire(timeout=0.1):
@@ -194,6 +206,8 @@ class KubeSource:
             inf.interrupt()
         for t in self._threads:
             t.join(timeout=2)
+        if polling is not None:
+            polling.join(timeout=2)
         if failure:
             link.failed(failure[0])
             raise SourceError(failure[0])
@@ -244,6 +258,19 @@ class KubeSource:
             self.api_client.close()
 
     # -- helpers -------------------------------------------------------------------------------
+    def _with_positions(self, emit: Callable[[SourceEvent], None]) -> Callable[[SourceEvent], None]:
+        """Where Kueue's ClusterQueues are served: the poller of their positions (started with the
+        informers, stopped with them), and an `emit` that lets it see the ClusterQueues go by."""
+        if KIND_CLUSTER_QUEUE not in self.gang_apis:
+            return emit
+        self._poller = poller = QueuePositionPoller(self.api_client, emit, self.want_positions, self.position_settings)
+
+        def seen(event: SourceEvent) -> None:
+            poller.see(event)
+            emit(event)
+
+        return seen
+
     def _discover(self, emit: Callable[[SourceEvent], None]) -> tuple[str, ...]:
         """Ask discovery which DRA and gang kinds are served (adding them to `kinds`); the optional
         DRA kinds. The first request of a run: a server that cannot be read fails here, once, after

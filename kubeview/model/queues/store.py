@@ -6,7 +6,9 @@ too). Reads: `cluster_queues()` (by name), `cluster_queue(name)`, `local_queues(
 `local_queue(ns, name)`, `local_queues_in(ns)`, `flavors()`, `flavor(name)`, `workloads()`,
 `workload(ns, name)`, `cluster_queue_of(workload)` (its admission's ClusterQueue, else its LocalQueue's),
 `workloads_of(cq)` and `waiting(cq)` (pending, in queue order: Kueue's reported head, then priority,
-then creation), `position(workload)` (1-based, only where Kueue reports it), `held()` (every pending
+then creation), `position(workload)` and `positions_of(cq)` (Kueue's `Position`, only where Kueue reports
+one: its visibility API's last round, model/queues/positions.py, else v1beta1's reported head),
+`positions` (that round, with why there is none: `positions.unavailable`), `held()` (every pending
 Workload, for the header), `listed` (kinds listed at least once), `version` (rises on every change).
 The model's row for Workloads (model/queues/workload.py: `KueueWorkloads`) hands them over unread
 (`put_later`, `replace_later`): each is read when first asked for, and `held()` reads only those whose
@@ -28,6 +30,7 @@ from kubeview.model.queues.objects import (
     LocalQueueView,
     QueuedWorkload,
 )
+from kubeview.model.queues.positions import Key, Position, Positions
 
 View: TypeAlias = ClusterQueueView | LocalQueueView | FlavorView | QueuedWorkload
 STORE_KINDS = (KIND_CLUSTER_QUEUE, KIND_LOCAL_QUEUE, KIND_FLAVOR, KIND_KUEUE)
@@ -55,6 +58,16 @@ class QueueStore:
         self._settled: set[tuple[str, str]] = set()  # of those, the ones whose conditions say not pending
         self._keys: list[tuple[str, str]] | None = None  # every Workload's key, sorted (None: to sort again)
         self._read: Callable[[tuple[str, str], dict], QueuedWorkload] | None = None
+        self.positions = Positions()  # Kueue's visibility API, its last round (the source's poller)
+        self._positions: dict[str, tuple[int, dict[Key, Position]]] = {}
+
+    def set_positions(self, positions: Positions) -> bool:
+        """A new round of Kueue's positions (False: the same as the last)."""
+        if positions == self.positions:
+            return False
+        self.positions = positions
+        self.version += 1
+        return True
 
     def put(self, kind: str, obj: dict) -> bool:
         key, objects = _key(kind, obj), self._objects[kind]
@@ -196,22 +209,33 @@ class QueueStore:
         return self._by_cq[1].get(cluster_queue, [])
 
     def waiting(self, cluster_queue: str) -> list[QueuedWorkload]:
-        """The pending Workloads of a ClusterQueue in queue order: the head Kueue reported (v1beta1's
-        deprecated pendingWorkloadsStatus), then higher priority, then older (Kueue's default ordering)."""
-        head = self._head(cluster_queue)
+        """The pending Workloads of a ClusterQueue in queue order: where Kueue reports positions (its
+        visibility API, else v1beta1's deprecated pendingWorkloadsStatus head) by them, then higher
+        priority, then older (Kueue's default ordering)."""
+        places = self.positions_of(cluster_queue)
         pending = [w for w in self.workloads_of(cluster_queue) if w.waiting]
-        return sorted(pending, key=lambda w: (head.get(w.key, len(head)), -w.priority, w.created, w.key))
+        return sorted(pending, key=lambda w: (p.in_cluster_queue if (p := places.get(w.key)) is not None else len(places),
+                                              -w.priority, w.created, w.key))
 
-    def position(self, workload: QueuedWorkload) -> int | None:
-        """Its 1-based place in its ClusterQueue where Kueue reports one (v1beta1's pendingWorkloadsStatus;
-        v0.17 reports positions otherwise only through its visibility API, which kubeview does not read)."""
+    def position(self, workload: QueuedWorkload) -> Position | None:
+        """Where Kueue says a pending Workload stands in its ClusterQueue (None: Kueue did not say)."""
         cq = self.cluster_queue_of(workload)
-        place = self._head(cq).get(workload.key) if cq else None
-        return None if place is None else place + 1
+        return self.positions_of(cq).get(workload.key) if cq and workload.waiting else None
 
-    def _head(self, cluster_queue: str) -> dict[tuple[str, str], int]:
-        view = self.cluster_queue(cluster_queue)
-        return {key: i for i, key in enumerate(view.pending_head)} if view is not None else {}
+    def positions_of(self, cluster_queue: str) -> dict[Key, Position]:
+        """Kueue's positions in a ClusterQueue: its visibility API's last round where it answered for
+        it, else the head v1beta1 reported; made once per `version`."""
+        cached = self._positions.get(cluster_queue)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        found = self.positions.by_queue.get(cluster_queue)
+        if found is not None:
+            places = dict(found)
+        else:
+            view = self.cluster_queue(cluster_queue)
+            places = {key: Position(cluster_queue, i) for i, key in enumerate(view.pending_head)} if view else {}
+        self._positions[cluster_queue] = (self.version, places)
+        return places
 
     def held_owners(self) -> dict[tuple[str, str, str], QueuedWorkload]:
         """(kind, namespace, name) of each held Workload's owner (`Job/train`) -> the Workload."""

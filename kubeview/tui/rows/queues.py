@@ -5,7 +5,9 @@ the words of its panel and of the queue screen Enter opens. Pure (rich only).
 Read from the model's queue store (model/queues/): a column is the sum over the flavors covering the
 resource of `status.flavorsReservation` (quota reserved: what Kueue's scheduler counts) against
 `nominalQuota`; GPU is any resource whose name says gpu. A Workload's words are Kueue's own (the
-QuotaReserved condition's reason and message).
+QuotaReserved condition's reason and message); a pending one's position is Kueue's (its visibility API,
+model/queues/positions.py: "3rd in vision (2nd in training)"), and where Kueue's visibility API did not
+answer, the panel says why once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from kubeview.model.queues.objects import ClusterQueueView, FlavorResource, LocalQueueView, QueuedWorkload
+from kubeview.model.queues.positions import Key, Position
 from kubeview.model.queues.store import QueueStore
 from kubeview.tui import format as fmt
 from kubeview.tui.rows.column import Column
@@ -50,7 +53,8 @@ class QueueRow:
     local: tuple[LocalQueueView, ...]
     waiting: tuple[QueuedWorkload, ...]  # in queue order
     admitted: tuple[QueuedWorkload, ...]  # holding quota (admitted or reserved)
-    positions: dict[tuple[str, str], int | None]
+    positions: dict[Key, Position]  # Kueue's, of the Workloads waiting it reported
+    positions_unavailable: str | None = None  # why Kueue's visibility API gave none (with Workloads waiting)
 
     def totals(self, kind: str) -> tuple[str, int, int] | None:
         """(resource, reserved, nominal) of the column's resource (the fullest if several say gpu)."""
@@ -75,7 +79,9 @@ def build(store: QueueStore, shown: str | None = None) -> QueueRows:
             continue
         holding = tuple(w for w in store.workloads_of(cq.name) if not w.waiting)
         waiting = tuple(store.waiting(cq.name))
-        out.queues[cq.name] = QueueRow(cq, local, waiting, holding, {w.key: store.position(w) for w in waiting})
+        places = store.positions_of(cq.name)
+        out.queues[cq.name] = QueueRow(cq, local, waiting, holding, {w.key: p for w in waiting if (p := places.get(w.key))},
+                                       store.positions.unavailable if waiting else None)
     return out
 
 
@@ -96,9 +102,10 @@ def borrow_words(r: FlavorResource) -> str:
     return f"{r.resource} {fmt.amount(r.resource, r.reserved_borrowed or r.borrowed)} in {r.flavor}"
 
 
-def workload_words(w: QueuedWorkload, position: int | None = None) -> str:
-    """`team-a/job-big-ghi56: Pending — couldn't assign flavors …` (Kueue's reason and message)."""
-    where = f" (#{position} in queue)" if position is not None else ""
+def workload_words(w: QueuedWorkload, position: Position | None = None) -> str:
+    """`team-a/job-big-ghi56, 1st in team-a-cq (1st in team-a): Pending — couldn't assign flavors …` (Kueue's
+    position, reason and message)."""
+    where = f", {position.words()}" if position is not None else ""
     why = f"{w.reason} — {w.message}" if w.message else (w.reason or "no condition from Kueue yet")
     return f"{w.namespace}/{w.name}{where}: {why}"
 
@@ -187,6 +194,8 @@ def panel(row: QueueRow | None, admitted: bool = False) -> list[str]:
     if row.waiting:
         lines += ["", f"[b]Waiting[/b] ({len(row.waiting)}, in queue order)"]
         lines += [f"[yellow]{escape(workload_words(w, row.positions.get(w.key)))}[/yellow]" for w in row.waiting]
+        if row.positions_unavailable:
+            lines.append(f"[dim]{escape(row.positions_unavailable)}[/dim]")
     else:
         lines += ["", "[dim]no Workload is waiting on it[/dim]"]
     if admitted:

@@ -6,12 +6,14 @@ and reused, like the namespace quota screen.
 
 from __future__ import annotations
 
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from kubeview.tui.format import wrap_markup
+from kubeview.tui.positions import want_positions
 from kubeview.tui.rows import queues as rows
 from kubeview.tui.screens.base import ClusterScreen, installed
 from kubeview.tui.state import ClusterState
@@ -24,6 +26,7 @@ def install_queue_detail(app: App) -> QueueDetailScreen:
 
 
 class QueueDetailScreen(ClusterScreen):
+    POSITIONS = True  # shows Kueue's queue positions: the source polls them while it is up (tui/positions.py)
     SCREEN_TITLE = "ClusterQueue"
     FILTERABLE = False
     BINDINGS = [Binding("escape", "back", "Back", id="queue_detail.back", tooltip="Back to the quotas and queues")]
@@ -53,6 +56,11 @@ class QueueDetailScreen(ClusterScreen):
         self.text = "\n".join(rows.panel(row, admitted=True)) if row is not None else \
             f"[dim]ClusterQueue {self.queue} is gone[/dim]"
         self.query_one("#queue-text", Static).update(wrap_markup(self.text, width))
+
+    @on(events.ScreenResume)
+    @on(events.ScreenSuspend)
+    def _positions_wanted(self) -> None:
+        want_positions(self.app)
 
     def on_resize(self) -> None:
         self.refresh_data()

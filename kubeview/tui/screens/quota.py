@@ -15,13 +15,14 @@ Kueue's own words; the panel follows the table last moved in, and Enter there op
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
 from kubeview.model.kinds import queues_unavailable, quota_unavailable
 from kubeview.tui.format import wrap_markup
+from kubeview.tui.positions import want_positions
 from kubeview.tui.rows import queues as queue_rows
 from kubeview.tui.rows import quota as rows
 from kubeview.tui.rows.quota_panel import panel
@@ -39,6 +40,7 @@ NO_QUEUES = "no Kueue ClusterQueue"
 
 
 class QuotaScreen(ClusterScreen):
+    POSITIONS = True  # shows Kueue's queue positions: the source polls them while it is up (tui/positions.py)
     SCREEN_TITLE = "Quota"
     BINDINGS = [
         Binding("enter", "open", "Open", id="quota.open",
@@ -121,6 +123,11 @@ class QuotaScreen(ClusterScreen):
     def _queue_highlighted(self) -> None:
         self.panel_of = "queue"
         self.show_panel()
+
+    @on(events.ScreenResume)
+    @on(events.ScreenSuspend)
+    def _positions_wanted(self) -> None:
+        want_positions(self.app)
 
     def on_resize(self) -> None:
         if self.is_current:
