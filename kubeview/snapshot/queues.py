@@ -39,28 +39,44 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
     }
 
 
-def workload_doc(store: QueueStore, w: QueuedWorkload, heads: dict[str, dict[tuple[str, str], int]] | None = None) -> dict:
-    """`heads`: per ClusterQueue the places Kueue reports (`_heads`), made once for many Workloads."""
-    cq = store.cluster_queue_of(w)
-    if heads is None:
-        position = store.position(w)
-    else:
-        place = heads.get(cq, {}).get(w.key) if cq else None
-        position = None if place is None else place + 1
-    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": cq,
+Place = tuple[str | None, int | None]  # a Workload's ClusterQueue and its 1-based position (where Kueue reports one)
+
+
+def workload_items(model: ClusterModel) -> tuple[list[QueuedWorkload], list[Place]]:
+    """Every Workload shown (with `-n`, of that namespace) and, beside each, its place: what `workload_doc`
+    reads."""
+    store, shown = model.queues, model.display_namespace
+    placed = store.placed()
+    if shown is not None:
+        placed = [(w, cq) for w, cq in placed if w.namespace == shown]
+    heads = {cq.name: {key: i for i, key in enumerate(cq.pending_head)} for cq in store.cluster_queues() if cq.pending_head}
+    views = [w for w, _ in placed]
+    if not heads:
+        return views, [(cq, None) for _, cq in placed]
+    places: list[Place] = []
+    for w, cq in placed:
+        head = heads.get(cq) if cq is not None else None
+        place = head.get(w.key) if head is not None else None
+        places.append((cq, None if place is None else place + 1))
+    return views, places
+
+
+def workload_doc(w: QueuedWorkload, place: Place) -> dict:
+    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": place[0],
             "state": w.state, "reason": w.reason, "message": w.message,
             "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
-            "position": position, "requests": dict(sorted(w.requests.items())),
+            "position": place[1], "requests": dict(sorted(w.requests.items())),
             "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
 
 
-def queues_doc(model: ClusterModel) -> dict:
+def queues_doc(model: ClusterModel, entries: bool = True) -> dict:
+    """The `queues` part; `entries=False` leaves `workloads` (its last key) empty: `snapshot_json` writes
+    them as kept text (snapshot/kept.py)."""
     store, shown = model.queues, model.display_namespace
-    workloads = [w for w in store.workloads() if shown is None or w.namespace == shown]
-    heads = {cq.name: {key: i for i, key in enumerate(cq.pending_head)} for cq in store.cluster_queues() if cq.pending_head}
     return {
         "unavailable": queues_unavailable(model.unavailable),
-        "held": sum(1 for w in workloads if w.waiting),
+        "held": store.pending_count() if shown is None else sum(1 for w in store.workloads()
+                                                                 if w.waiting and w.namespace == shown),
         "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()],
         "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
                          "pendingWorkloads": q.pending, "reservingWorkloads": q.reserving,
@@ -68,7 +84,7 @@ def queues_doc(model: ClusterModel) -> dict:
                         for q in store.local_queues() if shown is None or q.namespace == shown],
         "resourceFlavors": [{"name": f.name, "nodeLabels": dict(f.node_labels), "nodeTaints": list(f.node_taints)}
                             for f in store.flavors()],
-        "workloads": [workload_doc(store, w, heads) for w in workloads],
+        "workloads": [workload_doc(w, place) for w, place in zip(*workload_items(model), strict=True)] if entries else [],
     }
 
 
