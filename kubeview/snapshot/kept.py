@@ -20,6 +20,7 @@ from weakref import WeakKeyDictionary
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.gangs.gang import Gang
 from kubeview.model.queues.objects import QueuedWorkload
+from kubeview.snapshot.queues import Place
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(..., separators=(",", ":")), made once
 V = TypeVar("V")
@@ -82,9 +83,7 @@ class ModelTexts:
     """What one model's snapshots keep: its gangs' documents and its Workloads' queue entries."""
 
     gangs: KeptTexts[Gang, dict | None]  # extra: the gang's fit document (snapshot/gangs.py)
-    workloads: KeptTexts[
-        QueuedWorkload, tuple[str | None, int | None]
-    ]  # extra: its place (snapshot/queues.py)
+    workloads: KeptTexts[QueuedWorkload, Place]  # extra: its place (snapshot/queues.py)
 
 
 _BY_MODEL: WeakKeyDictionary[ClusterModel, ModelTexts] = WeakKeyDictionary()

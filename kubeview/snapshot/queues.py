@@ -39,7 +39,9 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
     }
 
 
-Place = tuple[str | None, int | None]  # a Workload's ClusterQueue and its 1-based position (where Kueue reports one)
+# A Workload's ClusterQueue, or (ClusterQueue, 1-based position) where Kueue reports one: the plain string
+# makes no new object per Workload and snapshot (kept beside the kept texts, snapshot/kept.py)
+Place = str | tuple[str | None, int] | None
 
 
 def workload_items(model: ClusterModel) -> tuple[list[QueuedWorkload], list[Place]]:
@@ -51,21 +53,21 @@ def workload_items(model: ClusterModel) -> tuple[list[QueuedWorkload], list[Plac
         placed = [(w, cq) for w, cq in placed if w.namespace == shown]
     heads = {cq.name: {key: i for i, key in enumerate(cq.pending_head)} for cq in store.cluster_queues() if cq.pending_head}
     views = [w for w, _ in placed]
-    if not heads:
-        return views, [(cq, None) for _, cq in placed]
-    places: list[Place] = []
-    for w, cq in placed:
+    places: list[Place] = [cq for _, cq in placed]
+    for i, (w, cq) in enumerate(placed if heads else ()):
         head = heads.get(cq) if cq is not None else None
         place = head.get(w.key) if head is not None else None
-        places.append((cq, None if place is None else place + 1))
+        if place is not None:
+            places[i] = (cq, place + 1)
     return views, places
 
 
 def workload_doc(w: QueuedWorkload, place: Place) -> dict:
-    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": place[0],
+    cq, position = place if isinstance(place, tuple) else (place, None)
+    return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": cq,
             "state": w.state, "reason": w.reason, "message": w.message,
             "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
-            "position": place[1], "requests": dict(sorted(w.requests.items())),
+            "position": position, "requests": dict(sorted(w.requests.items())),
             "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
 
 

@@ -4,11 +4,14 @@ pkg/scheduler/flavorassigner/flavorassigner.go), through `ClusterModel`'s table 
 
 from __future__ import annotations
 
+import json
+
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.admit import queue_refusal
 from kubeview.model.queues.objects import ADMITTED, PENDING, ClusterQueueView, QueuedWorkload
+from kubeview.snapshot.document import snapshot_json
 
 API = "kueue.x-k8s.io/v1beta2"
 
@@ -124,6 +127,9 @@ def test_v1beta1_cohort_and_pending_head_give_a_position() -> None:
     assert [w.name for w in queues.waiting("team-cq")] == ["job-late-jkl78", "job-big-ghi56"]
     big = queues.workload("team-a", "job-big-ghi56")
     assert big is not None and queues.position(big) == 2
+    places = {w["name"]: w["position"] for w in json.loads(snapshot_json(model, now=0))["queues"]["workloads"]}
+    assert places == {w.name: queues.position(w) for w in queues.workloads()}  # the snapshot says the store's
+    assert places["job-late-jkl78"] == 1 and places["job-big-ghi56"] == 2
 
 
 def test_workloads_admitted_and_pending_with_kueues_own_words() -> None:
