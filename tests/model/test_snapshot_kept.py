@@ -19,7 +19,7 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gangs.messages import KIND_KUEUE
 from kubeview.scheduling.gang_fit import fit_of
 from kubeview.snapshot.document import build_snapshot, snapshot_json
-from kubeview.snapshot.kept import CHUNK, KeptTexts
+from kubeview.snapshot.kept import CHUNK, KeptTexts, compact
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,13 @@ def test_snapshot_json_equals_the_document_built_afresh(seed: int) -> None:
         fresh = json.loads(json.dumps(build_snapshot(model, now=0, gang_fits=fits)))
         assert json.loads(text) == fresh, step
     assert fresh["queues"]["workloads"] and fresh["gangs"]
+
+
+def test_compact_text_is_the_standard_librarys() -> None:
+    docs = [
+        {"a": 1, "b": None, "c": [True, False], "d": {"e": 'x"y\n\t\u0001\\'}, "f": []},
+        {"summary": "4 \u00d7 8 GPUs: room for 3", "n": -7},
+        {},
+    ]
+    for doc in docs:
+        assert compact(doc) == json.dumps(doc, separators=(",", ":"))
