@@ -22,10 +22,11 @@ from kubeview.model.usage import NodeUsage, PodUsage
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.snapshot.autoscaling import AUTOSCALING_SCHEMA, autoscaling_doc
 from kubeview.snapshot.dra import DRA_SCHEMA, dra_doc
-from kubeview.snapshot.gangs import GANG_SCHEMA, gangs_doc
+from kubeview.snapshot.gangs import GANG_SCHEMA, gang_doc, gang_items, gangs_doc
 from kubeview.snapshot.gpus import GPUS_SCHEMA, fragmentation_doc, gpus_doc
 from kubeview.snapshot.jobs import JOB_SCHEMA, jobs_doc
-from kubeview.snapshot.queues import QUEUES_SCHEMA, queues_doc
+from kubeview.snapshot.kept import KeptTexts, ModelTexts, kept_for
+from kubeview.snapshot.queues import QUEUES_SCHEMA, queues_doc, workload_doc, workload_items
 from kubeview.snapshot.quotas import QUOTAS_SCHEMA, quotas_doc
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses: quotes and escapes
@@ -162,10 +163,16 @@ def _pods_json(model: ClusterModel) -> list[str]:
     return out
 
 
+def _kept_texts() -> ModelTexts:
+    return ModelTexts(KeptTexts(gang_doc), KeptTexts(workload_doc))
+
+
 def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapping | None = None) -> str:
-    """`json.dumps(build_snapshot(model), separators=(",", ":"))`, built fast for 150,000 pods."""
+    """`json.dumps(build_snapshot(model), separators=(",", ":"))`, built fast for 150,000 pods: the pods
+    and nodes written as text, the gangs and the queues' Workloads as text kept per view (snapshot/kept.py)."""
     with gc_paused():
-        doc = build_snapshot(model, now, pods=False, node_resources=False, gang_fits=gang_fits)
+        doc = build_snapshot(model, now, pods=False, node_resources=False, gang_fits=gang_fits, per_view=False)
+        kept = kept_for(model, _kept_texts)
         parts: list[str] = []
         for k, v in doc.items():  # one join at the end: the pods are most of 50 MB
             parts.append(("{" if not parts else ",") + json.dumps(k) + ":")
@@ -175,6 +182,13 @@ def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapp
                 parts.append("]")
             elif k == "nodes":
                 parts.append(_nodes_json(model, v))
+            elif k == "gangs":
+                parts += kept.gangs.array(*gang_items(model.gangs, model.display_namespace, gang_fits))
+            elif k == "queues":
+                head = json.dumps({q: x for q, x in v.items() if q != "workloads"}, separators=(",", ":"))
+                parts.append(f'{head[:-1]},"workloads":')
+                parts += kept.workloads.array(*workload_items(model))
+                parts.append("}")
             else:
                 parts.append(json.dumps(v, separators=(",", ":")))
         parts.append("}")
@@ -182,9 +196,10 @@ def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapp
 
 
 def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool = True,
-                   node_resources: bool = True, gang_fits: Mapping | None = None) -> dict:
-    """The snapshot document of `model` (see SNAPSHOT_SCHEMA). `pods=False` leaves "pods" empty and
-    `node_resources=False` leaves out the nodes' last key, "resources" (snapshot_json adds both as text).
+                   node_resources: bool = True, gang_fits: Mapping | None = None, per_view: bool = True) -> dict:
+    """The snapshot document of `model` (see SNAPSHOT_SCHEMA). `pods=False` leaves "pods" empty,
+    `node_resources=False` leaves out the nodes' last key, "resources", and `per_view=False` leaves the
+    documents made per view empty, "gangs" and the queues' "workloads" (snapshot_json adds them as text).
     `gang_fits`: gang key -> (GangFit, policy) for the gangs whose fit the caller computed
     (scheduling/gang_fit.py; see commands/snapshot.py)."""
     alloc = model.allocation()
@@ -262,13 +277,13 @@ def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool 
         "pods": pod_docs,
         "workloads": workloads,
         "jobs": jobs_doc(model.jobs, model.display_namespace),
-        "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits),
+        "gangs": gangs_doc(model.gangs, model.display_namespace, gang_fits) if per_view else [],
         "fragmentation": fragmentation_doc(model.fragmentation(GPU)),
         "dra": dra_doc(model.gpus),
         "gpus": gpus_doc(model),
         "autoscaling": autoscaling_doc(model, at),
         "quotas": quotas_doc(model),
-        "queues": queues_doc(model),
+        "queues": queues_doc(model, entries=per_view),
     }
 
 

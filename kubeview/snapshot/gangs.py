@@ -14,16 +14,21 @@ from typing import Any
 from kubeview.model.gangs.store import Gang, GangStore, GroupKey
 
 
+def gang_items(store: GangStore, shown: str | None = None,
+               fits: Mapping[GroupKey, tuple[Any, str]] | None = None) -> tuple[list[Gang], list[dict | None]]:
+    """Every gang (in namespace `shown` only, when set) and, beside each, its fit's document (`fits`: gang
+    key -> (a GangFit, the policy it was computed under)) or None: what `gang_doc` reads."""
+    gangs = store.gangs()
+    if shown is not None:
+        gangs = [g for g in gangs if g.namespace == shown]
+    if not fits:
+        return gangs, [None] * len(gangs)
+    return gangs, [fit_doc(*fit) if (fit := fits.get(g.key)) is not None else None for g in gangs]
+
+
 def gangs_doc(store: GangStore, shown: str | None = None, fits: Mapping[GroupKey, tuple[Any, str]] | None = None) -> list[dict]:
-    """Every gang (in namespace `shown` only, when set); `fits`: gang key -> (a GangFit, the policy it
-    was computed under)."""
-    out = []
-    for g in store.gangs():
-        if shown is not None and g.namespace != shown:
-            continue
-        fit = (fits or {}).get(g.key)
-        out.append(gang_doc(g, fit_doc(*fit) if fit is not None else None))
-    return out
+    """Every gang's document (see `gang_items`)."""
+    return [gang_doc(g, fit) for g, fit in zip(*gang_items(store, shown, fits), strict=True)]
 
 
 def gang_doc(g: Gang, fit: dict | None) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.objects import ClusterQueueView, Condition, QueuedWorkload
+from kubeview.model.queues.positions import Position
 from kubeview.model.queues.store import QueueStore
 from kubeview.snapshot.schema_parts import COUNT as _COUNT
 from kubeview.snapshot.schema_parts import OPT_INT as _OPT_INT
@@ -40,26 +41,50 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
     }
 
 
-def workload_doc(store: QueueStore, w: QueuedWorkload) -> dict:
-    cq = store.cluster_queue_of(w)
-    place = store.positions_of(cq).get(w.key) if cq and w.waiting else None
+# A Workload's ClusterQueue, or (ClusterQueue, Kueue's Position) where Kueue reports one: the plain string
+# makes no new object per Workload and snapshot (kept beside the kept texts, snapshot/kept.py)
+Place = str | tuple[str, Position] | None
+
+
+def workload_items(model: ClusterModel) -> tuple[list[QueuedWorkload], list[Place]]:
+    """Every Workload shown (with `-n`, of that namespace) and, beside each, its place: what `workload_doc`
+    reads."""
+    store, shown = model.queues, model.display_namespace
+    placed = store.placed()
+    if shown is not None:
+        placed = [(w, cq) for w, cq in placed if w.namespace == shown]
+    known = {cq.name: found for cq in store.cluster_queues() if (found := store.positions_of(cq.name))}
+    views = [w for w, _ in placed]
+    places: list[Place] = [cq for _, cq in placed]
+    for i, (w, cq) in enumerate(placed if known else ()):
+        where = known.get(cq) if cq is not None and w.waiting else None
+        position = where.get(w.key) if where is not None else None
+        if position is not None and cq is not None:
+            places[i] = (cq, position)
+    return views, places
+
+
+def workload_doc(w: QueuedWorkload, place: Place) -> dict:
+    cq, position = place if isinstance(place, tuple) else (place, None)
     return {"namespace": w.namespace, "name": w.name, "queue": w.queue, "clusterQueue": cq,
             "state": w.state, "reason": w.reason, "message": w.message,
             "evicted": None if w.evicted is None else {"reason": w.evicted.reason, "message": w.evicted.message},
-            "position": None if place is None else place.in_cluster_queue + 1,
-            "positionInClusterQueue": None if place is None else place.in_cluster_queue,
-            "positionInLocalQueue": None if place is None else place.in_local_queue,
+            "position": None if position is None else position.in_cluster_queue + 1,
+            "positionInClusterQueue": None if position is None else position.in_cluster_queue,
+            "positionInLocalQueue": None if position is None else position.in_local_queue,
             "requests": dict(sorted(w.requests.items())),
             "flavors": dict(sorted(w.flavors.items())), "priority": w.priority, "active": w.active, "owner": w.owner}
 
 
-def queues_doc(model: ClusterModel) -> dict:
+def queues_doc(model: ClusterModel, entries: bool = True) -> dict:
+    """The `queues` part; `entries=False` leaves `workloads` (its last key) empty: `snapshot_json` writes
+    them as kept text (snapshot/kept.py)."""
     store, shown = model.queues, model.display_namespace
-    workloads = [w for w in store.workloads() if shown is None or w.namespace == shown]
     return {
         "unavailable": queues_unavailable(model.unavailable),
         "positionsUnavailable": store.positions.unavailable,
-        "held": sum(1 for w in workloads if w.waiting),
+        "held": store.pending_count() if shown is None else sum(1 for w in store.workloads()
+                                                                 if w.waiting and w.namespace == shown),
         "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()],
         "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
                          "pendingWorkloads": q.pending, "reservingWorkloads": q.reserving,
@@ -67,7 +92,7 @@ def queues_doc(model: ClusterModel) -> dict:
                         for q in store.local_queues() if shown is None or q.namespace == shown],
         "resourceFlavors": [{"name": f.name, "nodeLabels": dict(f.node_labels), "nodeTaints": list(f.node_taints)}
                             for f in store.flavors()],
-        "workloads": [workload_doc(store, w) for w in workloads],
+        "workloads": [workload_doc(w, place) for w, place in zip(*workload_items(model), strict=True)] if entries else [],
     }
 
 

@@ -37,9 +37,14 @@ def quotas_doc(model: ClusterModel) -> dict:
     uses = model.quota_uses()
     held = model.held()
     shown = model.display_namespace
-    namespaces = sorted({q.namespace for q in model.quotas.quotas()} | {k[1] for k in held})
+    quotas_in: dict[str, list] = {}  # grouped once: 500 namespaces each asking of 500 quotas was 250,000 steps
+    for q in model.quotas.quotas():
+        quotas_in.setdefault(q.namespace, []).append(q)
+    held_in: dict[str, list[Held]] = {}
+    for key, h in held.items():
+        held_in.setdefault(key[1], []).append(h)
     out = []
-    for ns in namespaces:
+    for ns in sorted(quotas_in.keys() | held_in.keys()):
         if shown is not None and ns != shown:
             continue
         quotas = [{
@@ -48,9 +53,8 @@ def quotas_doc(model: ClusterModel) -> dict:
             "resources": [{"key": u.key, "hard": u.hard, "used": u.used, "counted": u.counted,
                            "hardText": u.hard_text, "usedText": u.used_text or None, "differs": u.differs,
                            "full": u.full} for u in uses.get(q.key, ())],
-        } for q in model.quotas.in_namespace(ns)]
-        out.append({"namespace": ns, "quotas": quotas,
-                    "held": [held_doc(h) for key, h in held.items() if key[1] == ns]})
+        } for q in quotas_in.get(ns, ())]
+        out.append({"namespace": ns, "quotas": quotas, "held": [held_doc(h) for h in held_in.get(ns, ())]})
     return {"unavailable": quota_unavailable(model.unavailable),
             "heldPods": sum(h.not_created for key, h in held.items() if shown is None or key[1] == shown),
             "namespaces": out}

@@ -124,7 +124,7 @@ def summarize(model: ClusterModel, largest_fit: np.ndarray | None = None, kinds:
         pending_never=waits[WAIT_NEVER],
         held_by_quota=sum(h.not_created for k, h in model.held().items()
                           if model.display_namespace in (None, k[1])),
-        held_by_queue=sum(w.pods for w in model.queues.held() if model.display_namespace in (None, w.namespace)),
+        held_by_queue=sum(n for ns, n in model.queues.held_pods().items() if model.display_namespace in (None, ns)),
         gpu_words=header_words(shapes) if shapes is not None else HeaderWords(),
         gpu_free_replicas=free_replicas(shapes) if shapes is not None else 0,
     )

@@ -4,12 +4,15 @@ pkg/scheduler/flavorassigner/flavorassigner.go), through `ClusterModel`'s table 
 
 from __future__ import annotations
 
+import json
+
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.admit import queue_refusal
 from kubeview.model.queues.objects import ADMITTED, PENDING, ClusterQueueView, QueuedWorkload
 from kubeview.model.queues.positions import Position
+from kubeview.snapshot.document import snapshot_json
 
 API = "kueue.x-k8s.io/v1beta2"
 
@@ -125,6 +128,11 @@ def test_v1beta1_cohort_and_pending_head_give_a_position() -> None:
     assert [w.name for w in queues.waiting("team-cq")] == ["job-late-jkl78", "job-big-ghi56"]
     big = queues.workload("team-a", "job-big-ghi56")
     assert big is not None and queues.position(big) == Position("team-cq", 1)  # v1beta1: the ClusterQueue's place only
+    places = {w["name"]: w["position"] for w in json.loads(snapshot_json(model, now=0))["queues"]["workloads"]}
+    expected = {w.name: (p.in_cluster_queue + 1 if (p := queues.position(w)) is not None else None)
+                for w in queues.workloads()}
+    assert places == expected  # the snapshot says the store's
+    assert places["job-late-jkl78"] == 1 and places["job-big-ghi56"] == 2
 
 
 def test_workloads_admitted_and_pending_with_kueues_own_words() -> None:

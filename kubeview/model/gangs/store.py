@@ -20,7 +20,7 @@ message. Pure; `gangs()` is cached per `version`. Kueue Workloads come from the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from operator import attrgetter
+from operator import itemgetter
 
 from kubeview.model.gangs.gang import (
     _BY_NAME,
@@ -45,6 +45,8 @@ from kubeview.model.gangs.messages import (
 )
 from kubeview.model.gangs.objects import GroupHeader, header_from, workload_owner
 
+_BY_PLACE = itemgetter(1, 2, 0)  # a GroupKey (kind, namespace, name) as gangs() sort: namespace, name, kind
+
 
 class GangStore:
     """Group objects and their member pods; see the module doc."""
@@ -62,6 +64,8 @@ class GangStore:
         # the gangs built, kept while their header, members and owner stay: only those touched are built again
         self._built: dict[GroupKey, Gang] = {}
         self._dirty: set[GroupKey] | None = None  # None: every one
+        self._order: list[GroupKey] | None = None  # the built gangs' keys in `gangs()` order (None: to sort again)
+        self._place: dict[GroupKey, int] = {}  # each one's place in it
 
     def _touch(self, *keys: GroupKey) -> None:
         """These gangs (none given: every one) are to be built again."""
@@ -214,19 +218,30 @@ class GangStore:
         """Every group object with its members, by (namespace, name, kind)."""
         if self._cache is not None and self._cache[0] == self.version:
             return self._cache[1]
-        headers = self.headers
+        headers, built, rebuilt = self.headers, self._built, []
         if self._dirty is None:
-            self._built = {k: self._gang(h) for k, h in headers.items()}
+            self._built = built = {k: self._gang(h) for k, h in headers.items()}
+            self._order = None
         else:
             for k in self._dirty:
                 h = headers.get(k)
                 if h is None:
-                    self._built.pop(k, None)
+                    if built.pop(k, None) is not None:
+                        self._order = None
                 else:
-                    self._built[k] = self._gang(h)
+                    if k not in built:
+                        self._order = None
+                    built[k] = self._gang(h)
+                    rebuilt.append(k)
         self._dirty = set()
-        out = list(self._built.values())
-        out.sort(key=attrgetter("namespace", "name", "kind"))
+        if self._order is None or self._cache is None:  # sorted again only when a gang comes or goes
+            self._order = sorted(built, key=_BY_PLACE)
+            self._place = {k: i for i, k in enumerate(self._order)}
+            out = [built[k] for k in self._order]
+        else:  # the same gangs: the last list with the ones built again put in their place
+            out, place = list(self._cache[1]), self._place
+            for k in rebuilt:
+                out[place[k]] = built[k]
         self._cache = (self.version, out)
         return out
 

@@ -13,6 +13,7 @@ pkg/controller/core/workload_controller.go).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubeview.model.quantity import QuantityError, to_units
@@ -249,14 +250,13 @@ class QueuedWorkload:
             or _kueue_totals(status.get("resourceRequests"), "resources") or _template_totals(spec)
         flavors = {str(r): str(f) for a in admission.get("podSetAssignments") or ()
                    for r, f in (a.get("flavors") or {}).items()}
-        owner = next((f"{o.get('kind')}/{o.get('name')}" for o in meta.get("ownerReferences") or ()
-                      if o.get("controller")), None)
+        owner = controller_owner(meta.get("ownerReferences") or ())
         return cls(namespace=meta.get("namespace", ""), name=meta.get("name", ""),
                    queue=str(spec.get("queueName") or ""), cluster_queue=admission.get("clusterQueue") or None,
                    state=state, reason=deciding.reason if deciding else "",
                    message=deciding.message if deciding else "",
                    evicted=conds["Evicted"] if holds("Evicted") else None, requests=requests,
-                   pods=sum(_count(p) for p in spec.get("podSets") or ()), flavors=flavors,
+                   pods=pod_count(spec.get("podSets") or ()), flavors=flavors,
                    priority=_int(spec.get("priority")), active=spec.get("active") is not False,
                    created=str(meta.get("creationTimestamp") or ""), owner=owner,
                    resource_version=meta.get("resourceVersion", ""))
@@ -276,6 +276,16 @@ class QueuedWorkload:
     def waiting(self) -> bool:
         """Not holding quota and not finished: Kueue holds it back (its Job stays suspended)."""
         return self.state == PENDING
+
+
+def controller_owner(refs: Iterable[dict]) -> str | None:
+    """The controller owner reference as "Kind/name" (`Job/train`), None without one."""
+    return next((f"{o.get('kind')}/{o.get('name')}" for o in refs if o.get("controller")), None)
+
+
+def pod_count(pod_sets: Iterable[dict]) -> int:
+    """The pods a Workload's pod sets make once admitted (a pod set without a count is one pod)."""
+    return sum(_count(p) for p in pod_sets)
 
 
 def _kueue_totals(entries: object, field: str) -> dict[str, int]:

@@ -5,19 +5,23 @@ A `ManyKinds` store (model/kinds.py) for `QUEUE_KINDS` and `kueue.Workload` (whi
 too). Reads: `cluster_queues()` (by name), `cluster_queue(name)`, `local_queues()` (by namespace, name),
 `local_queue(ns, name)`, `local_queues_in(ns)`, `flavors()`, `flavor(name)`, `workloads()`,
 `workload(ns, name)`, `cluster_queue_of(workload)` (its admission's ClusterQueue, else its LocalQueue's),
+`placed()` (every Workload with that), `pending_count()`,
 `workloads_of(cq)` and `waiting(cq)` (pending, in queue order: Kueue's reported head, then priority,
 then creation), `position(workload)` and `positions_of(cq)` (Kueue's `Position`, only where Kueue reports
 one: its visibility API's last round, model/queues/positions.py, else v1beta1's reported head),
 `positions` (that round, with why there is none: `positions.unavailable`), `held()` (every pending
-Workload, for the header), `listed` (kinds listed at least once), `version` (rises on every change).
+Workload), `held_pods()` (their pods per namespace, for the header), `held_owners()` (their owners, for
+the Workloads rows), `listed` (kinds listed at least once), `version` (rises on every change).
 The model's row for Workloads (model/queues/workload.py: `KueueWorkloads`) hands them over unread
-(`put_later`, `replace_later`): each is read when first asked for, and `held()` reads only those whose
-conditions may say pending.
+(`put_later`, `replace_later`): each is read when first asked for. `held_pods()` and `held_owners()`
+read none: a Workload not read yet is judged from its object (`_hold_of`: its conditions, pod sets and
+controller owner), read only where its shape is not the one Kueue writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import is_
 from typing import TypeAlias
 
 from kubeview.model.gangs.messages import KIND_KUEUE
@@ -29,6 +33,8 @@ from kubeview.model.queues.objects import (
     FlavorView,
     LocalQueueView,
     QueuedWorkload,
+    controller_owner,
+    pod_count,
 )
 from kubeview.model.queues.positions import Key, Position, Positions
 
@@ -36,6 +42,9 @@ View: TypeAlias = ClusterQueueView | LocalQueueView | FlavorView | QueuedWorkloa
 STORE_KINDS = (KIND_CLUSTER_QUEUE, KIND_LOCAL_QUEUE, KIND_FLAVOR, KIND_KUEUE)
 _READ: dict[str, Callable[[dict], View]] = {KIND_CLUSTER_QUEUE: ClusterQueueView.from_api, KIND_LOCAL_QUEUE: LocalQueueView.from_api,
          KIND_FLAVOR: FlavorView.from_api, KIND_KUEUE: QueuedWorkload.from_api}
+Hold: TypeAlias = tuple[int, str | None]  # a held Workload's pods and controller owner ("Job/train")
+_UNSURE: Hold = (-1, "unsure")  # `_hold_of`: not the shape Kueue writes, read the Workload
+_UNREAD: Hold = (-2, "unread")
 
 
 def _key(kind: str, obj: dict) -> tuple[str, str]:
@@ -53,10 +62,18 @@ class QueueStore:
         self._objects: dict[str, dict[tuple[str, str], View]] = {kind: {} for kind in STORE_KINDS}
         self._sorted: dict[str, tuple[int, list]] = {}
         self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
+        # workloads() and placed() of a version, the sorted keys and LocalQueues they were made with, and the
+        # Workloads read since (`_moved`): patched into a copy where only those moved, else made again
+        self._lists: tuple[int, list, list[tuple[QueuedWorkload, str | None]], list, int, int] | None = None
+        self._moved: set[tuple[str, str]] = set()
+        self._index: dict[tuple[str, str], int] = {}  # each Workload's place in those lists
+        self._local_version = 0  # rises when a LocalQueue changes (placed() reads them)
         self._held: tuple[int, list[QueuedWorkload]] | None = None
+        self._waiting: dict[str, tuple[list[QueuedWorkload], object, list[QueuedWorkload]]] = {}  # waiting(cq) last given
         self._later: dict[tuple[str, str], dict] = {}  # Kueue Workloads not read yet
-        self._settled: set[tuple[str, str]] = set()  # of those, the ones whose conditions say not pending
+        self._holds_of: dict[tuple[str, str], Hold | None] = {}  # of those, the holds read from their objects
         self._keys: list[tuple[str, str]] | None = None  # every Workload's key, sorted (None: to sort again)
+        self._holds: tuple[int, dict[tuple[str, str], Hold]] | None = None
         self._read: Callable[[tuple[str, str], dict], QueuedWorkload] | None = None
         self.positions = Positions()  # Kueue's visibility API, its last round (the source's poller)
         self._positions: dict[str, tuple[int, dict[Key, Position]]] = {}
@@ -75,10 +92,12 @@ class QueueStore:
         rv = (obj.get("metadata") or {}).get("resourceVersion", "")
         if old is not None and rv and old.resource_version == rv:
             return False
-        if kind == KIND_KUEUE and old is None:
-            self._keys = None
+        if kind == KIND_KUEUE:
+            self._moved.add(key)
+            if old is None:
+                self._keys = None
         objects[key] = _READ[kind](obj)
-        self.version += 1
+        self._changed(kind)
         return True
 
     def delete(self, kind: str, obj: dict) -> bool:
@@ -88,16 +107,21 @@ class QueueStore:
             return False
         if kind == KIND_KUEUE:
             self._keys = None
-            self._settled.discard(key)
-        self.version += 1
+            self._holds_of.pop(key, None)
+        self._changed(kind)
         return True
 
     def replace(self, kind: str, objects: Iterable[dict]) -> None:
         self.listed.add(kind)
         if kind == KIND_KUEUE:
-            self._later, self._settled, self._keys = {}, set(), None
+            self._later, self._holds_of, self._keys = {}, {}, None
         self._objects[kind] = {_key(kind, obj): _READ[kind](obj) for obj in objects}
+        self._changed(kind)
+
+    def _changed(self, kind: str) -> None:
         self.version += 1
+        if kind == KIND_LOCAL_QUEUE:
+            self._local_version += 1
 
     # -- Kueue Workloads read when first asked for (model/queues/workload.py: their row) -----------
     def read_later(self, reader: Callable[[tuple[str, str], dict], QueuedWorkload]) -> None:
@@ -115,43 +139,85 @@ class QueueStore:
             return False
         if old_rv is None:
             self._keys = None
-        self._settled.discard(key)
+        self._holds_of.pop(key, None)
         self._objects[KIND_KUEUE].pop(key, None)
         self._later[key] = obj
         self.version += 1
         return True
 
-    def replace_later(self, objects: Iterable[dict]) -> None:
-        """`replace` of the Kueue Workloads with objects read when first asked for."""
+    def replace_later(self, objects: dict[tuple[str, str], dict]) -> None:
+        """`replace` of the Kueue Workloads with objects (by (namespace, name)) read when first asked for."""
         self.listed.add(KIND_KUEUE)
         self._objects[KIND_KUEUE] = {}
-        self._later = {_key(KIND_KUEUE, obj): obj for obj in objects}
-        self._settled, self._keys = set(), None
+        self._later = dict(objects)
+        self._holds_of, self._keys = {}, None
         self.version += 1
 
     def _workload_now(self, key: tuple[str, str]) -> QueuedWorkload | None:
         if key in self._later and self._read is not None:
             self._objects[KIND_KUEUE][key] = self._read(key, self._later.pop(key))
+            self._holds_of.pop(key, None)
+            self._moved.add(key)
         view = self._objects[KIND_KUEUE].get(key)
         return view if isinstance(view, QueuedWorkload) else None
 
     def _read_all(self) -> None:
         if self._later and self._read is not None:
-            later, read, self._later = self._later, self._read, {}
+            later, read, self._later, self._holds_of = self._later, self._read, {}, {}
             objects = self._objects[KIND_KUEUE]
             for key, obj in later.items():
                 objects[key] = read(key, obj)
+            self._moved.update(later)
 
     # -- reads ---------------------------------------------------------------------------------
+    def _sorted_keys(self) -> list[tuple[str, str]]:
+        """Every Workload's key (read or not), sorted; sorted again only when one comes or goes."""
+        if self._keys is None:
+            self._keys = sorted(self._objects[KIND_KUEUE].keys() | self._later.keys())
+        return self._keys
+
     def _all(self, kind: str) -> list:
+        if kind == KIND_KUEUE:
+            return self._workload_lists()[0]
         cached = self._sorted.get(kind)
         if cached is None or cached[0] != self.version:
-            if kind == KIND_KUEUE:
-                self._read_all()
             objects = self._objects[kind]
             cached = (self.version, [objects[k] for k in sorted(objects)])
             self._sorted[kind] = cached
         return cached[1]
+
+    def _workload_lists(self) -> tuple[list, list[tuple[QueuedWorkload, str | None]]]:
+        """`workloads()` and `placed()` of this version. Between versions where no Workload came or went and
+        no LocalQueue changed (a watch event on one Workload), the last lists are copied and the Workloads
+        read since put in their place, so a version costs what moved, not a pass over every Workload."""
+        last = self._lists
+        if last is not None and last[0] == self.version:
+            return last[1], last[2]
+        self._read_all()
+        objects: dict = self._objects[KIND_KUEUE]  # QueuedWorkloads only
+        keys = self._sorted_keys()
+        if last is not None and last[3] is keys and last[4] == self._local_version:
+            views, placed, index, pending = list(last[1]), list(last[2]), self._index, last[5]
+            for key in self._moved:
+                i = index[key]
+                pending -= views[i].waiting
+                w = views[i] = objects[key]
+                pending += w.waiting
+                placed[i] = (w, self.cluster_queue_of(w))
+        else:
+            views = [objects[k] for k in keys]
+            placed = [(w, self.cluster_queue_of(w)) for w in views]
+            pending = sum(1 for w in views if w.waiting)
+            self._index = {k: i for i, k in enumerate(keys)}
+        self._moved = set()
+        self._lists = (self.version, views, placed, keys, self._local_version, pending)
+        return views, placed
+
+    def pending_count(self) -> int:
+        """How many Workloads are pending (`held()`'s length; every Workload is read for it)."""
+        self._workload_lists()
+        assert self._lists is not None
+        return self._lists[5]
 
     def __len__(self) -> int:
         return sum(len(objects) for objects in self._objects.values()) + len(self._later)
@@ -196,14 +262,17 @@ class QueueStore:
         local = self.local_queue(workload.namespace, workload.queue)
         return local.cluster_queue if local is not None and local.cluster_queue else None
 
+    def placed(self) -> list[tuple[QueuedWorkload, str | None]]:
+        """Every Workload (as `workloads()`) with its `cluster_queue_of` (see `_workload_lists`)."""
+        return self._workload_lists()[1]
+
     def workloads_of(self, cluster_queue: str) -> list[QueuedWorkload]:
         """The Workloads of a ClusterQueue that are not finished, by (namespace, name); grouped in one pass
         per `version`."""
         if self._by_cq is None or self._by_cq[0] != self.version:
             groups: dict[str, list[QueuedWorkload]] = {}
-            for w in self.workloads():
-                cq = self.cluster_queue_of(w) if w.state != "finished" else None
-                if cq is not None:
+            for w, cq in self.placed():
+                if cq is not None and w.state != "finished":
                     groups.setdefault(cq, []).append(w)
             self._by_cq = (self.version, groups)
         return self._by_cq[1].get(cluster_queue, [])
@@ -214,8 +283,13 @@ class QueueStore:
         priority, then older (Kueue's default ordering)."""
         places = self.positions_of(cluster_queue)
         pending = [w for w in self.workloads_of(cluster_queue) if w.waiting]
-        return sorted(pending, key=lambda w: (p.in_cluster_queue if (p := places.get(w.key)) is not None else len(places),
-                                              -w.priority, w.created, w.key))
+        last = self._waiting.get(cluster_queue)
+        if last is not None and last[1] == places and len(last[0]) == len(pending) and all(map(is_, last[0], pending)):
+            return last[2]  # the same Workloads (and positions) as last asked: the same order
+        out = sorted(pending, key=lambda w: (p.in_cluster_queue if (p := places.get(w.key)) is not None else len(places),
+                                             -w.priority, w.created, w.key))
+        self._waiting[cluster_queue] = (pending, places, out)
+        return out
 
     def position(self, workload: QueuedWorkload) -> Position | None:
         """Where Kueue says a pending Workload stands in its ClusterQueue (None: Kueue did not say)."""
@@ -237,53 +311,86 @@ class QueueStore:
         self._positions[cluster_queue] = (self.version, places)
         return places
 
-    def held_owners(self) -> dict[tuple[str, str, str], QueuedWorkload]:
-        """(kind, namespace, name) of each held Workload's owner (`Job/train`) -> the Workload."""
-        out: dict[tuple[str, str, str], QueuedWorkload] = {}
-        for w in self.held():
-            if w.owner:
-                kind, _, name = w.owner.partition("/")
-                out[(kind, w.namespace, name)] = w
+    def held_owners(self) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """(kind, namespace, name) of each held Workload's controller owner (`Job/train`) -> the Workload's
+        (namespace, name) (of two with one owner, the later by key); none is read for it (see the module doc)."""
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for key, (_, owner) in self._held_holds().items():
+            if owner:
+                kind, _, name = owner.partition("/")
+                mine = (kind, key[0], name)
+                if out.get(mine, key) <= key:
+                    out[mine] = key
+        return out
+
+    def held_pods(self) -> dict[str, int]:
+        """Per namespace, the pods of the Workloads Kueue holds (what admission would create): the header's
+        "+N held by queue"; none is read for it (see the module doc)."""
+        out: dict[str, int] = {}
+        for (namespace, _), (pods, _) in self._held_holds().items():
+            out[namespace] = out.get(namespace, 0) + pods
         return out
 
     def held(self) -> list[QueuedWorkload]:
-        """Every Workload Kueue holds back now (pending: no quota reserved, not finished), by (namespace, name);
-        of the Workloads not read yet only those whose conditions may say pending are read (`_may_wait`)."""
+        """Every Workload Kueue holds back now (pending: no quota reserved, not finished), by (namespace, name)."""
         if self._held is None or self._held[0] != self.version:
-            objects, later, settled = self._objects[KIND_KUEUE], self._later, self._settled
-            if self._keys is None:
-                self._keys = sorted(objects.keys() | later.keys())
-            out = []
-            for key in self._keys:
-                if key in later:
-                    if key in settled:
-                        continue
-                    if not _may_wait(later[key]):
-                        settled.add(key)
-                        continue
-                w = self._workload_now(key)
-                if w is not None and w.waiting:
-                    out.append(w)
-            self._held = (self.version, out)
+            keys = sorted(self._held_holds())
+            self._held = (self.version, [w for key in keys if (w := self._workload_now(key)) is not None])
         return self._held[1]
 
+    def _held_holds(self) -> dict[tuple[str, str], Hold]:
+        """Each held Workload's key -> its hold, per `version`: a read Workload's from its view, one not read
+        yet from its object (`_hold_of`, kept while the object is), read only where that cannot say."""
+        if self._holds is None or self._holds[0] != self.version:
+            holds_of, unsure = self._holds_of, []
+            out: dict[tuple[str, str], Hold] = {}
+            for key, obj in self._later.items():
+                hold = holds_of.get(key, _UNREAD)
+                if hold is _UNREAD:
+                    hold = holds_of[key] = _hold_of(obj)
+                if hold is _UNSURE:
+                    unsure.append(key)
+                elif hold is not None:
+                    out[key] = hold
+            for key in unsure:
+                self._workload_now(key)
+            for key, w in self._objects[KIND_KUEUE].items():
+                if isinstance(w, QueuedWorkload) and w.waiting:
+                    out[key] = (w.pods, w.owner)
+            self._holds = (self.version, out)
+        return self._holds[1]
 
-_HOLDS = ("Finished", "Admitted", "QuotaReserved")
 
-
-def _may_wait(obj: dict) -> bool:
-    """False only where a Workload's conditions say it is not pending as `QueuedWorkload.from_api` reads
-    them (Finished, Admitted or QuotaReserved True, each type's last); True where it may be (read it)."""
-    status = obj.get("status")
-    conditions = status.get("conditions") if type(status) is dict else None
+def _hold_of(obj: dict) -> Hold | None:
+    """What `QueuedWorkload.from_api(obj)` would say of a hold without making the view: None where it is not
+    pending (Finished, Admitted or QuotaReserved True, each type's last), else its pods and controller owner;
+    `_UNSURE` where a field is not of the type Kueue writes (the view is read, so the answer never differs).
+    Every Workload not read yet goes through it once (20,000 in the bench): plain loops, no generators."""
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    if type(status) is not dict or type(spec) is not dict or type(meta) is not dict:
+        return _UNSURE
+    conditions = status.get("conditions") or []
     if type(conditions) is not list:
-        return True
-    last: dict[str, object] = {}
+        return _UNSURE
+    finished = admitted = reserved = None
     for c in conditions:
-        if type(c) is dict:
-            kind = c.get("type", "")
-            if type(kind) is not str:
-                return True
-            if kind in _HOLDS:
-                last[kind] = c.get("status", "")
-    return not any(str(s) == "True" for s in last.values())
+        if type(c) is not dict:
+            return _UNSURE
+        kind = c.get("type", "")
+        if kind == "QuotaReserved":
+            reserved = c.get("status", "")
+        elif kind == "Admitted":
+            admitted = c.get("status", "")
+        elif kind == "Finished":
+            finished = c.get("status", "")
+        elif type(kind) is not str:
+            return _UNSURE
+    if "True" in (str(reserved), str(admitted), str(finished)):  # from_api's str(status) == "True"
+        return None
+    pod_sets, refs = spec.get("podSets") or [], meta.get("ownerReferences") or []
+    if type(pod_sets) is not list or type(refs) is not list:
+        return _UNSURE
+    for item in (*pod_sets, *refs):
+        if type(item) is not dict:
+            return _UNSURE
+    return (pod_count(pod_sets), controller_owner(refs))

@@ -221,7 +221,7 @@ class KueueWorkloads:
         return self.gangs.delete(KIND_KUEUE, obj) | self.queues.delete(KIND_KUEUE, obj)
 
     def replace(self, objects: Iterable[dict]) -> None:
-        objects = list(objects)
+        keyed = {self._key(obj): obj for obj in objects}  # each key made once for both stores
         self._halves.clear()
-        self.gangs.replace_later(KIND_KUEUE, {(KIND_KUEUE, *self._key(obj)): obj for obj in objects})
-        self.queues.replace_later(objects)
+        self.gangs.replace_later(KIND_KUEUE, {(KIND_KUEUE, ns, name): obj for (ns, name), obj in keyed.items()})
+        self.queues.replace_later(keyed)

@@ -68,7 +68,7 @@ def bar_width(width_of: dict[str, int] | None) -> int:
 def cells(w: WorkloadView | JobView | None, key: Key, width_of: dict[str, int] | None = None,
           held: Held | None = None, queued: QueuedWorkload | None = None) -> list[Text | str]:
     """One row; `held`: the workload's hold by quota (model.held()), `queued`: a Job's Workload Kueue holds
-    (model.queues.held_owners()), said in STATE."""
+    (by model.queues.held_owners()), said in STATE."""
     if w is None:
         return [key[0], key[1], Text(key[2], style="strike dim")]
     if isinstance(w, JobView):

@@ -151,7 +151,10 @@ class WorkloadsScreen(IndexedScreen[rows.Key, job_rows.Row]):
     def update_from_state(self, state: ClusterState) -> None:
         with state.lock:
             self.held = held_rows(state.model.held(), state.model.workloads)
-            self.queued = state.model.queues.held_owners()
+            # only the Workloads of Jobs the table has are read (held_owners reads none)
+            queues, items = state.model.queues, state.workload_items()
+            self.queued = {k: w for k, wl in queues.held_owners().items()
+                           if k in items and (w := queues.workload(*wl)) is not None}
         super().update_from_state(state)
         self.show_gangs()
         self.show_job_panel()
