@@ -46,7 +46,7 @@ from kubeview.model.queues.workload import KueueWorkloads
 from kubeview.model.quota.counting import QuotaUse
 from kubeview.model.quota.held import Held
 from kubeview.model.quota.objects import QuotaKey
-from kubeview.model.quota.reads import all_held, all_quota_uses
+from kubeview.model.quota.reads import KeptQuotaUses, all_held
 from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
 from kubeview.model.quota.tally import QuotaTally
 from kubeview.model.server_version import ServerVersion, parse_version, scheduler_skew
@@ -77,6 +77,7 @@ class ClusterModel:
         self.queues = QueueStore()  # Kueue's queues and Workloads (model/queues/)
         self.quotas = QuotaStore()  # ResourceQuotas (model/quota/); `quota_uses()`, `held()` read them
         self._quota_uses: tuple[int, dict[QuotaKey, tuple[QuotaUse, ...]]] | None = None
+        self._kept_quota_uses = KeptQuotaUses()
         self._held: tuple[int, dict[WorkloadKey, Held]] | None = None
         self.connection = ConnectionState("connecting", time.time())
         self.usage = Usage()
@@ -278,7 +279,7 @@ class ClusterModel:
         version."""
         if self._quota_uses is None or self._quota_uses[0] != self.version:
             claims = self.gpus.claims if "ResourceClaim" in self.synced else None
-            self._quota_uses = (self.version, all_quota_uses(self.quotas, self.quota_tally, claims))
+            self._quota_uses = (self.version, self._kept_quota_uses.read(self.quotas, self.quota_tally, claims))
         return self._quota_uses[1]
 
     def held(self) -> dict[WorkloadKey, Held]:

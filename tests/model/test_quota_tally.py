@@ -42,6 +42,15 @@ def quotas() -> list[dict]:
     return out
 
 
+def seeded_pods(rng: random.Random, n: int) -> dict[tuple[str, str], dict]:
+    """n pods spread over the namespaces at resourceVersion 1, by (namespace, name)."""
+    live: dict[tuple[str, str], dict] = {}
+    for i in range(n):
+        ns = rng.choice(NAMESPACES)
+        live[(ns, f"p{i}")] = pod(rng, ns, f"p{i}", 1)
+    return live
+
+
 def check(model: ClusterModel) -> None:
     totals = model.quota_tally.current()
     walked = pods_by_namespace(model.pods, set(NAMESPACES))
@@ -54,10 +63,7 @@ def test_the_tally_is_the_walk_after_every_kind_of_pod_event(seed: int) -> None:
     rng = random.Random(seed)
     model = ClusterModel("test")
     rv = 1
-    live: dict[tuple[str, str], dict] = {}
-    for i in range(40):
-        ns = rng.choice(NAMESPACES)
-        live[(ns, f"p{i}")] = pod(rng, ns, f"p{i}", rv)
+    live = seeded_pods(rng, 40)
     model.apply(Listed("Pod", list(live.values()), "1"))
     model.apply(Listed("ResourceQuota", quotas(), "1"))
     check(model)
@@ -97,3 +103,64 @@ def test_a_tally_nobody_reads_stops_instead_of_growing(monkeypatch: pytest.Monke
         model.apply(WatchEvent("Pod", "DELETED", pod(rng, "a", f"job-{i}", 2 + i)))
     assert not model.quota_tally.active and len(model.quota_tally._noted) <= 5
     check(model)  # recounted at the read
+
+
+def fresh_uses(live: dict[tuple[str, str], dict], quota_objs: dict[tuple[str, str], dict]) -> dict:
+    model = ClusterModel("fresh")
+    model.apply(Listed("Pod", list(live.values()), "1"))
+    model.apply(Listed("ResourceQuota", list(quota_objs.values()), "1"))
+    return model.quota_uses()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kept_quota_uses_equal_a_fresh_read_and_move_only_where_pods_or_quotas_moved(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    model = ClusterModel("test")
+    rv = 1
+    live = seeded_pods(rng, 30)
+    quota_objs = {(q["metadata"]["namespace"], q["metadata"]["name"]): q for q in quotas()}
+    model.apply(Listed("Pod", list(live.values()), "1"))
+    model.apply(Listed("ResourceQuota", list(quota_objs.values()), "1"))
+    before = model.quota_uses()
+    reused = 0
+    for step in range(300):
+        rv += 1
+        r = rng.random()
+        touched: set[str] | None = set()
+        if r < 0.02:
+            model.apply(Listed("Pod", list(live.values()), str(rv)))
+            touched = None
+        elif r < 0.1:  # a quota changes, goes or comes back
+            key = rng.choice(sorted(quota_objs))
+            q = dict(quota_objs[key], metadata={**quota_objs[key]["metadata"], "resourceVersion": str(rv)})
+            if rng.random() < 0.3:
+                model.apply(WatchEvent("ResourceQuota", "DELETED", quota_objs.pop(key)))
+            else:
+                q["spec"] = {**q["spec"], "hard": {**q["spec"]["hard"], "pods": str(rng.randrange(1, 60))}}
+                quota_objs[key] = q
+                model.apply(WatchEvent("ResourceQuota", "MODIFIED", q))
+            touched = None
+        elif r < 0.4 or not live:
+            ns = rng.choice(NAMESPACES)
+            live[(ns, f"n{step}")] = pod(rng, ns, f"n{step}", rv)
+            model.apply(WatchEvent("Pod", "ADDED", live[(ns, f"n{step}")]))
+            touched.add(ns)
+        elif r < 0.6:
+            key = rng.choice(sorted(live))
+            model.apply(WatchEvent("Pod", "DELETED", live.pop(key)))
+            touched.add(key[0])
+        else:
+            key = rng.choice(sorted(live))
+            live[key] = pod(rng, key[0], key[1], rv)
+            model.apply(WatchEvent("Pod", "MODIFIED", live[key]))
+            touched.add(key[0])
+        if rng.random() < 0.4:
+            continue  # unread: the next read takes every move since
+        now = model.quota_uses()
+        assert now == fresh_uses(live, quota_objs), f"step {step}"
+        if touched is not None:
+            for key, uses in now.items():
+                if key[0] not in touched and key in before and before[key] == uses:
+                    reused += uses is before[key]
+        before = now
+    assert reused > 50  # quotas of namespaces no pod moved in kept their figures (the same objects)

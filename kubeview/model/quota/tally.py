@@ -53,6 +53,8 @@ class QuotaTally:
         self.active = False
         self.totals: dict[str, Totals] = {}
         self._noted: set[PodKey] = set()  # pods changed since the last read: their new view is added then
+        # the namespaces whose totals the last `current()` moved (None: recounted, every one may have)
+        self.changed: set[str] | None = None
 
     # -- the Pod row (before NodePods, so the old view is still there) -----------------------------
     def put_pod(self, obj: dict) -> bool:
@@ -97,7 +99,9 @@ class QuotaTally:
                 self.totals.setdefault(ns, Totals()).add(p.requests, p.limits, best_effort(p), n)
             self._noted = set()
             self.active = True
+            self.changed = None
             return self.totals
+        self.changed = {ns for ns, _ in self._noted}
         for key in self._noted:
             view = pods.get(key)
             if view is not None and view.phase not in TERMINAL_PHASES:
