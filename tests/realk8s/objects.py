@@ -64,12 +64,25 @@ def sa_kubeconfig(plane: Plane, core: client.CoreV1Api, namespace: str, name: st
 
 
 def ensure_namespace(core: client.CoreV1Api, name: str) -> None:
-    """The namespace and its default ServiceAccount (pods cannot be created before it exists)."""
-    try:
-        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    except client.ApiException as exc:
-        if exc.status != 409:
+    """The namespace and its default ServiceAccount (pods cannot be created before it exists). One an
+    earlier module deleted may still be terminating (409 AlreadyExists too, and then 403 "being
+    terminated" on anything created in it): wait until it is gone, then create it."""
+
+    def created() -> bool:
+        try:
+            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+            return True
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+        try:
+            return core.read_namespace(name).status.phase != "Terminating"
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return False  # gone between the two calls: create it on the next try
             raise
+
+    wait_until(created, 120, f"namespace {name} (one of that name was terminating)")
 
     def has_sa() -> bool:
         try:
