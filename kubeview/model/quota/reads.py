@@ -22,22 +22,10 @@ from kubeview.model.workloads import WorkloadView
 WorkloadKey = tuple[str, str, str]
 
 
-def all_quota_uses(quotas: QuotaStore, tally: QuotaTally,
-                   claims: Mapping[tuple[str, str], ClaimView] | None = None) -> dict[QuotaKey, tuple[QuotaUse, ...]]:
-    """Per quota (namespace, name): its keys with the controller's used and kubeview's count (the pods'
-    from the tally of each namespace, kept pod by pod: tally.py). `claims`: the model's ResourceClaims
-    (None where it reads none: their keys are not counted)."""
-    if not len(quotas):
-        return {}
-    totals = tally.current()
-    claimed = _claimed(set(quotas.namespaces()), claims)
-    return {q.key: quota_uses(q, count_from_totals(q, totals.get(q.namespace), claimed.get(q.namespace)))
-            for q in quotas.quotas()}
-
-
 class KeptQuotaUses:
-    """`all_quota_uses`, each quota's figures kept while the quota is the same view, no pod of its
-    namespace moved (the tally's `changed` since the last read) and its namespace's claims count the same:
+    """Every quota's use, (namespace, name) -> its keys with the controller's used and kubeview's count
+    (the pods' from the tally, tally.py; claims where read); each quota's figures kept while the quota is
+    the same view, no pod of its namespace moved (the tally's `changed` since the last read) and its namespace's claims count the same:
     a pod event is one namespace's quotas again, not 500 (a snapshot and the header read them at every
     model version). Read only by the model, after every change (`ClusterModel.quota_uses`), since the
     tally says what moved since the read before."""
