@@ -26,7 +26,13 @@ from kubeview.snapshot.gangs import gang_doc, gang_items, gangs_doc
 from kubeview.snapshot.gpus import fragmentation_doc, gpus_doc
 from kubeview.snapshot.jobs import jobs_doc
 from kubeview.snapshot.kept import KeptTexts, ModelTexts, kept_for
-from kubeview.snapshot.queues import queues_doc, workload_doc, workload_items
+from kubeview.snapshot.queues import (
+    cluster_queue_entry,
+    cluster_queue_items,
+    queues_doc,
+    workload_doc,
+    workload_items,
+)
 from kubeview.snapshot.quotas import quotas_doc
 from kubeview.snapshot.schema_doc import SCHEMA_VERSION
 from kubeview.snapshot.schema_doc import SNAPSHOT_SCHEMA as SNAPSHOT_SCHEMA  # where callers find it
@@ -159,7 +165,7 @@ def _pods_json(model: ClusterModel) -> list[str]:
 
 
 def _kept_texts() -> ModelTexts:
-    return ModelTexts(KeptTexts(gang_doc), KeptTexts(workload_doc))
+    return ModelTexts(KeptTexts(gang_doc), KeptTexts(workload_doc), KeptTexts(cluster_queue_entry))
 
 
 def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapping | None = None) -> str:
@@ -179,15 +185,22 @@ def snapshot_json(model: ClusterModel, now: float | None = None, gang_fits: Mapp
                 parts.append(_nodes_json(model, v))
             elif k == "gangs":
                 parts += kept.gangs.array(*gang_items(model.gangs, model.display_namespace, gang_fits))
-            elif k == "queues":
-                head = json.dumps({q: x for q, x in v.items() if q != "workloads"}, separators=(",", ":"))
-                parts.append(f'{head[:-1]},"workloads":')
-                parts += kept.workloads.array(*workload_items(model))
+            elif k == "queues":  # its keys in order, the two arrays of kept texts in their places
+                for i, (q, x) in enumerate(v.items()):
+                    parts.append(("," if i else "{") + json.dumps(q) + ":")
+                    if q == "clusterQueues":
+                        parts += kept.cluster_queues.array(*cluster_queue_items(model))
+                    elif q == "workloads":
+                        parts += kept.workloads.array(*workload_items(model))
+                    else:
+                        parts.append(json.dumps(x, separators=(",", ":")))
                 parts.append("}")
             else:
                 parts.append(json.dumps(v, separators=(",", ":")))
         parts.append("}")
-        return "".join(parts)
+        text = "".join(parts)
+        del doc, parts  # freed before the collector is back: its first pass would walk the document's dicts
+    return text
 
 
 def build_snapshot(model: ClusterModel, now: float | None = None, *, pods: bool = True,

@@ -1,6 +1,6 @@
 """Snapshot documents kept as JSON text while the model's view of their object stays the same one (#40).
 
-The model builds a gang (`model.gangs`) or a Workload's place in its queues (`model.queues`) again only
+The model builds a gang (`model.gangs`), a Workload's place in its queues or a ClusterQueue (`model.queues`) again only
 when its object or a member pod changes, and those views are frozen: a document made from a view is the
 same for as long as that view object lives (given the few other things it reads, e.g. a Workload's
 ClusterQueue and position, compared each time). So its text is made once and kept, by the view's identity,
@@ -21,8 +21,8 @@ import msgspec
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.gangs.gang import Gang
-from kubeview.model.queues.objects import QueuedWorkload
-from kubeview.snapshot.queues import Place
+from kubeview.model.queues.objects import ClusterQueueView, QueuedWorkload
+from kubeview.snapshot.queues import Around, Place
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(..., separators=(",", ":")), made once
 _FAST = msgspec.json.Encoder()
@@ -97,6 +97,7 @@ class ModelTexts:
 
     gangs: KeptTexts[Gang, dict | None]  # extra: the gang's fit document (snapshot/gangs.py)
     workloads: KeptTexts[QueuedWorkload, Place]  # extra: its place (snapshot/queues.py)
+    cluster_queues: KeptTexts[ClusterQueueView, Around]  # extra: its LocalQueues and waiting Workloads
 
 
 _BY_MODEL: WeakKeyDictionary[ClusterModel, ModelTexts] = WeakKeyDictionary()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import queues_unavailable
-from kubeview.model.queues.objects import ClusterQueueView, Condition, QueuedWorkload
+from kubeview.model.queues.objects import ClusterQueueView, Condition, LocalQueueView, QueuedWorkload
 from kubeview.model.queues.positions import Position
 from kubeview.model.queues.store import QueueStore
 from kubeview.snapshot.schema_parts import COUNT as _COUNT
@@ -29,6 +29,22 @@ def _cond(c: Condition | None) -> dict | None:
 
 
 def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
+    return cluster_queue_entry(cq, (store.local_queues_of(cq.name), store.waiting(cq.name)))
+
+
+# What a ClusterQueue's document reads beside its view: its LocalQueues and its waiting Workloads in order
+# (lists the store keeps while they stay the same: the kept texts compare them, snapshot/kept.py)
+Around = tuple[list[LocalQueueView], list[QueuedWorkload]]
+
+
+def cluster_queue_items(model: ClusterModel) -> tuple[list[ClusterQueueView], list[Around]]:
+    store = model.queues
+    cqs = store.cluster_queues()
+    return cqs, [(store.local_queues_of(cq.name), store.waiting(cq.name)) for cq in cqs]
+
+
+def cluster_queue_entry(cq: ClusterQueueView, around: Around) -> dict:
+    local, waiting = around
     return {
         "name": cq.name, "apiVersion": cq.api_version, "cohort": cq.cohort, "active": _cond(cq.active),
         "pendingWorkloads": cq.pending, "reservingWorkloads": cq.reserving, "admittedWorkloads": cq.admitted,
@@ -36,8 +52,8 @@ def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
                        "nominalText": r.nominal_text, "borrowingLimit": r.borrowing_limit,
                        "lendingLimit": r.lending_limit, "used": r.used, "borrowed": r.borrowed,
                        "reserved": r.reserved, "reservedBorrowed": r.reserved_borrowed} for r in cq.resources],
-        "localQueues": [f"{q.namespace}/{q.name}" for q in store.local_queues_of(cq.name)],
-        "waiting": [f"{w.namespace}/{w.name}" for w in store.waiting(cq.name)],
+        "localQueues": [f"{q.namespace}/{q.name}" for q in local],
+        "waiting": [f"{w.namespace}/{w.name}" for w in waiting],
     }
 
 
@@ -48,18 +64,19 @@ Place = str | tuple[str, Position] | None
 
 def workload_items(model: ClusterModel) -> tuple[list[QueuedWorkload], list[Place]]:
     """Every Workload shown (with `-n`, of that namespace) and, beside each, its place: what `workload_doc`
-    reads."""
+    reads (the store's lists of this version: no pass over every Workload in Python where none is filtered
+    and Kueue reported no positions)."""
     store, shown = model.queues, model.display_namespace
-    placed = store.placed()
+    views: list[QueuedWorkload] = store.workloads()
+    places: list[Place] = list(store.places())
     if shown is not None:
-        placed = [(w, cq) for w, cq in placed if w.namespace == shown]
+        kept = [i for i, w in enumerate(views) if w.namespace == shown]
+        views, places = [views[i] for i in kept], [places[i] for i in kept]
     known = {cq.name: found for cq in store.cluster_queues() if (found := store.positions_of(cq.name))}
-    views = [w for w, _ in placed]
-    places: list[Place] = [cq for _, cq in placed]
-    for i, (w, cq) in enumerate(placed if known else ()):
-        where = known.get(cq) if cq is not None and w.waiting else None
+    for i, (w, cq) in enumerate(zip(views, places, strict=True) if known else ()):
+        where = known.get(cq) if isinstance(cq, str) and w.waiting else None
         position = where.get(w.key) if where is not None else None
-        if position is not None and cq is not None:
+        if position is not None and isinstance(cq, str):
             places[i] = (cq, position)
     return views, places
 
@@ -77,15 +94,15 @@ def workload_doc(w: QueuedWorkload, place: Place) -> dict:
 
 
 def queues_doc(model: ClusterModel, entries: bool = True) -> dict:
-    """The `queues` part; `entries=False` leaves `workloads` (its last key) empty: `snapshot_json` writes
-    them as kept text (snapshot/kept.py)."""
+    """The `queues` part; `entries=False` leaves `clusterQueues` and `workloads` (its last key) empty:
+    `snapshot_json` writes them as kept text (snapshot/kept.py)."""
     store, shown = model.queues, model.display_namespace
     return {
         "unavailable": queues_unavailable(model.unavailable),
         "positionsUnavailable": store.positions.unavailable,
         "held": store.pending_count() if shown is None else sum(1 for w in store.workloads()
                                                                  if w.waiting and w.namespace == shown),
-        "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()],
+        "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()] if entries else [],
         "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
                          "pendingWorkloads": q.pending, "reservingWorkloads": q.reserving,
                          "admittedWorkloads": q.admitted, "active": _cond(q.active)}

@@ -26,7 +26,9 @@ def test_the_quota_bench_measures_what_it_says() -> None:
     assert lines[0].startswith("kubeview bench model --quota: 100 nodes, 3,000 pods in 30 namespaces, 30 ResourceQuotas, "
                                "3 Jobs held by quota")
     assert lines[1].startswith("  Kueue: 3 ClusterQueues, 30 LocalQueues, 3 ResourceFlavors, 400 Workloads")
-    assert "% of the build" in lines[3] and "target <= 10 %" in lines[5] and "target <= 10 %" in lines[8] and "the first of them" in lines[9]
+    assert "% of the build" in lines[3] and "target <= 10 %" in lines[5] and "target <= 10 %" in lines[8]
+    assert "with the Workloads as gangs only, in turns" in lines[8] and "without any Kueue object" in lines[9]
+    assert "the first of them" in lines[10] and r["gangs_only_s"] > 0
 
 
 def test_the_bench_cluster_has_kueues_objects_and_the_model_reads_them() -> None:

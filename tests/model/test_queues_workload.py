@@ -18,8 +18,9 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gangs.messages import KIND_KUEUE
 from kubeview.model.gangs.objects import header_from
+from kubeview.model.queues.holds import UNSURE as _UNSURE
+from kubeview.model.queues.holds import hold_of as _hold_of
 from kubeview.model.queues.objects import QueuedWorkload
-from kubeview.model.queues.store import _UNSURE, _hold_of
 from kubeview.model.queues.workload import _fast, read_workload
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -145,6 +146,7 @@ def _reads(model: ClusterModel, rng: random.Random, keys: list[tuple[str, str]])
         elif pick == 3:
             out.append(("len", len(model.queues), len(model.queues.held_owners())))
         elif pick == 4:
+            _groups_as_made_again(model)
             out.append(("waiting", [model.queues.waiting(cq.name) for cq in model.queues.cluster_queues()],
                         model.queues.pending_count(), model.queues.placed()))
         elif pick == 5:
@@ -157,6 +159,21 @@ def _reads(model: ClusterModel, rng: random.Random, keys: list[tuple[str, str]])
             assert model.gangs.gangs() == fresh
             out.append(("gangs", fresh))
     return out
+
+
+def _groups_as_made_again(model: ClusterModel) -> None:
+    """The lists and groups patched per watch event (model/queues/placed.py) equal those made from scratch."""
+    store = model.queues
+    placed = store.placed()
+    assert [w for w, _ in placed] == store.workloads() and [cq for _, cq in placed] == store.places()
+    assert placed == [(w, store.cluster_queue_of(w)) for w in store.workloads()]
+    names = {cq for _, cq in placed if cq is not None} | {cq.name for cq in store.cluster_queues()}
+    for name in names:
+        mine = [w for w, cq in placed if cq == name and w.state != "finished"]
+        assert store.workloads_of(name) == mine, name
+        pending = [w for w in mine if w.waiting]
+        assert sorted(store.waiting(name), key=lambda w: w.key) == pending, name
+        assert store.local_queues_of(name) == [q for q in store.local_queues() if q.cluster_queue == name]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -182,6 +199,12 @@ def test_read_when_asked_answers_as_read_at_once(seed: int) -> None:
             if rng.random() < 0.6:  # a new version, its state moved
                 obj["metadata"]["resourceVersion"] = str(1000 + step)
                 conds = obj.setdefault("status", {}).setdefault("conditions", [])
+                if rng.random() < 0.15:  # admitted to another ClusterQueue, or its admission gone
+                    status = obj["status"]
+                    if status.get("admission") and rng.random() < 0.5:
+                        status["admission"] = {**status["admission"], "clusterQueue": f"cq-{rng.randrange(3)}"}
+                    else:
+                        status.pop("admission", None)
                 if conds and rng.random() < 0.5:
                     conds[-1]["status"] = rng.choice(["True", "False"])
                 else:
@@ -207,7 +230,7 @@ def test_read_when_asked_answers_as_read_at_once(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_hold_read_from_the_object_is_what_the_view_says(seed: int) -> None:
-    """`_hold_of` (the header's count of held pods, without reading the Workload) says what the view says,
+    """`hold_of` (the header's count of held pods, without reading the Workload) says what the view says,
     or that it cannot (the view is read then): on the recorded and the bench's Workloads and on damaged ones.
     A damaged object the reader refuses (the CRD's schema refuses it too) may still be counted."""
     rng = random.Random(seed)

@@ -72,7 +72,24 @@ def _cluster() -> tuple[ClusterModel, list[dict], list[dict]]:
         *kueue.lists(),
     ]:
         model.apply(Listed(kind, objects, "1"))
+    _QUEUES[:] = [(kind, obj) for kind, objects in kueue.lists()[1:3] for obj in objects]
     return model, kueue.workloads, [p for p in pods if "annotations" in p["metadata"]]
+
+
+_QUEUES: list[tuple[str, dict]] = []  # the ClusterQueues and LocalQueues of the last `_cluster()`
+
+
+def _queue_event(rng: random.Random, step: int) -> list:
+    """A ClusterQueue's status moves, or a LocalQueue feeds another ClusterQueue."""
+    kind, obj = rng.choice(_QUEUES)
+    obj = copy.deepcopy(obj)
+    obj["metadata"]["resourceVersion"] = str(3000 + step)
+    if kind == "kueue.LocalQueue":
+        others = sorted({o["metadata"]["name"] for k, o in _QUEUES if k == "kueue.ClusterQueue"})
+        obj["spec"]["clusterQueue"] = rng.choice(others)
+    else:
+        obj.setdefault("status", {})["pendingWorkloads"] = step
+    return [WatchEvent(kind, "MODIFIED", obj)]
 
 
 def _event(rng: random.Random, step: int, workloads: list[dict], pods: list[dict]) -> list:
@@ -84,6 +101,8 @@ def _event(rng: random.Random, step: int, workloads: list[dict], pods: list[dict
         return [WatchEvent("Pod", rng.choice(["MODIFIED", "DELETED", "ADDED"]), pod)]
     if r < 0.35:
         return [Listed(KIND_KUEUE, rng.sample(workloads, len(workloads) * 3 // 4), str(step))]
+    if r < 0.45:
+        return _queue_event(rng, step)
     obj = copy.deepcopy(rng.choice(workloads))
     obj["metadata"]["resourceVersion"] = str(1000 + step)
     conds = obj["status"]["conditions"]

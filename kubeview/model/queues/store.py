@@ -14,18 +14,22 @@ Workload), `held_pods()` (their pods per namespace, for the header), `held_owner
 the Workloads rows), `listed` (kinds listed at least once), `version` (rises on every change).
 The model's row for Workloads (model/queues/workload.py: `KueueWorkloads`) hands them over unread
 (`put_later`, `replace_later`): each is read when first asked for. `held_pods()` and `held_owners()`
-read none: a Workload not read yet is judged from its object (`_hold_of`: its conditions, pod sets and
+read none: a Workload not read yet is judged from its object (`holds.hold_of`: its conditions, pod sets and
 controller owner), read only where its shape is not the one Kueue writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from operator import is_
 from typing import TypeAlias
 
 from kubeview.model.gangs.messages import KIND_KUEUE
+from kubeview.model.queues.holds import UNREAD as _UNREAD
+from kubeview.model.queues.holds import UNSURE as _UNSURE
+from kubeview.model.queues.holds import Hold
+from kubeview.model.queues.holds import hold_of as _hold_of
 from kubeview.model.queues.objects import (
+    FINISHED,
     KIND_CLUSTER_QUEUE,
     KIND_FLAVOR,
     KIND_LOCAL_QUEUE,
@@ -33,18 +37,15 @@ from kubeview.model.queues.objects import (
     FlavorView,
     LocalQueueView,
     QueuedWorkload,
-    controller_owner,
-    pod_count,
 )
+from kubeview.model.queues.placed import WorkloadLists as _Lists
+from kubeview.model.queues.placed import regroup as _regroup
 from kubeview.model.queues.positions import Key, Position, Positions
 
 View: TypeAlias = ClusterQueueView | LocalQueueView | FlavorView | QueuedWorkload
 STORE_KINDS = (KIND_CLUSTER_QUEUE, KIND_LOCAL_QUEUE, KIND_FLAVOR, KIND_KUEUE)
 _READ: dict[str, Callable[[dict], View]] = {KIND_CLUSTER_QUEUE: ClusterQueueView.from_api, KIND_LOCAL_QUEUE: LocalQueueView.from_api,
          KIND_FLAVOR: FlavorView.from_api, KIND_KUEUE: QueuedWorkload.from_api}
-Hold: TypeAlias = tuple[int, str | None]  # a held Workload's pods and controller owner ("Job/train")
-_UNSURE: Hold = (-1, "unsure")  # `_hold_of`: not the shape Kueue writes, read the Workload
-_UNREAD: Hold = (-2, "unread")
 
 
 def _key(kind: str, obj: dict) -> tuple[str, str]:
@@ -61,15 +62,17 @@ class QueueStore:
         self.listed: set[str] = set()
         self._objects: dict[str, dict[tuple[str, str], View]] = {kind: {} for kind in STORE_KINDS}
         self._sorted: dict[str, tuple[int, list]] = {}
-        self._by_cq: tuple[int, dict[str, list[QueuedWorkload]]] | None = None
-        # workloads() and placed() of a version, the sorted keys and LocalQueues they were made with, and the
-        # Workloads read since (`_moved`): patched into a copy where only those moved, else made again
-        self._lists: tuple[int, list, list[tuple[QueuedWorkload, str | None]], list, int, int] | None = None
+        # workloads(), placed() and places() of a version, the sorted keys and LocalQueues they were made
+        # with, the pending count and the groups of workloads_of(), and the Workloads read since (`_moved`):
+        # patched into copies where only those moved, else made again
+        self._lists: _Lists | None = None
+        self._lq_groups: tuple[int, dict[str, list[LocalQueueView]]] | None = None
         self._moved: set[tuple[str, str]] = set()
         self._index: dict[tuple[str, str], int] = {}  # each Workload's place in those lists
         self._local_version = 0  # rises when a LocalQueue changes (placed() reads them)
         self._held: tuple[int, list[QueuedWorkload]] | None = None
-        self._waiting: dict[str, tuple[list[QueuedWorkload], object, list[QueuedWorkload]]] = {}  # waiting(cq) last given
+        self._waiting: dict[str, tuple[list[QueuedWorkload], object, list[QueuedWorkload]]] = {}  # waiting(cq) last given:
+        # the workloads_of(cq) list and positions it was sorted from, and its answer
         self._later: dict[tuple[str, str], dict] = {}  # Kueue Workloads not read yet
         self._holds_of: dict[tuple[str, str], Hold | None] = {}  # of those, the holds read from their objects
         self._keys: list[tuple[str, str]] | None = None  # every Workload's key, sorted (None: to sort again)
@@ -178,7 +181,7 @@ class QueueStore:
 
     def _all(self, kind: str) -> list:
         if kind == KIND_KUEUE:
-            return self._workload_lists()[0]
+            return self._workload_lists().views
         cached = self._sorted.get(kind)
         if cached is None or cached[0] != self.version:
             objects = self._objects[kind]
@@ -186,38 +189,45 @@ class QueueStore:
             self._sorted[kind] = cached
         return cached[1]
 
-    def _workload_lists(self) -> tuple[list, list[tuple[QueuedWorkload, str | None]]]:
-        """`workloads()` and `placed()` of this version. Between versions where no Workload came or went and
-        no LocalQueue changed (a watch event on one Workload), the last lists are copied and the Workloads
-        read since put in their place, so a version costs what moved, not a pass over every Workload."""
+    def _workload_lists(self) -> _Lists:
+        """`workloads()`, `placed()`, `places()` and `workloads_of()`'s groups of this version. Between versions
+        where no Workload came or went and no LocalQueue changed (a watch event on one Workload), the last
+        lists are copied and the Workloads read since put in their place, and only the groups they were or
+        are in are copied and patched: a version costs what moved, not a pass over every Workload."""
         last = self._lists
-        if last is not None and last[0] == self.version:
-            return last[1], last[2]
+        if last is not None and last.version == self.version:
+            return last
         self._read_all()
         objects: dict = self._objects[KIND_KUEUE]  # QueuedWorkloads only
         keys = self._sorted_keys()
-        if last is not None and last[3] is keys and last[4] == self._local_version:
-            views, placed, index, pending = list(last[1]), list(last[2]), self._index, last[5]
+        if last is not None and last.keys is keys and last.local_version == self._local_version:
+            views, cqs, placed, index = list(last.views), list(last.cqs), list(last.placed), self._index
+            pending, groups, copied = last.pending, dict(last.groups), set[str]()
             for key in self._moved:
                 i = index[key]
-                pending -= views[i].waiting
+                old, old_cq = views[i], cqs[i]
                 w = views[i] = objects[key]
-                pending += w.waiting
-                placed[i] = (w, self.cluster_queue_of(w))
+                cq = cqs[i] = self.cluster_queue_of(w)
+                placed[i] = (w, cq)
+                pending += w.waiting - old.waiting
+                _regroup(groups, copied, old, old_cq, w, cq)
         else:
             views = [objects[k] for k in keys]
-            placed = [(w, self.cluster_queue_of(w)) for w in views]
+            cqs = [self.cluster_queue_of(w) for w in views]
+            placed = list(zip(views, cqs, strict=True))
             pending = sum(1 for w in views if w.waiting)
             self._index = {k: i for i, k in enumerate(keys)}
+            groups = {}
+            for w, cq in placed:
+                if cq is not None and w.state != FINISHED:
+                    groups.setdefault(cq, []).append(w)
         self._moved = set()
-        self._lists = (self.version, views, placed, keys, self._local_version, pending)
-        return views, placed
+        self._lists = _Lists(self.version, views, cqs, placed, keys, self._local_version, pending, groups)
+        return self._lists
 
     def pending_count(self) -> int:
         """How many Workloads are pending (`held()`'s length; every Workload is read for it)."""
-        self._workload_lists()
-        assert self._lists is not None
-        return self._lists[5]
+        return self._workload_lists().pending
 
     def __len__(self) -> int:
         return sum(len(objects) for objects in self._objects.values()) + len(self._later)
@@ -240,7 +250,13 @@ class QueueStore:
         return [q for q in self.local_queues() if q.namespace == namespace]
 
     def local_queues_of(self, cluster_queue: str) -> list[LocalQueueView]:
-        return [q for q in self.local_queues() if q.cluster_queue == cluster_queue]
+        """The LocalQueues feeding a ClusterQueue, by (namespace, name); grouped once per LocalQueue change."""
+        if self._lq_groups is None or self._lq_groups[0] != self._local_version:
+            groups: dict[str, list[LocalQueueView]] = {}
+            for q in self.local_queues():
+                groups.setdefault(q.cluster_queue, []).append(q)
+            self._lq_groups = (self._local_version, groups)
+        return self._lq_groups[1].get(cluster_queue, [])
 
     def flavors(self) -> list[FlavorView]:
         return self._all(KIND_FLAVOR)
@@ -264,31 +280,30 @@ class QueueStore:
 
     def placed(self) -> list[tuple[QueuedWorkload, str | None]]:
         """Every Workload (as `workloads()`) with its `cluster_queue_of` (see `_workload_lists`)."""
-        return self._workload_lists()[1]
+        return self._workload_lists().placed
+
+    def places(self) -> list[str | None]:
+        """Beside each of `workloads()`, its `cluster_queue_of` (a list kept per version: do not change it)."""
+        return self._workload_lists().cqs
 
     def workloads_of(self, cluster_queue: str) -> list[QueuedWorkload]:
-        """The Workloads of a ClusterQueue that are not finished, by (namespace, name); grouped in one pass
-        per `version`."""
-        if self._by_cq is None or self._by_cq[0] != self.version:
-            groups: dict[str, list[QueuedWorkload]] = {}
-            for w, cq in self.placed():
-                if cq is not None and w.state != "finished":
-                    groups.setdefault(cq, []).append(w)
-            self._by_cq = (self.version, groups)
-        return self._by_cq[1].get(cluster_queue, [])
+        """The Workloads of a ClusterQueue that are not finished, by (namespace, name): a list kept while none
+        of them moves (see `_workload_lists`)."""
+        return self._workload_lists().groups.get(cluster_queue, [])
 
     def waiting(self, cluster_queue: str) -> list[QueuedWorkload]:
         """The pending Workloads of a ClusterQueue in queue order: where Kueue reports positions (its
         visibility API, else v1beta1's deprecated pendingWorkloadsStatus head) by them, then higher
         priority, then older (Kueue's default ordering)."""
         places = self.positions_of(cluster_queue)
-        pending = [w for w in self.workloads_of(cluster_queue) if w.waiting]
+        group = self.workloads_of(cluster_queue)
         last = self._waiting.get(cluster_queue)
-        if last is not None and last[1] == places and len(last[0]) == len(pending) and all(map(is_, last[0], pending)):
+        if last is not None and last[0] is group and last[1] == places:
             return last[2]  # the same Workloads (and positions) as last asked: the same order
+        pending = [w for w in group if w.waiting]
         out = sorted(pending, key=lambda w: (p.in_cluster_queue if (p := places.get(w.key)) is not None else len(places),
                                              -w.priority, w.created, w.key))
-        self._waiting[cluster_queue] = (pending, places, out)
+        self._waiting[cluster_queue] = (group, places, out)
         return out
 
     def position(self, workload: QueuedWorkload) -> Position | None:
@@ -360,37 +375,3 @@ class QueueStore:
             self._holds = (self.version, out)
         return self._holds[1]
 
-
-def _hold_of(obj: dict) -> Hold | None:
-    """What `QueuedWorkload.from_api(obj)` would say of a hold without making the view: None where it is not
-    pending (Finished, Admitted or QuotaReserved True, each type's last), else its pods and controller owner;
-    `_UNSURE` where a field is not of the type Kueue writes (the view is read, so the answer never differs).
-    Every Workload not read yet goes through it once (20,000 in the bench): plain loops, no generators."""
-    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    if type(status) is not dict or type(spec) is not dict or type(meta) is not dict:
-        return _UNSURE
-    conditions = status.get("conditions") or []
-    if type(conditions) is not list:
-        return _UNSURE
-    finished = admitted = reserved = None
-    for c in conditions:
-        if type(c) is not dict:
-            return _UNSURE
-        kind = c.get("type", "")
-        if kind == "QuotaReserved":
-            reserved = c.get("status", "")
-        elif kind == "Admitted":
-            admitted = c.get("status", "")
-        elif kind == "Finished":
-            finished = c.get("status", "")
-        elif type(kind) is not str:
-            return _UNSURE
-    if "True" in (str(reserved), str(admitted), str(finished)):  # from_api's str(status) == "True"
-        return None
-    pod_sets, refs = spec.get("podSets") or [], meta.get("ownerReferences") or []
-    if type(pod_sets) is not list or type(refs) is not list:
-        return _UNSURE
-    for item in (*pod_sets, *refs):
-        if type(item) is not dict:
-            return _UNSURE
-    return (pod_count(pod_sets), controller_owner(refs))
