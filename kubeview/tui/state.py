@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.events import Listed, Listing, SourceEvent, WatchEvent
 from kubeview.model.jobs.views import JobView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
-from kubeview.tui.key_index import KeyIndex, natural_sorted
+from kubeview.tui.key_index import KeyIndex, natural, natural_sorted
 from kubeview.tui.rows.jobs import WorkloadItems
 from kubeview.tui.rows.jobs import search_text as job_search_text
 from kubeview.tui.rows.pods import search_text as pod_search_text
@@ -142,6 +142,14 @@ class ClusterState:
                 items = self.workload_items()
                 self.workloads_by_name.rebuild(natural_sorted(items))
                 self.workload_search = {k: _workload_text(w) for k, w in items.items()}
+        elif isinstance(event, Listing) and event.kind == "Pod":
+            # a page of a pod list: its keys' sort keys now, while the next page is in transit, so the
+            # `Listed` sort above finds them in `natural`'s cache (#41)
+            for obj in event.page:
+                meta = obj.get("metadata") or {}
+                pod = (meta.get("namespace", ""), meta.get("name", ""))
+                if model.shown(pod):
+                    natural(pod)
         elif isinstance(event, WatchEvent):
             key = event_key(event)
             if event.kind == "Pod":
