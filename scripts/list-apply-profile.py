@@ -5,7 +5,8 @@ server's PodList pages (5,000 each, `metadata.continue` on all but the last), th
 source thread does with them: each page decoded by `pod_wire.pod_list` with the collector paused
 (`gc_paused(keep=True)`, as `watch.Informer._list`), a `Listing` per page and the `Listed` at the end
 emitted into the TUI's `ClusterState`, then the first Nodes screen's data (the header's `summarize`
-and the node rows' `rows.build`, as app.refresh_state and NodesScreen do). Prints CPU seconds
+and the node rows' `rows.build`, as app.refresh_state and NodesScreen do), then the Pods screen's
+index (read after the first screen). Prints CPU seconds
 (`time.process_time`) per phase; `--profile N` prints cProfile's top N functions of the apply phases.
 
 Run against a tree by PYTHONPATH (the tree imported is printed):
@@ -115,6 +116,9 @@ def run(nodes: int, pods: int, page: int, profile: int) -> None:
               f"/{summary.gpu.allocatable}, {int(built.pods.sum()):,} pods on nodes")
 
     timed("first screen", first_screen)
+    # the Pods screen's index, read after the first screen (app._warm_screens, or a visit): this tree
+    # builds it at its first read, not in Listed (tui/state.py); main built it in Listed (then ~0 here)
+    timed("pods index", lambda: len(state.pods_by_name) + len(state.pod_search))
     after = cpu["Listed"] + cpu["first screen"]  # decode and per page overlap the next page's transfer
     print("cpu s: " + "  ".join(f"{k} {v:.2f}" for k, v in cpu.items()) + f"  | after the last page {after:.2f}")
     if prof is not None:

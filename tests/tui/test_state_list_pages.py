@@ -21,6 +21,7 @@ from kubeview.model.events import Listed, Listing, SourceEvent, WatchEvent
 from kubeview.model.gangs.gang import KAI_ANNOTATION
 from kubeview.model.jobs.views import JOB_NAME_LABEL
 from kubeview.snapshot.document import snapshot_json
+from kubeview.tui.key_index import natural_sorted
 from kubeview.tui.state import ClusterState
 
 NODES = 8
@@ -112,3 +113,18 @@ def test_a_list_applied_by_pages_builds_what_one_listed_builds(seed: int) -> Non
         _same(paged, plain)
         for key, view in plain.model.pods.items():  # a view kept over the relist is kept in both
             assert (view is before[0].get(key)) == (paged.model.pods[key] is before[1].get(key))
+
+
+def test_the_pods_index_after_a_list_holds_the_events_that_came_before_its_first_read() -> None:
+    rng = random.Random(3)
+    state = ClusterState("t")
+    state.emit(Listed("Node", [node(i, 8 if i < 2 else 0) for i in range(NODES)], "1"))
+    pods = [_pod(rng, i, 100 + i) for i in range(40)]
+    state.emit(Listed("Pod", pods, "200"))
+    state.emit(WatchEvent("Pod", "DELETED", pods[7]))
+    state.emit(WatchEvent("Pod", "ADDED", _pod(rng, 99, 300)))
+    assert state.pods_by_name.keys == natural_sorted(state.model.pods)  # read: built from the model now
+    state.emit(WatchEvent("Pod", "DELETED", pods[8]))
+    state.emit(WatchEvent("Pod", "ADDED", _pod(rng, 98, 301)))  # after the read: followed one by one
+    assert state.pods_by_name.keys == natural_sorted(state.model.pods)
+    assert set(state.pod_search) == set(state.model.pods) and len(state.model.pods) == 40
