@@ -101,8 +101,8 @@ class ClusterModel:
         self.kinds: dict[str, tuple[KindStore, ...]] = {
             "Node": (self.node_pods.node_kind, Calls(scaling.put_node, scaling.delete_node, scaling.relist_nodes)),
             "Pod": (Calls(self.quota_tally.put_pod, self.quota_tally.delete_pod, self.quota_tally.relist_pods),
-                    self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods),
-                    Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods)),
+                    self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods, jobs.prepare_pods),
+                    Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods, gangs.prepare_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
             "Event": (self.events,),
             QUOTA_KIND: (self.quotas,),
@@ -136,6 +136,8 @@ class ClusterModel:
         elif isinstance(event, Listing):
             self.listing[event.kind] = event.items
             self.listing_as_of.setdefault(event.kind, event.as_of)  # a 410 mid-list: as of the first start
+            for prepare in (s.prepare for s in self.kinds.get(event.kind, ()) if isinstance(s, Calls) and s.prepare):
+                prepare(event.page)  # built while the next page is in transit; held back until Listed
             changed = True  # the header says how far a big list got
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)

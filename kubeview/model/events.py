@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +42,9 @@ class Listing:
     kind: str
     items: int
     as_of: float = 0.0
+    # the page just read (empty at the list's start): what can be built of it before `Listed` is built
+    # now, while the next page is in transit (`Calls.prepare`); not part of the event's identity
+    page: Sequence[dict] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

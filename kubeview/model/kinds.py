@@ -12,7 +12,7 @@ print for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,6 +42,9 @@ class Calls:
     put: Callable[[dict], bool]
     delete: Callable[[dict], bool]
     replace: Callable[[list[dict]], object]
+    # a page of a list in progress (`Listing.page`; empty: a list begins): build what `replace` will
+    # want of it now, while the next page is in transit; `replace` must give what it gives without it
+    prepare: Callable[[Sequence[dict]], None] | None = None
 
 
 class ManyKinds(Protocol):

@@ -18,6 +18,7 @@ import numpy as np
 from kubeview.model.gcpause import gc_paused
 from kubeview.model.gpus.ledger import GpuLedger
 from kubeview.model.kinds import Calls
+from kubeview.model.staged import Staged
 from kubeview.model.table import NodeTable
 from kubeview.model.views import TERMINAL_PHASES, NodeView, PodView
 
@@ -36,8 +37,9 @@ class NodePods:
         self._gpus = gpus  # told which nodes exist: a slice's devices count only while its node does
         self._order: list[str] | None = None  # sorted node names, None when the node set changed
         self._layout: tuple[np.ndarray, list[str], list[NodeView]] | None = None  # see layout()
+        self._staged = Staged(self._staged_view)  # a pod list in progress, its views built per page
         self.node_kind = Calls(self.put_node, self.delete_node, self.replace_nodes)
-        self.pod_kind = Calls(self.put_pod, self.delete_pod, self.replace_pods)
+        self.pod_kind = Calls(self.put_pod, self.delete_pod, self.replace_pods, self._staged.add)
 
     # -- nodes ---------------------------------------------------------------------------------
     def put_node(self, obj: dict) -> bool:
@@ -149,12 +151,22 @@ class NodePods:
             if r is not None:
                 self.table.add_pod(r, pod.requests, pod.limits, -1)
 
+    def _staged_view(self, obj: dict) -> PodView | None:
+        """A page's pod, built while the list is read (None: the view held now is current)."""
+        meta = obj.get("metadata") or {}
+        old = self.pods.get((meta.get("namespace", ""), meta.get("name", ""))) if self.pods else None
+        if old is not None and old.resource_version and old.resource_version == meta.get("resourceVersion"):
+            return None
+        return PodView.from_api(obj)
+
     def replace_pods(self, objects: list[dict]) -> None:
         """Replace every pod: views reused where the resourceVersion is unchanged, sums rebuilt at once.
 
         Pods with the same container resources share one requests dict (requests.pod_amounts), so the
         per-pod work is a row index and a small-integer id; numpy adds the distinct vectors per row.
+        A view built of the same object while the list was read (model/staged.py) is taken as is.
         """
+        staged = self._staged.take(objects)
         old_pods = self.pods
         pods: dict[PodKey, PodView] = {}
         bound: dict[str, dict[PodKey, PodView]] = {}
@@ -167,12 +179,12 @@ class NodePods:
         row_of = self.table.row
         from_api = PodView.from_api
         with gc_paused():
-            for obj in objects:
+            for obj, pre in zip(objects, staged, strict=True):
                 meta = obj.get("metadata") or {}
                 key = (meta.get("namespace", ""), meta.get("name", ""))
                 view = old_pods.get(key) if old_pods else None
                 if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
-                    view = from_api(obj)
+                    view = pre if isinstance(pre, PodView) else from_api(obj)  # staged: built of this obj
                 pods[key] = view
                 if view.phase in TERMINAL_PHASES:
                     continue

@@ -2,7 +2,8 @@
 
 The source's worker thread calls `emit` for every event; the UI thread reads under `lock`. `emit`
 applies the event, records which keys changed (per kind, for every `ChangeTracker`), keeps pods and
-workloads sorted by name (`KeyIndex`, incremental) and calls `notify` at most once until the UI has
+workloads sorted by name (`KeyIndex`, incremental; the pods' built again after a pod list at its first
+read, `pods_by_name`) and calls `notify` at most once until the UI has
 caught up (`caught_up`), so a burst of 1,000 events becomes one `ClusterChanged` and one repaint.
 """
 
@@ -16,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from kubeview.model.cluster import ClusterModel
-from kubeview.model.events import Listed, SourceEvent, WatchEvent
+from kubeview.model.events import Listed, Listing, SourceEvent, WatchEvent
+from kubeview.model.gcpause import gc_paused
 from kubeview.model.jobs.views import JobView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadView
-from kubeview.tui.key_index import KeyIndex, natural_sorted
+from kubeview.tui.key_index import KeyIndex, natural, natural_sorted
 from kubeview.tui.rows.jobs import WorkloadItems
 from kubeview.tui.rows.jobs import search_text as job_search_text
 from kubeview.tui.rows.pods import search_text as pod_search_text
@@ -63,11 +65,12 @@ class ClusterState:
     def __init__(self, title: str = "") -> None:
         self.model = ClusterModel(title)
         self.lock = threading.RLock()
-        self.pods_by_name = KeyIndex()
+        self._pods_by_name = KeyIndex()
         self.workloads_by_name = KeyIndex()
-        # what `/` matches each pod and workload against, kept here by the source's thread so that
-        # filtering 150,000 pods is one pass over ready strings
-        self.pod_search: dict[tuple[str, str], str] = {}
+        # what `/` matches each pod and workload against, kept here (by the source's thread, but a pod
+        # list's by its first reader) so that filtering 150,000 pods is one pass over ready strings
+        self._pod_search: dict[tuple[str, str], str] = {}
+        self._pods_indexed = True  # False from a pod list until the first read (`pods_by_name`)
         self.workload_search: dict[tuple[str, str, str], str] = {}
         self.notify: Callable[[], object] = lambda: None
         self.events = 0
@@ -76,6 +79,32 @@ class ClusterState:
         self._memo: dict[str, tuple[int, object]] = {}
         self._notified = False
         self._pods_synced = self._workloads_synced = False
+
+    @property
+    def pods_by_name(self) -> KeyIndex:
+        """The shown pods in name order (the Pods screen's rows)."""
+        with self.lock:
+            self._index_pods()
+            return self._pods_by_name
+
+    @property
+    def pod_search(self) -> dict[tuple[str, str], str]:
+        """What `/` matches each shown pod against."""
+        with self.lock:
+            self._index_pods()
+            return self._pod_search
+
+    def _index_pods(self) -> None:
+        """After a pod list, both pod indexes are built at their first read, not in `Listed`: the first
+        screen (Nodes) does not show them, and 150,000 pods' sort and texts were ~0.3 s of CPU before
+        it (#41). Watch events meanwhile need no following: this reads the model as it is then."""
+        if self._pods_indexed:
+            return
+        shown = self.model.shown_pods()  # -n: the namespace's pods only (node figures count all)
+        with gc_paused(keep=True):  # long-lived and acyclic, as the list's views (model/gcpause.py)
+            self._pods_by_name.rebuild(natural_sorted(shown))
+            self._pod_search = {k: pod_search_text(p) for k, p in shown.items()}
+        self._pods_indexed = True
 
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()` once per model version (the header and the nodes table both want GPU fits)."""
@@ -125,9 +154,7 @@ class ClusterState:
         model = self.model
         if isinstance(event, Listed):
             if event.kind == "Pod":
-                shown = model.shown_pods()  # -n: the namespace's pods only (node figures count all)
-                self.pods_by_name.rebuild(natural_sorted(shown))
-                self.pod_search = {k: pod_search_text(p) for k, p in shown.items()}
+                self._pods_indexed = False  # built at the first read (`_index_pods`)
                 # Millions of long-lived objects now: keep the cyclic GC from walking them all
                 # (a full collection would stall the UI for most of a second). Refcounting still
                 # frees them; they are acyclic.
@@ -142,10 +169,18 @@ class ClusterState:
                 items = self.workload_items()
                 self.workloads_by_name.rebuild(natural_sorted(items))
                 self.workload_search = {k: _workload_text(w) for k, w in items.items()}
+        elif isinstance(event, Listing) and event.kind == "Pod":
+            # a page of a pod list: its keys' sort keys now, while the next page is in transit, so the
+            # sort after `Listed` (`_index_pods`) finds them in `natural`'s cache (#41)
+            for obj in event.page:
+                meta = obj.get("metadata") or {}
+                pod = (meta.get("namespace", ""), meta.get("name", ""))
+                if model.shown(pod):
+                    natural(pod)
         elif isinstance(event, WatchEvent):
             key = event_key(event)
-            if event.kind == "Pod":
-                _follow(key, model.shown_pods(), self.pods_by_name, self.pod_search, pod_search_text)
+            if event.kind == "Pod" and self._pods_indexed:  # else built from the model at the first read
+                _follow(key, model.shown_pods(), self._pods_by_name, self._pod_search, pod_search_text)
             elif event.kind in WORKLOAD_KINDS:
                 _follow(key, model.workloads, self.workloads_by_name, self.workload_search, workload_search_text)
             elif event.kind == "Job":

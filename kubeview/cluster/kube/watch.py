@@ -221,13 +221,14 @@ class Informer:
                     page = self._decode_page(data)
             else:
                 page = self._decode_page(data)
-            items.extend(page.get("items") or ())
+            read = page.get("items") or ()
+            items.extend(read)
             meta = page.get("metadata") or {}
             rv = meta.get("resourceVersion", rv)
             token = meta.get("continue")
             if not token:
                 break
-            self.emit(Listing(self.spec.kind, len(items), as_of))
+            self.emit(Listing(self.spec.kind, len(items), as_of, read))  # the model builds its views now
             if ahead is not None and peeked == token:
                 self.pages_ahead += 1
                 data = ahead.result()

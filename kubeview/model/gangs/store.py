@@ -19,7 +19,7 @@ message. Pure; `gangs()` is cached per `version`. Kueue Workloads come from the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 
 from kubeview.model.gangs.gang import (
@@ -44,6 +44,7 @@ from kubeview.model.gangs.messages import (
     KIND_WORKLOAD,
 )
 from kubeview.model.gangs.objects import GroupHeader, header_from, workload_owner
+from kubeview.model.staged import NOT_BUILT, Staged
 
 _BY_PLACE = itemgetter(1, 2, 0)  # a GroupKey (kind, namespace, name) as gangs() sort: namespace, name, kind
 
@@ -58,6 +59,8 @@ class GangStore:
         self._owners: dict[tuple[str, str], str | None] = {}  # upstream Workload -> its controllerRef
         self._members: dict[GroupKey, dict[PodKey, GangMember]] = {}
         self._of_pod: dict[PodKey, tuple[GroupKey, ...]] = {}
+        self._staged = Staged(group_keys)  # a pod list in progress, its pods' groups read per page
+        self.prepare_pods = self._staged.add  # `Calls.prepare`
         self.listed: set[str] = set()  # gang kinds listed at least once (the source serves them)
         self.version = 0
         self._cache: tuple[int, list[Gang]] | None = None
@@ -189,11 +192,11 @@ class GangStore:
             self._touch(*keys)
         return self._changed(self._drop(pod, keys))
 
-    def relist_pods(self, objects: Iterable[dict]) -> None:
+    def relist_pods(self, objects: Sequence[dict]) -> None:
         self._touch()
         self._members, self._of_pod = {}, {}
-        for obj in objects:
-            keys = group_keys(obj)
+        for obj, pre in zip(objects, self._staged.take(objects), strict=True):
+            keys = group_keys(obj) if pre is NOT_BUILT else pre  # staged: read of this obj
             if keys:
                 self.put_pod(obj, keys)
         self._changed(True)

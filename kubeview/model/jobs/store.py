@@ -9,6 +9,7 @@ still say which index was disrupted and what became of it; the memory goes with 
 from __future__ import annotations
 
 from kubeview.model.jobs.views import JobPodView, JobView
+from kubeview.model.staged import NOT_BUILT, Staged
 
 Key = tuple[str, str]
 
@@ -18,6 +19,8 @@ class JobStore:
         self.jobs: dict[Key, JobView] = {}
         self._pods: dict[Key, dict[Key, JobPodView]] = {}  # (namespace, job) -> pod key -> view
         self._gone: dict[Key, dict[Key, JobPodView]] = {}  # disrupted pods deleted since: last view
+        self._staged = Staged(JobPodView.from_api)  # a pod list in progress, its Job pods built per page
+        self.prepare_pods = self._staged.add  # `Calls.prepare`
 
     # -- Jobs ----------------------------------------------------------------------------------
     def put_job(self, obj: dict) -> bool:
@@ -74,8 +77,8 @@ class JobStore:
         """Replace every Job pod; disrupted ones missing from the list are remembered as deleted."""
         old = self._pods
         self._pods = {}
-        for obj in objects:
-            view = JobPodView.from_api(obj)
+        for obj, pre in zip(objects, self._staged.take(objects), strict=True):
+            view = JobPodView.from_api(obj) if pre is NOT_BUILT else pre  # staged: built of this obj
             if view is not None:
                 self._pods.setdefault((view.namespace, view.job), {})[view.key] = view
         for job, pods in old.items():
