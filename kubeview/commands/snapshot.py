@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if model.partial:  # what the figures leave out (a 403 narrowed them), said once, beside any output
         sys.stderr.write(f"kubeview: {model.partial}\n")
     try:
-        from kubeview.scheduling.gang_fit import waiting_fits
+        from kubeview.scheduling.waiting_fits import waiting_fits
 
         fits = waiting_fits(model, packing) if not getattr(args, "metrics", False) else None
         if getattr(args, "json", False):

@@ -31,7 +31,6 @@ from kubeview.model.allocation import GPU, Allocation
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count_unsatisfiable
 from kubeview.model.gangs.store import Gang
-from kubeview.model.queues.objects import PENDING
 from kubeview.model.views import TERMINAL_PHASES, PodView
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.evaluate import CLAIMS, ExtraLoad, Placement, evaluate, fail_where
@@ -304,22 +303,6 @@ def group_claim_nodes(model: ClusterModel, gang: Gang) -> tuple[str, ...] | None
     return tuple(sorted({c.node for c in claims if c is not None and c.node}))
 
 
-def waiting_fits(model: ClusterModel, config: PackingConfig = _DEFAULT) -> dict[tuple[str, str, str], tuple[GangFit, str]]:
-    """Gang key -> (its fit, the policy) for every gang of the model with members waiting for a node, and
-    every Kueue Workload waiting for admission (placed from its pod sets)."""
-    return {g.key: (fit_of(model, g, config), config.policy) for g in model.gangs.gangs()
-            if g.pending or _awaits_admission(model, g)}
-
-
-def _awaits_admission(model: ClusterModel, g: Gang) -> bool:
-    """A Kueue Workload without pods that Kueue has not admitted (finished and admitted ones are not
-    waiting: at 20,000 Workloads, fitting every podless one took tens of seconds of `snapshot`)."""
-    if not g.templates or g.members:
-        return False
-    w = model.queues.workload(g.namespace, g.name)
-    return w is None or w.state == PENDING
-
-
 def uniform_members(count: int, requests: dict[str, str], name: str = "what-if", namespace: str = "default",
                     tolerations: list[dict] | None = None) -> list[PodView]:
     """`count` identical pending members asking `requests` (API quantities, e.g. {"nvidia.com/gpu": "8"}):
@@ -331,4 +314,4 @@ def uniform_members(count: int, requests: dict[str, str], name: str = "what-if",
 
 
 __all__ = ["CLAIM_ELSEWHERE", "GangFit", "MemberFit", "amount_text", "defaulted_pod", "describe", "fit_gang", "fit_of",
-           "group_claim_nodes", "sizes", "template_members", "uniform_members", "waiting_fits"]
+           "group_claim_nodes", "sizes", "template_members", "uniform_members"]

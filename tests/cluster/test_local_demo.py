@@ -205,7 +205,7 @@ def test_text_snapshot_has_the_jobs_and_gangs_of_the_json(demo: tuple[LocalSourc
     """Issue 42 item 11: `snapshot --json` had the demo's Job and gangs, the text tables left them out.
     The same facts, read from the same documents, in 80 columns."""
     from kubeview.cluster.packing import current_packing
-    from kubeview.scheduling.gang_fit import waiting_fits
+    from kubeview.scheduling.waiting_fits import waiting_fits
     from kubeview.snapshot.document import build_snapshot
 
     source, model = demo

@@ -7,7 +7,7 @@ import json
 
 from test_gangs_137 import model
 
-from kubeview.scheduling.gang_fit import waiting_fits
+from kubeview.scheduling.waiting_fits import waiting_fits
 from kubeview.snapshot.document import SCHEMA_VERSION, SNAPSHOT_SCHEMA, build_snapshot, snapshot_json
 from kubeview.snapshot.schema import validate
 

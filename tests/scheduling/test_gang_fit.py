@@ -17,7 +17,8 @@ from kubeview.model.gangs.messages import WAITING_APPEAR, member_held, min_count
 from kubeview.model.views import PodView
 from kubeview.scheduling import PackingConfig
 from kubeview.scheduling.evaluate import ExtraLoad
-from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members, waiting_fits
+from kubeview.scheduling.gang_fit import CLAIM_ELSEWHERE, fit_gang, fit_of, uniform_members
+from kubeview.scheduling.waiting_fits import waiting_fits
 
 GPU = "nvidia.com/gpu"
 TAINT = {"key": "dedicated", "value": "infer", "effect": "NoSchedule"}
