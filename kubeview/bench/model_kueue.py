@@ -226,3 +226,14 @@ class KueueObjects:
         """The four lists in the order a source may send them (each kind its own list)."""
         return [("kueue.ResourceFlavor", self.flavors()), ("kueue.ClusterQueue", self.cluster_queues()),
                 ("kueue.LocalQueue", self.local_queues()), ("kueue.Workload", self.workloads)]
+
+
+def kueue_cluster(nodes: int, gpu_nodes: int, pods: int, namespaces: int) -> tuple[Cluster, KueueObjects, list[dict], list[dict]]:
+    """The bench's cluster with Kueue's objects made: (cluster, its Kueue objects, the pods (those of every
+    fifth ReplicaSet now its Jobs'), the ReplicaSets left)."""
+    cluster = Cluster(nodes, gpu_nodes, pods, namespaces=namespaces)
+    kueue = KueueObjects(cluster, namespaces, pods)
+    pod_list = cluster.pods()
+    replicasets = kueue.adopt(pod_list, cluster.replicasets())
+    kueue.make_rest()
+    return cluster, kueue, pod_list, replicasets

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kubeview.bench.model_cluster import Cluster
-from kubeview.bench.model_kueue import KueueObjects
+from kubeview.bench.model_kueue import kueue_cluster
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.model.gangs.messages import KIND_KUEUE
@@ -59,11 +58,7 @@ def test_a_document_is_made_once_while_its_view_and_extra_stay() -> None:
 def _cluster() -> tuple[ClusterModel, list[dict], list[dict]]:
     """A model of the bench's cluster at a small size, Kueue's four lists applied; its Workloads and the
     pods of the admitted ones."""
-    cluster = Cluster(40, 4, 1500, namespaces=20)
-    kueue = KueueObjects(cluster, 20, 1500)
-    pods = cluster.pods()
-    replicasets = kueue.adopt(pods, cluster.replicasets())
-    kueue.make_rest()
+    cluster, kueue, pods, replicasets = kueue_cluster(40, 4, 1500, 20)
     model = ClusterModel("kept")
     for kind, objects in [
         ("Node", cluster.nodes()),

@@ -10,8 +10,7 @@ import random
 
 import pytest
 
-from kubeview.bench.model_cluster import Cluster
-from kubeview.bench.model_kueue import KueueObjects
+from kubeview.bench.model_kueue import kueue_cluster
 from kubeview.model.cluster import ClusterModel
 from kubeview.model.events import Listed
 from kubeview.model.gangs.messages import KIND_KUEUE
@@ -44,11 +43,7 @@ def _varied(workloads: list[dict], rng: random.Random) -> list[dict]:
 @pytest.mark.parametrize("seed", range(3))
 def test_each_workloads_fit_is_its_own(seed: int) -> None:
     rng = random.Random(seed)
-    cluster = Cluster(60, 12, 1500, namespaces=12)
-    kueue = KueueObjects(cluster, 12, 1500)
-    pods = cluster.pods()
-    replicasets = kueue.adopt(pods, cluster.replicasets())
-    kueue.make_rest()
+    cluster, kueue, pods, replicasets = kueue_cluster(60, 12, 1500, 12)
     model = ClusterModel("fits")
     model.apply(Listed("Node", cluster.nodes(), "1"))
     model.apply(Listed("Pod", pods, "1"))
