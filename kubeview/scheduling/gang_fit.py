@@ -255,15 +255,21 @@ def fit_of(model: ClusterModel, gang: Gang, config: PackingConfig = _DEFAULT,
     (not admitted: its Job is suspended) is placed as its pod sets would be, and says so."""
     pods = [p for m in gang.members if (p := model.pods.get(m.key)) is not None]
     if not pods and gang.templates:
-        fit = fit_gang(model.allocation(), template_members(gang), gang.min_count, config, assumed)
-        topology = ", then topology" if gang.condition_reason == "TopologyPlacementFailed" else ""
-        fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
-                      f"first{topology})",)
-        return fit
+        return template_fit(model, gang, template_members(gang), config, assumed)
     if gang.topology_key:  # inside one domain of the label (gang_domain.py)
         return fit_gang_within(fit_gang, model.allocation(), pods, gang.min_count, config, gang.topology_key,
                                assumed, group_claim_nodes(model, gang))
     return fit_gang(model.allocation(), pods, gang.min_count, config, assumed, group_claim_nodes(model, gang))
+
+
+def template_fit(model: ClusterModel, gang: Gang, members: list[PodView], config: PackingConfig = _DEFAULT,
+                 assumed: ExtraLoad | None = None) -> GangFit:
+    """`fit_of` of a Kueue Workload with no pods yet, its `template_members` given."""
+    fit = fit_gang(model.allocation(), members, gang.min_count, config, assumed)
+    topology = ", then topology" if gang.condition_reason == "TopologyPlacementFailed" else ""
+    fit.notes += (f"not admitted by Kueue yet: its pod sets are placed as if it were (Kueue admits by quota "
+                  f"first{topology})",)
+    return fit
 
 
 def template_members(gang: Gang) -> list[PodView]:
@@ -314,4 +320,4 @@ def uniform_members(count: int, requests: dict[str, str], name: str = "what-if",
 
 
 __all__ = ["CLAIM_ELSEWHERE", "GangFit", "MemberFit", "amount_text", "defaulted_pod", "describe", "fit_gang", "fit_of",
-           "group_claim_nodes", "sizes", "template_members", "uniform_members"]
+           "group_claim_nodes", "sizes", "template_fit", "template_members", "uniform_members"]
