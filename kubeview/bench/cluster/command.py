@@ -95,6 +95,7 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
         doc["floor"]["raw"] = {**raw[0].as_dict(), "wall_s": round(raw[0].wall + raw[1].wall, 3),
                                "peak_rss_mib": round(max(r.rss for r in raw) / 2**20, 1),
                                "rc": raw[0].rc or raw[1].rc, "version": version_of(kubectl, "kubectl")}
+        doc["floor"]["raw_pods"] = raw[1].as_dict()  # #41's measure: `kubectl get --raw /api/v1/pods` alone
         doc["floor"]["kubectl_json"] = timed([kubectl, "get", "pods", "-A", "-o", "json"], env).as_dict()
     else:
         doc["missing"]["kubectl"] = BUILD["kubectl"]
