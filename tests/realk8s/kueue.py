@@ -26,7 +26,10 @@ beside it. How it is run here, read from that module's source:
   Kueue's documentation asks of a cluster without it; Kueue's Job reconciler does the rest
   (pkg/controller/jobframework/reconciler.go: creates the Workload, unsuspends the Job on admission).
 - `stop` deletes every Job of the test namespaces and every Kueue object while Kueue still runs (its
-  finalizers), then stops it, strips what it did not finalize, removes the CRDs and kueue-system.
+  finalizers), waits up to 30 s for them without failing, strips the finalizers of what is left before and
+  after stopping it, and deletes the CRDs and kueue-system without waiting; `install_crds` waits out an
+  earlier module's CRDs (stripping what still holds them after 30 s). In one CI run under load, a 60 s
+  wait for the CRDs in teardown timed out and the next module then failed waiting for them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -162,7 +166,9 @@ class Kueue:
     def install_crds(self) -> None:
         """The module's CRDs as built, then a conversion webhook on loopback for those the rotator injects
         its CA into (a merge patch: the Workload CRD is 1.4 MB of YAML, not worth parsing here)."""
-        wait_until(lambda: not any(map(self._terminating, self.crds)), 60, "earlier Kueue CRDs deleted")
+        if not _settled(lambda: not any(map(self._terminating, self.crds)), 30):
+            self._strip_leftovers()  # an earlier module's objects still finalized by a Kueue that is gone
+        wait_until(lambda: not any(map(self._terminating, self.crds)), 90, "earlier Kueue CRDs deleted")
         self.plane.kubectl("apply", "--server-side", "--force-conflicts", *(f"--filename={c}" for c in self.crds))
         conversion = json.dumps({"spec": {"conversion": {"strategy": "Webhook", "webhook": {
             "conversionReviewVersions": ["v1"], "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/convert"}}}}})
@@ -248,12 +254,15 @@ class Kueue:
                 for ns in self.namespaces:
                     self.batch.delete_collection_namespaced_job(ns, propagation_policy="Background")
                 self._delete_all()
-                self.wait(lambda: not any(self._all(p) for p in (*NAMESPACED, *CLUSTER)), 30, "Kueue's objects gone")
+                _settled(lambda: not any(self._all(p) for p in (*NAMESPACED, *CLUSTER)), 30)  # the rest: stripped below
         finally:
+            self._strip_leftovers()  # while its conversion webhook may still answer (a busy plane: not all gone)
             if self.proc is not None:
                 self.proc.stop()
             self._strip_leftovers()
-            self.plane.kubectl("delete", "--ignore-not-found", "--timeout=60s",  # gone before the next module
+            # the CRDs go without waiting here: the next module's `install_crds` waits them out (and strips what
+            # still holds them); a wait here raised past the test's own error when a busy plane was slow
+            self.plane.kubectl("delete", "--ignore-not-found", "--wait=false",
                                *(f"crd/{_crd_name(c)}" for c in self.crds), check=False)
             self.plane.kubectl("delete", "--ignore-not-found", "--wait=false", f"namespace/{NAMESPACE}", check=False)
 
@@ -287,6 +296,16 @@ class Kueue:
             for obj in self._all(plural):
                 if obj["metadata"].get("finalizers"):
                     ignoring(404, self._call("patch", plural, obj["metadata"], {"metadata": {"finalizers": None}}))
+
+
+def _settled(predicate, timeout: float) -> bool:  # noqa: ANN001 -- a teardown's wait: never raises
+    """Poll `predicate` until it holds or `timeout` passes; whether it held."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def _crd_name(path: Path) -> str:
