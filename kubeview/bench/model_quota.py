@@ -15,7 +15,7 @@ the plain build's pod list too). One run, the same data both ways:
   of their own, which the views read.
 - the baseline: a second model built from the same plain lists, given the same Jobs, Events and watch
   events, and Kueue's Workloads as gangs only, as kubeview read them before #40 (a Kueue Workload was a
-  gang since #34; the queue views are what #40 adds): its apply of the Workload list is timed and taken
+  gang since #27; the queue views are what #40 adds): its apply of the Workload list is timed and taken
   off the Kueue step's time.
 - snapshot: `snapshot_json` before the quotas, Jobs and Events are there, after them, and after the
   queues too (the best of five each, a pod event before each, and a Workload event before each with
