@@ -16,7 +16,6 @@ from kubeview.model.cluster import ClusterModel
 from kubeview.model.kinds import queues_unavailable
 from kubeview.model.queues.objects import ClusterQueueView, Condition, LocalQueueView, QueuedWorkload
 from kubeview.model.queues.positions import Position
-from kubeview.model.queues.store import QueueStore
 from kubeview.snapshot.schema_parts import COUNT as _COUNT
 from kubeview.snapshot.schema_parts import OPT_INT as _OPT_INT
 from kubeview.snapshot.schema_parts import OPT_STR as _OPT_STR
@@ -26,10 +25,6 @@ from kubeview.snapshot.schema_parts import obj as _obj
 
 def _cond(c: Condition | None) -> dict | None:
     return None if c is None else {"status": c.status, "reason": c.reason, "message": c.message}
-
-
-def cluster_queue_doc(store: QueueStore, cq: ClusterQueueView) -> dict:
-    return cluster_queue_entry(cq, (store.local_queues_of(cq.name), store.waiting(cq.name)))
 
 
 # What a ClusterQueue's document reads beside its view: its LocalQueues and its waiting Workloads in order
@@ -102,7 +97,8 @@ def queues_doc(model: ClusterModel, entries: bool = True) -> dict:
         "positionsUnavailable": store.positions.unavailable,
         "held": store.pending_count() if shown is None else sum(1 for w in store.workloads()
                                                                  if w.waiting and w.namespace == shown),
-        "clusterQueues": [cluster_queue_doc(store, cq) for cq in store.cluster_queues()] if entries else [],
+        "clusterQueues": [cluster_queue_entry(cq, a) for cq, a in zip(*cluster_queue_items(model), strict=True)]
+        if entries else [],
         "localQueues": [{"namespace": q.namespace, "name": q.name, "clusterQueue": q.cluster_queue,
                          "pendingWorkloads": q.pending, "reservingWorkloads": q.reserving,
                          "admittedWorkloads": q.admitted, "active": _cond(q.active)}

@@ -37,7 +37,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -299,12 +298,11 @@ class Kueue:
 
 
 def _settled(predicate, timeout: float) -> bool:  # noqa: ANN001 -- a teardown's wait: never raises
-    """Poll `predicate` until it holds or `timeout` passes; whether it held."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
+    """`wait_until` that answers whether `predicate` held within `timeout` instead of failing."""
+    try:
+        wait_until(predicate, timeout, "", interval=0.1)
+    except AssertionError:
+        return False
     return True
 
 

@@ -31,6 +31,15 @@ def _grouped(w: QueuedWorkload, cq: str | None) -> bool:
     return cq is not None and w.state != FINISHED
 
 
+def groups_of(placed: list[tuple[QueuedWorkload, str | None]]) -> dict[str, list[QueuedWorkload]]:
+    """Per ClusterQueue, its Workloads not finished, in `placed`'s order (by key): made in one pass."""
+    groups: dict[str, list[QueuedWorkload]] = {}
+    for w, cq in placed:
+        if cq is not None and _grouped(w, cq):
+            groups.setdefault(cq, []).append(w)
+    return groups
+
+
 def regroup(groups: dict[str, list[QueuedWorkload]], copied: set[str], old: QueuedWorkload, old_cq: str | None,
             new: QueuedWorkload, new_cq: str | None) -> None:
     """Put `new` (the same key as `old`) where `old` was in `groups` (a copy of the last version's dict):

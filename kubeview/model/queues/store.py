@@ -29,7 +29,6 @@ from kubeview.model.queues.holds import UNSURE as _UNSURE
 from kubeview.model.queues.holds import Hold
 from kubeview.model.queues.holds import hold_of as _hold_of
 from kubeview.model.queues.objects import (
-    FINISHED,
     KIND_CLUSTER_QUEUE,
     KIND_FLAVOR,
     KIND_LOCAL_QUEUE,
@@ -39,6 +38,7 @@ from kubeview.model.queues.objects import (
     QueuedWorkload,
 )
 from kubeview.model.queues.placed import WorkloadLists as _Lists
+from kubeview.model.queues.placed import groups_of as _groups_of
 from kubeview.model.queues.placed import regroup as _regroup
 from kubeview.model.queues.positions import Key, Position, Positions
 
@@ -217,10 +217,7 @@ class QueueStore:
             placed = list(zip(views, cqs, strict=True))
             pending = sum(1 for w in views if w.waiting)
             self._index = {k: i for i, k in enumerate(keys)}
-            groups = {}
-            for w, cq in placed:
-                if cq is not None and w.state != FINISHED:
-                    groups.setdefault(cq, []).append(w)
+            groups = _groups_of(placed)
         self._moved = set()
         self._lists = _Lists(self.version, views, cqs, placed, keys, self._local_version, pending, groups)
         return self._lists
