@@ -27,7 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="model: 1,000 GPU nodes publish 8 DRA GPUs each (ResourceSlices), 8,000 ResourceClaims")
     bench.add_argument("--against", metavar="TREE", help="scheduler: the extender's round trips from this tree and "
                        "another kubeview source tree (e.g. main's checkout), alternating in one run, as ratios")
-    bench.add_argument("--rounds", metavar="N", type=t.int_range(1, 20), help="with --against: rounds (default: 3)")
+    bench.add_argument("--rounds", metavar="N", type=t.int_range(1, 20),
+                       help="with --against: rounds (default: 3); with --kubeconfig: runs of each workload per "
+                            "scheduler, the order reversed every round, with each round's ratios (default: 1)")
     real = bench.add_argument_group("scheduler on a real cluster (creates fake nodes and pods, removes them after)")
     real.add_argument("--kubeconfig", metavar="FILE", default=argparse.SUPPRESS,
                       help="run the scenarios against this cluster's API server and kube-scheduler")

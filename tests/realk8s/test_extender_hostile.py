@@ -27,6 +27,8 @@ import numpy as np
 import pytest
 from kubernetes import client
 
+from kubeview.scheduling.protocol import host_scores
+
 from .extender_run import ExtenderProc, extender_on_gpu_nodes, stop_and_clean
 from .objects import api
 from .plane import Plane
@@ -173,7 +175,7 @@ def test_a_flood_of_made_up_calls_is_bounded_at_the_api_server(plane: Plane, cor
     assert all(v < SLOW for v in p95.values()), p95
 
     for code, data, _ in real_replies:  # pack: the real pod goes where it fills a node (hostile-a: 1 of 2 free)
-        scores = {h["Host"]: h["Score"] for h in json.loads(data)}
+        scores = host_scores(data, ["hostile-a", "hostile-b"])
         assert code == 200 and scores["hostile-a"] > scores["hostile-b"], scores
     assumed = [a for a in extender.status()["assumed"] if a["pod"] == f"{NAMESPACE}/{real.metadata.name}"]
     assert [(a["node"], a["kind"]) for a in assumed] == [("hostile-a", "predicted")], assumed

@@ -23,6 +23,7 @@ from kubeapi.binder import TestBinder
 from kubeapi.live import LiveCluster
 
 from kubeview.bench.scheduler.kube import KubeBench, KubeOptions, creation_bound
+from kubeview.bench.scheduler.kube_cli import ratio_line, round_ratios
 from kubeview.bench.scheduler.kube_plan import (
     RUN_LABEL,
     ThroughputCollector,
@@ -191,6 +192,42 @@ def test_throughput_is_measured_from_bindings(live_api) -> None:
     assert len(result.samples) >= 5
     average = sum(result.samples) / len(result.samples)
     assert 20 < average < 300, result.samples  # bounded by the binder's pause, and not nothing
+    assert _nothing_left(live)
+
+
+def test_rounds_reverse_the_order_and_give_each_rounds_ratio(live_api) -> None:
+    """--rounds 3: A B, B A, A B on nodes made once; every run counted, each round's ratio printed."""
+    api, live, start_binder = live_api
+    start_binder(pause=0.002)
+    workloads = load(_scenario(Path(api.kubeconfig).parent, MANY, PODS=100))
+    said: list[str] = []
+    schedulers = ["default-scheduler", "kubeview-scheduler"]
+    bench = KubeBench(connect(str(api.kubeconfig)), KubeOptions(schedulers=schedulers, interval=0.1, rounds=3),
+                      said.append)
+    group = bench.run(workloads)
+    assert [r.name.rsplit("/", 1)[1] for r in group] == schedulers  # the baseline stays first
+    assert [line.strip() for line in said if "round" in line] == [
+        "round 1 of 3: default-scheduler, kubeview-scheduler", "round 2 of 3: kubeview-scheduler, default-scheduler",
+        "round 3 of 3: default-scheduler, kubeview-scheduler"]
+    assert len(api.requests_to("/api/v1/nodes", method="POST")) == 20  # made once for all six runs
+    runs: list[list] = []  # the created pods' scheduler, run after run (110 pods a run)
+    for r in api.requests:
+        if r.method == "POST" and r.path.endswith("/pods"):
+            name = r.json()["spec"]["schedulerName"]
+            if runs and runs[-1][0] == name:
+                runs[-1][1] += 1
+            else:
+                runs.append([name, 1])
+    assert runs == [["default-scheduler", 110], ["kubeview-scheduler", 220], ["default-scheduler", 220],
+                    ["kubeview-scheduler", 110]]
+    for r in group:
+        assert r.measured_pods == 300 and r.scheduled == 300 and len(r.round_rates) == 3
+        assert all(rate > 0 for rate in r.round_rates), r.round_rates
+    ratios = round_ratios(group)["kubeview-scheduler"]
+    assert ratios == [k / d for k, d in zip(group[1].round_rates, group[0].round_rates, strict=True)]
+    line = ratio_line(group).splitlines()[1]
+    assert line.strip().startswith("kubeview-scheduler / default-scheduler per round: ")
+    assert line.endswith(f"; median {sorted(ratios)[1]:.2f}")
     assert _nothing_left(live)
 
 

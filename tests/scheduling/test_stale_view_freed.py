@@ -21,6 +21,7 @@ from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.config import PackingConfig
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import ModelFeed
+from kubeview.scheduling.protocol import host_scores
 
 NODES = ["gpu-a", "gpu-b"]
 
@@ -43,7 +44,7 @@ def feed() -> Iterator[ModelFeed]:
 
 def _scores(ext: Extender, pod: dict) -> dict[str, int]:
     body = json.dumps({"Pod": pod, "NodeNames": NODES}).encode()
-    return {h["Host"]: h["Score"] for h in json.loads(ext.prioritize(body))}
+    return host_scores(ext.prioritize(body), NODES)
 
 
 def _best(scores: dict[str, int]) -> str:

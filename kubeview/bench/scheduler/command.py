@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("kubeview bench scheduler: --context needs --kubeconfig FILE (the bench never picks "
                          "a cluster by itself)\n")
         return 2
+    if getattr(args, "rounds", None):
+        sys.stderr.write("kubeview bench scheduler: --rounds needs --kubeconfig FILE or --against TREE (the "
+                         "embedded scheduler's runs are not drawn from a shared machine's minutes)\n")
+        return 2
 
     say("embedded scheduler: SchedulingThroughput (pods/s), scheduler_perf DataItems"
         + (" [--quick: counts x0.1, targets not judged]" if quick else ""))

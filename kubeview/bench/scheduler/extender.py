@@ -36,6 +36,7 @@ from kubeview.bench.machine import StealMeter
 from kubeview.model.events import Listed, WatchEvent
 from kubeview.scheduling.extender import Extender
 from kubeview.scheduling.feed import DEFAULT_MAX_STALENESS, ModelFeed
+from kubeview.scheduling.protocol import host_scores
 from kubeview.scheduling.server import ExtenderServer
 
 if TYPE_CHECKING:
@@ -218,19 +219,21 @@ def measure(nodes: list[dict], mode: str, calls: int, name: str, target_p99_ms: 
                     sent = fits
                     nodes_json = json.dumps({"metadata": {}, "items": [by_name[n] for n in sent]}, separators=(",", ":"))
                 body = f'{{"Pod":{json.dumps(pod, separators=(",", ":"))},"Nodes":{nodes_json},"NodeNames":{names_json}}}'.encode()
+                passed_names = sent
                 if "filter" in verbs:
                     # kube-scheduler sends prioritize the nodes that passed; when all did, the same body
                     reply = json.loads(post("filter", body))
                     passed = reply["NodeNames"] if mode == "NodeNames" else reply["Nodes"]["items"]
+                    passed_names = passed if mode == "NodeNames" else [n["metadata"]["name"] for n in passed]
                     if len(passed) != len(sent):
                         body = json.dumps({"Pod": pod, "Nodes": None if mode == "NodeNames" else
                                            {"metadata": {}, "items": passed},
                                            "NodeNames": passed if mode == "NodeNames" else None},
                                           separators=(",", ":")).encode()
-                hosts = json.loads(post("prioritize", body))
-                if hosts:
-                    top = max(h["Score"] for h in hosts)
-                    best = min(h["Host"] for h in hosts if h["Score"] == top)
+                scores = host_scores(post("prioritize", body), passed_names)
+                if scores:
+                    top = max(scores.values())
+                    best = min(h for h, s in scores.items() if s == top)
                     free[best] -= 1
                     meta = pod["metadata"]
                     if "bind" in verbs:

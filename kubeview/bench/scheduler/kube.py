@@ -49,7 +49,7 @@ from kubeview.bench.scheduler.kube_plan import (
 )
 from kubeview.bench.scheduler.plan_recovery import recover
 from kubeview.bench.scheduler.pod_tally import PodTally, leaving
-from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing
+from kubeview.bench.scheduler.run import WorkloadResult, gpu_packing, throughput_summary
 from kubeview.bench.scheduler.scenarios import Workload, node_objects, pod_group_objects, pod_objects
 from kubeview.cluster.kube.config import Connection
 from kubeview.cluster.kube.errors import describe_call_error
@@ -73,6 +73,7 @@ class KubeOptions:
     interval: float = 1.0  # throughput sample interval (scheduler_perf: 1 s)
     workers: int = 8  # parallel create calls
     settle: float = 120.0  # seconds to wait for deleted pods to be gone
+    rounds: int = 1  # runs of each workload per scheduler, the order reversed every other round
 
 
 class KubeBench:
@@ -129,48 +130,59 @@ class KubeBench:
                      f"(kubectl delete nodes -l {RUN_LABEL}); this run's pods select only its own nodes")
 
     def run_workload(self, workload: Workload) -> list[WorkloadResult]:
+        """Each scheduler's runs of `workload`, `options.rounds` of them, the order reversed every other
+        round (A B C, C B A, ...): drift over the run and the cost of going first or last cancel."""
         node_objs: list[dict] = []
-        out: list[WorkloadResult] = []
+        results = {s: WorkloadResult(f"{workload.full_name}/{s}", None, 0, 0, 0, 0, 0.0, gang_size=workload.gang_size)
+                   for s in self.options.schedulers}
         try:
-            for index, scheduler in enumerate(self.options.schedulers):
-                result = WorkloadResult(f"{workload.full_name}/{scheduler}", None, 0, 0, 0, 0, 0.0,
-                                        gang_size=workload.gang_size)
-                pod_seq = node_seq = 0
-                created: list[str] = []  # pod names in creation order, for deletePods
-                groups = f"gang-{next(self._group_runs)}-"
-                for op in workload.ops:
-                    if op.opcode == "createPodGroups":
-                        self._all(self._create_pod_group, pod_group_objects(op, groups), "podgroups")
-                    if op.opcode == "createNodes":
-                        objs = node_objects(op, node_seq)
-                        node_seq += op.count
-                        if index == 0:
-                            node_objs += self._create_nodes(objs)
-                    elif op.opcode == "createPods":
-                        pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq,
-                                                                                          group_prefix=groups)]
-                        pod_seq += op.count
-                        created += [p["metadata"]["name"] for p in pods]
-                        self._place(pods, scheduler, result if op.collect else None)
-                    elif op.opcode == "deletePods":
-                        gone = leaving(created, op.templates[0]["metadata"]["namePrefix"], op.count)
-                        created = [n for n in created if n not in set(gone)]
-                        self._delete_named(gone)
-                result.nodes = len(node_objs)
-                bound = self.tally.bound()
-                alloc = allocation_of(node_objs, bound)
-                result.gpu = gpu_packing(alloc) if alloc.nodes else {}
-                if result.gpu and result.unschedulable:
-                    result.recovery = recover(node_objs, bound, self.tally.pending()).words()
-                out.append(result)
-                self._delete_pods()
-                if workload.has_groups:
-                    self._call(f"Deleting the PodGroups in {self.namespace}",
-                               self.custom.delete_collection_namespaced_custom_object, *POD_GROUPS[:2],
-                               self.namespace, POD_GROUPS[2])
+            for rnd in range(self.options.rounds):
+                order = self.options.schedulers if rnd % 2 == 0 else self.options.schedulers[::-1]
+                if self.options.rounds > 1:
+                    self.say(f"  round {rnd + 1} of {self.options.rounds}: {', '.join(order)}")
+                for scheduler in order:
+                    node_objs = self._run_once(workload, scheduler, results[scheduler], node_objs)
         finally:
             self._delete_nodes()
-        return out
+        return list(results.values())
+
+    def _run_once(self, workload: Workload, scheduler: str, result: WorkloadResult, node_objs: list[dict]) -> list[dict]:
+        """One run of the workload's ops with `scheduler`, added to `result`; the nodes are created by
+        the first run of all (returned), the pods deleted and gone after each."""
+        first = not node_objs
+        samples, unschedulable = len(result.samples), result.unschedulable
+        pod_seq = node_seq = 0
+        created: list[str] = []  # pod names in creation order, for deletePods
+        groups = f"gang-{next(self._group_runs)}-"
+        for op in workload.ops:
+            if op.opcode == "createPodGroups":
+                self._all(self._create_pod_group, pod_group_objects(op, groups), "podgroups")
+            if op.opcode == "createNodes":
+                objs = node_objects(op, node_seq)
+                node_seq += op.count
+                if first:
+                    node_objs = node_objs + self._create_nodes(objs)
+            elif op.opcode == "createPods":
+                pods = [bench_pod(p, self.run_id, scheduler) for p in pod_objects(op, pod_seq, group_prefix=groups)]
+                pod_seq += op.count
+                created += [p["metadata"]["name"] for p in pods]
+                self._place(pods, scheduler, result if op.collect else None)
+            elif op.opcode == "deletePods":
+                gone = leaving(created, op.templates[0]["metadata"]["namePrefix"], op.count)
+                created = [n for n in created if n not in set(gone)]
+                self._delete_named(gone)
+        result.nodes = len(node_objs)
+        result.round_rates.append(throughput_summary(result.samples[samples:])["Average"])
+        bound = self.tally.bound()
+        alloc = allocation_of(node_objs, bound)
+        result.gpu = gpu_packing(alloc) if alloc.nodes else {}
+        if result.gpu and result.unschedulable > unschedulable:
+            result.recovery = recover(node_objs, bound, self.tally.pending()).words()
+        self._delete_pods()
+        if workload.has_groups:
+            self._call(f"Deleting the PodGroups in {self.namespace}", self.custom.delete_collection_namespaced_custom_object,
+                       *POD_GROUPS[:2], self.namespace, POD_GROUPS[2])
+        return node_objs
 
     # -- nodes and pods ------------------------------------------------------------------------
     def _list_nodes(self) -> list[dict]:

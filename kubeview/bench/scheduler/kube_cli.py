@@ -4,7 +4,9 @@ Printed per workload: one SchedulingThroughput line per scheduler (scheduler_per
 `<test>/<workload>/<scheduler>`), its GPU packing, the pods it left Pending and what a kubeview plan
 would place of them (plan_recovery), then every scheduler's Average as a ratio to the first's beside
 the targets (the native profile ≈ 1.0; the extender >= 0.90 with `nodeCacheCapable: true`, >= 0.60
-with full Nodes) and the pods each left Pending, side by side.
+with full Nodes) and the pods each left Pending, side by side. With `--rounds N` every workload runs N
+times per scheduler, in an order reversed each round, and each round's ratios and their median are
+printed too: one 1,000-pod run moves by ±0.1 on this 2-core machine with nothing changed.
 No throughput target is judged: the embedded scheduler's >= 2,000 pods/s is not a real
 kube-scheduler's; upstream's SchedulingBasic threshold is shown beside the first line for scale.
 Then the prediction made honest: the in-process extender round trip (scheduler_extender.measure, as
@@ -15,6 +17,7 @@ measured in this run, beside the ratio that was measured.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from collections.abc import Callable
 
@@ -47,6 +50,8 @@ def run_on_cluster(args: argparse.Namespace, workloads: list[Workload], previous
         options.workers = int(args.parallel)
     if getattr(args, "timeout", None):
         options.timeout = float(args.timeout)
+    if getattr(args, "rounds", None):
+        options.rounds = int(args.rounds)
     try:
         conn = connect(args.kubeconfig, getattr(args, "context", None))
         bench = KubeBench(conn, options, progress)
@@ -91,8 +96,22 @@ def ratio_line(group: list[WorkloadResult]) -> str:
                      + (f"{now / base:.2f}x" if base else "-"))
     if not parts:
         return "    (one scheduler: no ratio; pass --schedulers A,B to compare two)"
-    return ("    Average ratio " + ", ".join(parts)
+    line = ("    Average ratio " + ", ".join(parts)
             + " (targets: native profile ≈ 1.0; extender >= 0.90 with nodeCacheCapable: true, >= 0.60 with full Nodes)")
+    rounds = round_ratios(group)
+    return line + "".join(f"\n    {name} / {group[0].name.rsplit('/', 1)[1]} per round: "
+                          + " ".join(f"{x:.2f}" for x in ratios) + f"; median {statistics.median(ratios):.2f}"
+                          for name, ratios in rounds.items())
+
+
+def round_ratios(group: list[WorkloadResult]) -> dict[str, list[float]]:
+    """Each scheduler's Average against the first's, round by round (runs with --rounds 2 or more):
+    the two ran minutes apart at most, in an order that alternates, so a round's ratio is the fair one."""
+    base = group[0].round_rates
+    if len(base) < 2:
+        return {}
+    return {r.name.rsplit("/", 1)[1]: [now / then for now, then in zip(r.round_rates, base, strict=True) if then]
+            for r in group[1:] if len(r.round_rates) == len(base)}
 
 
 def pending_summary(group: list[WorkloadResult]) -> str:

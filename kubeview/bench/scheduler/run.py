@@ -42,6 +42,7 @@ class WorkloadResult:
     gpu: dict[str, int] = field(default_factory=dict)  # packing quality, when the cluster has GPUs
     gang_size: int = 0  # pods per PodGroup of the measured pods (0: plain pods)
     recovery: str = ""  # what a plan places of the pods left Pending (real-cluster runs; plan_recovery)
+    round_rates: list[float] = field(default_factory=list)  # real-cluster runs: each round's Average
 
     def data_item(self) -> dict:
         """scheduler_perf's DataItem for SchedulingThroughput."""
