@@ -81,8 +81,8 @@ NAME = "extender"  # `kubeview extender`
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ext = sub.add_parser(NAME, parents=[connection_options(True, ("cluster",))],
                          help="serve the kube-scheduler extender (GPU packing)",
-                         description="Serve kube-scheduler's extender API (prioritize and bind, so it knows where "
-                                     "every GPU pod went; filter too) with kubeview's scoring.")
+                         description="Serve kube-scheduler's extender API (prioritize; filter, and bind for a "
+                                     "configuration with bindVerb, too) with kubeview's scoring.")
     ext.add_argument("--listen", default="127.0.0.1:8888", help="HOST:PORT (default: 127.0.0.1:8888)")
     ext.add_argument("--token-file", metavar="FILE", help="token required by PUT /config")
     ext.add_argument("--insecure-allow-unauthenticated", action="store_true",

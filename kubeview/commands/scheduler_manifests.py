@@ -57,6 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                           "`kubectl version` says yours; kubeview's header says \"kube-scheduler skew\" when "
                           "they differ)")
     man.add_argument("--image", help=f"the whole kube-scheduler image instead (default: {IMAGE_REPOSITORY}:VERSION)")
+    man.add_argument("--bind", action="store_true",
+                     help="extender: kube-scheduler hands GPU pods' bindings to the extender (bindVerb; it then "
+                          "needs manifests/scheduler/bind/pods-binding-rbac.yaml). Off by default: kube-scheduler "
+                          "binds, and the extender counts each pod where it predicted it until the watch shows it")
     man.add_argument("--default-scheduler", action="store_true",
                      help="native: only the KubeSchedulerConfiguration for the cluster's own kube-scheduler")
     return man
@@ -74,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         sys.stderr.write(f"kubeview: {NAME}: {exc}\n")
         return 2
+    if args.bind and args.mode != "extender":
+        sys.stderr.write(f"kubeview: {NAME}: --bind goes with --mode extender (native mode has no extender)\n")
+        return 2
     if args.default_scheduler:
         if scoring is None:
             sys.stderr.write(f"kubeview: {NAME}: --default-scheduler goes with --mode native (the extender's "
@@ -84,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     shown = [f" --mode {args.mode}"] + ([f" --policy {args.policy}"] if args.policy != "pack" else [])
     shown += [f" --weight {n}={w:g}" for n, w in args.weight or []]
     shown += [f" --strategy {args.strategy}"] if args.strategy else []
+    shown += [" --bind"] if args.bind else []
     sys.stdout.write(HEADER.format(mode=args.mode, args="".join(shown)))
-    sys.stdout.write(to_yaml(objects(args.mode, scoring, args.image or f"{IMAGE_REPOSITORY}:{args.kube_version}")))
+    sys.stdout.write(to_yaml(objects(args.mode, scoring, args.image or f"{IMAGE_REPOSITORY}:{args.kube_version}",
+                                     bind=args.bind)))
     return 0

@@ -49,6 +49,21 @@ def test_tls_renders_the_tls_manifests(tmp_path: Path) -> None:
         (Path(__file__).parents[2] / "manifests/scheduler/tls/kubeview-scheduler-config.yaml").read_text())
 
 
+def test_bind_is_opt_in_with_its_rbac(tmp_path: Path) -> None:
+    """packing.bind: the bindVerb and create on pods/binding come together (bind/pods-binding-rbac.yaml)."""
+    plain = _render(tmp_path)
+    role = ("ClusterRole", "kubeview-extender")
+    assert "bindVerb" not in _scheduler_config(plain)["extenders"][0]
+    assert not any("pods/binding" in rule["resources"] for rule in plain[role]["rules"])
+    bound = _render(tmp_path, "packing.bind=true")
+    assert _scheduler_config(bound)["extenders"][0]["bindVerb"] == "bind"
+    rules = bound[role]["rules"]
+    extra = manifest_objects("bind/pods-binding-rbac.yaml")[("ClusterRole", "kubeview-extender-bind")]["rules"]
+    assert [r for r in rules if r not in plain[role]["rules"]] == extra
+    out = helm("template", "kubeview-extender", str(CHART), "--set", "packing.bind=maybe", home=tmp_path, check=False)
+    assert out.returncode != 0 and "bind" in out.stderr
+
+
 def test_an_existing_token_secret_is_used_not_made(tmp_path: Path) -> None:
     rendered = _render(tmp_path, "token.existingSecret=ours", "schedulerConfig.create=false")
     assert TOKEN not in rendered and CONFIG not in rendered

@@ -110,12 +110,12 @@ def test_read_account_scales_only_in_its_namespace(authz, applied) -> None:  # n
 
 
 def test_extender_account_has_exactly_its_job(authz, applied) -> None:  # noqa: ARG001
-    """Reads nodes, pods and the DRA kinds, posts Bindings; nothing else (it ran as this account in
-    test_extender_real_scheduler)."""
-    needs = source_reads(WATCHED) + [Ask("create", "pods/binding", namespace="default"),
-                                     Ask("get", "pods", namespace="default"), Ask("get", "nodes")]
+    """Reads nodes, pods and the DRA kinds; nothing else, not even Bindings, which kube-scheduler posts
+    with the shipped configuration (it ran as this account in test_extender_real_scheduler)."""
+    needs = source_reads(WATCHED) + [Ask("get", "pods", namespace="default"), Ask("get", "nodes")]
     assert _denied(authz, SYSTEM_NS, EXTENDER_SA, needs) == []
-    beyond = [Ask("list", "events"), Ask("list", "deployments", "apps"), Ask("patch", "pods", namespace="default"),
+    beyond = [Ask("create", "pods/binding", namespace="default"),
+              Ask("list", "events"), Ask("list", "deployments", "apps"), Ask("patch", "pods", namespace="default"),
               Ask("patch", "deployments/scale", "apps", "default"), Ask("patch", "jobs", "batch", "default")]
     assert _granted(authz, SYSTEM_NS, EXTENDER_SA, beyond + NEVER) == []
 

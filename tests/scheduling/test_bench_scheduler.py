@@ -108,7 +108,7 @@ def test_bench_command_prints_data_items(tmp_path: Path) -> None:
     assert metrics[0] == ("SchedulingThroughput", "GPU112/2Nodes")
     assert {m for m, _ in metrics[1:]} == {"ExtenderLatency"}
     # the shipped verbs, and the extender's CPU per pod (what predicts its cost to kube-scheduler)
-    assert all(i["labels"]["Verbs"] == "prioritize+bind" and i["data"]["CPUPerPod"] > 0 for i in doc["dataItems"][1:])
+    assert all(i["labels"]["Verbs"] == "prioritize" and i["data"]["CPUPerPod"] > 0 for i in doc["dataItems"][1:])
 
 
 def test_bench_against_another_tree_alternates_and_prints_ratios(tmp_path: Path) -> None:

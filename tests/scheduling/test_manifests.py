@@ -20,11 +20,10 @@ def _kind(docs: list[dict], kind: str, name: str | None = None) -> dict:
     return next(d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name))
 
 
-def test_extender_rbac_reads_nodes_and_pods_and_only_creates_bindings() -> None:
+def test_extender_rbac_only_reads_and_binding_is_opt_in() -> None:
     docs = _docs("00-namespace-rbac.yaml")
     role = _kind(docs, "ClusterRole", "kubeview-extender")
     assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
-                             {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
                              {"apiGroups": ["resource.k8s.io"],
                               "resources": ["deviceclasses", "resourceslices", "resourceclaims"],
                               "verbs": ["get", "list", "watch"]},
@@ -37,6 +36,11 @@ def test_extender_rbac_reads_nodes_and_pods_and_only_creates_bindings() -> None:
     assert binding["roleRef"]["name"] == "kubeview-extender"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubeview-extender",
                                     "namespace": "kubeview-system"}]
+    # with `bindVerb: bind` (not shipped): create on pods/binding, for the same account only
+    bind = _docs("bind/pods-binding-rbac.yaml")
+    assert _kind(bind, "ClusterRole")["rules"] == [{"apiGroups": [""], "resources": ["pods/binding"],
+                                                    "verbs": ["create"]}]
+    assert _kind(bind, "ClusterRoleBinding")["subjects"] == binding["subjects"]
 
 
 def test_extender_deployment_runs_the_real_command() -> None:
@@ -59,8 +63,9 @@ def _check_extender(config: dict) -> dict:
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["kind"] == "KubeSchedulerConfiguration"
     (ext,) = config["extenders"]
-    # POST /prioritize and /bind; no filter (kube-scheduler's own NodeResourcesFit is the fresher one)
-    assert "filterVerb" not in ext and (ext["prioritizeVerb"], ext["bindVerb"]) == ("prioritize", "bind")
+    # POST /prioritize only: no filter (kube-scheduler's own NodeResourcesFit is the fresher one), no bind
+    # (kube-scheduler's binder; the extender's prediction counts the pod until the watch shows it)
+    assert "filterVerb" not in ext and "bindVerb" not in ext and ext["prioritizeVerb"] == "prioritize"
     assert ext["weight"] * 10 > 250  # one extender point outvotes Fit + BalancedAllocation + ImageLocality
     assert ext["nodeCacheCapable"] is True and ext["ignorable"] is True
     assert ext["managedResources"] == [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]

@@ -95,6 +95,26 @@ def test_the_command_refuses_what_native_cannot_do(capsys: pytest.CaptureFixture
                          {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 
 
+def test_the_bind_verb_is_opt_in(capsys: pytest.CaptureFixture[str]) -> None:
+    """--bind adds the extender's bindVerb and nothing else; native mode refuses it in one line."""
+    from kubeview.cli import main
+
+    def extender_of(out: str) -> dict:
+        config_map = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ConfigMap")
+        return yaml.safe_load(config_map["data"]["config.yaml"])["extenders"][0]
+
+    assert main(["scheduler-manifests", "--mode", "extender"]) == 0
+    shipped = extender_of(capsys.readouterr().out)
+    assert "bindVerb" not in shipped
+    assert main(["scheduler-manifests", "--mode", "extender", "--bind"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("# `kubeview scheduler-manifests --mode extender --bind`")
+    assert extender_of(out) == {**shipped, "bindVerb": "bind"}
+    assert main(["scheduler-manifests", "--bind"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "kubeview: scheduler-manifests: --bind goes with --mode extender (native mode has no extender)"]
+
+
 def test_the_image_follows_the_control_plane_version(capsys: pytest.CaptureFixture[str]) -> None:
     """#36: one value, a clear default (the version kubeview is tested on), and a one-line refusal."""
     from kubeview.cli import main

@@ -43,16 +43,26 @@ def _story(rig: Rig, runs: int, prefix: str) -> None:
         assert rig.counted(bound_only=False) == rig.truth() == {"gpu-node-1": 2, "gpu-node-2": 2}, context
 
 
-@pytest.mark.parametrize("cache", [True, False], ids=["nodeCacheCapable-true", "nodeCacheCapable-false"])
-def test_shipped_configuration_packs_1_1_2_every_run(tmp_path, cache: bool) -> None:
-    rig = Rig.start(tmp_path, scheduler_config(SHIPPED, cache), seed=1400 + cache)
+@pytest.mark.parametrize(("cache", "bind"), [(True, False), (False, False), (True, True)],
+                         ids=["nodeCacheCapable-true", "nodeCacheCapable-false", "bindVerb"])
+def test_shipped_configuration_packs_1_1_2_every_run(tmp_path, cache: bool, bind: bool) -> None:
+    """As shipped (kube-scheduler binds; the extender's prediction counts each pod until its watch
+    shows the binding), and with the opt-in bindVerb (the extender posts the Bindings)."""
+    config = scheduler_config(SHIPPED, cache)
+    assert "bindVerb" not in config["extenders"][0]
+    if bind:
+        config["extenders"][0]["bindVerb"] = "bind"
+    rig = Rig.start(tmp_path, config, seed=1400 + cache + 2 * bind)
     try:
-        _story(rig, RUNS, "cache-r" if cache else "nocache-r")
+        _story(rig, RUNS, ("bind-r" if bind else "") + ("cache-r" if cache else "nocache-r"))
         assert not rig.scheduler.errors
         # the last pod can be bound (the API says so) before the bind verb's reply is back and logged
         rig.wait(rig.scheduler.idle, 10, "the stand-in's last binding cycle")
         binds = [c for c in rig.scheduler.log if c["verb"] == "bind"]
-        assert len(binds) >= 3 * RUNS and all(c["reply"] == {"Error": ""} for c in binds)
+        if bind:
+            assert len(binds) >= 3 * RUNS and all(c["reply"] == {"Error": ""} for c in binds)
+        else:
+            assert binds == []  # the stand-in's own binder posted every Binding
     finally:
         rig.stop()
 

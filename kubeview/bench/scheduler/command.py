@@ -4,7 +4,7 @@ Two measurements, each printed beside its target:
 1. SchedulingThroughput of the embedded scheduler on every workload of a scheduler_perf-style
    scenario file (the bundled `scenarios/scheduler.yaml`: SchedulingBasic at 500 and 5,000 nodes,
    GPUPacking at 5,000), as scheduler_perf DataItems. Target: >= 2,000 pods/s at 5,000 nodes.
-2. The extender's round trips per pod over loopback HTTP with the shipped verbs (prioritize + bind),
+2. The extender's round trips per pod over loopback HTTP with the shipped verb (prioritize),
    with 5,000 `NodeNames` (target: p99 <= 3 ms) and with 500 full Node objects (`nodeCacheCapable:
    false`; target p99 <= 15 ms), its CPU time per pod, and the time it adds to kube-scheduler's
    cycle per pod. The share of throughput that leaves is only predicted where a plain kube-scheduler
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     for line in gang_lines(results):
         say(line)
 
-    say("extender: kube-scheduler's calls for one pod over loopback HTTP, shipped verbs (prioritize + bind)")
+    say("extender: kube-scheduler's calls for one pod over loopback HTTP, the shipped verb (prioritize)")
     latencies = [
         measure([gpu_node(f"gpu-node-{i:05d}") for i in range(500 if quick else 5000)], "NodeNames",
                 100 if quick else 1000, "Extender/5000NodeNames" if not quick else "Extender/500NodeNames",

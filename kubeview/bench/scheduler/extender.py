@@ -2,12 +2,13 @@
 
 A real `ExtenderServer` runs in a child process on 127.0.0.1 with its cluster model (a separate
 process, as kube-scheduler is: in one process the client's JSON work would hold the server's GIL).
-The client plays kube-scheduler with the shipped configuration (prioritize + bind, no filter; or
-filter + prioritize for comparison): it keeps one HTTP/1.1 connection (as Go's client does), sends
-`prioritize` the nodes its own filters passed (those with a free GPU: `managedResources` with
-`ignoredByScheduler: false` means kube-scheduler checks GPU fit itself) in a different order for
-every pod (its parallel filter fills the list as workers finish), then hands the best-scored node
-to `bind`; the child's binder applies the binding to its model, as the watch would show it. Request bodies are encoded before the clock starts:
+The client plays kube-scheduler with the shipped configuration (prioritize only; prioritize + bind
+with the opt-in bind verb, or filter + prioritize, for comparison): it keeps one HTTP/1.1 connection
+(as Go's client does), sends `prioritize` the nodes its own filters passed (those with a free GPU:
+`managedResources` with `ignoredByScheduler: false` means kube-scheduler checks GPU fit itself) in a
+different order for every pod (its parallel filter fills the list as workers finish), then binds the
+best-scored node: through `bind` when served (the child's binder applies the binding to its model),
+else as kube-scheduler's own binder would, the watch showing it. Request bodies are encoded before the clock starts:
 what is timed is the round trip, i.e. what the scheduler waits for.
 
 The client is a minimal HTTP/1.1 client over a socket (`_GoLikeClient`), standing in for Go's
@@ -49,7 +50,7 @@ POD_SPEC = {"containers": [{"name": "train", "image": "nvidia/cuda:12.4.0-base-u
             "schedulerName": "default-scheduler", "restartPolicy": "Always"}
 
 
-SHIPPED_VERBS = ("prioritize", "bind")  # manifests/scheduler: prioritizeVerb + bindVerb, no filterVerb
+SHIPPED_VERBS = ("prioritize",)  # manifests/scheduler: prioritizeVerb only (no filterVerb, no bindVerb since #37)
 
 
 @dataclass(slots=True)
