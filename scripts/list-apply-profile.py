@@ -8,6 +8,10 @@ emitted into the TUI's `ClusterState`, then the first Nodes screen's data (the h
 and the node rows' `rows.build`, as app.refresh_state and NodesScreen do), then the Pods screen's
 index (read after the first screen). Prints CPU seconds
 (`time.process_time`) per phase; `--profile N` prints cProfile's top N functions of the apply phases.
+Also prints the process's VmRSS at each step and its peak (VmHWM) above what it held with the nodes
+listed (#41 item 3: the list's memory after `Listed`); `--relist` lists the pods once more on top of
+the built state, as after a watch's 410, and prints the same; `--keep-pages` keeps each page whole
+until `Listed`, as before #41's `slim` (model/staged.py).
 
 Run against a tree by PYTHONPATH (the tree imported is printed):
   PYTHONPATH=/work/main .venv/bin/python scripts/list-apply-profile.py
@@ -56,7 +60,16 @@ def pages(pods: list[dict], size: int) -> list[bytes]:
     return out
 
 
-def run(nodes: int, pods: int, page: int, profile: int) -> None:
+def vm(field: str) -> float:
+    """MiB of /proc/self/status's `field` (VmRSS, VmHWM)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run(nodes: int, pods: int, page: int, profile: int, relist: bool, keep_pages: bool = False) -> None:
     print(f"tree: {os.path.dirname(os.path.dirname(kubeview.__file__))}  load: {os.getloadavg()}")
     cluster = Cluster(nodes, min(GPU_NODES, nodes // 10), pods)
     data = pages(cluster.pods(), page)
@@ -66,8 +79,18 @@ def run(nodes: int, pods: int, page: int, profile: int) -> None:
     gc.freeze()  # the generator's objects: kept out of the walks, as a real process never had them
 
     state = ClusterState("bench")
+    state.model.slim_pages = not keep_pages  # kept whole: as a model that does not own its events
     state.emit(Listed("Node", node_list, "1"))
     state.emit(Listed("ReplicaSet", rs_list, "1"))
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:  # VmHWM from here: not the generator's own peak
+        f.write("5")
+    base = vm("VmRSS")
+    memory: list[str] = []
+
+    def mem(step: str) -> None:
+        memory.append(f"{step} +{vm('VmRSS') - base:,.0f}")
+
     prof = cProfile.Profile() if profile else None
     cpu: dict[str, float] = {"decode": 0.0, "per page": 0.0}
 
@@ -86,21 +109,30 @@ def run(nodes: int, pods: int, page: int, profile: int) -> None:
         with gc_paused(keep=True):  # watch.Informer._list: a page over PAUSE_BYTES
             return pod_wire.pod_list(raw)
 
-    as_of = time.time()
-    state.emit(Listing("Pod", 0, as_of))
-    items: list[dict] = []
-    rv = ""
-    for raw in data:  # watch.Informer._list, without the HTTP
-        got = timed("decode", lambda raw=raw: decode(raw))  # type: ignore[misc]
-        page_items = got.get("items") or ()
-        items.extend(page_items)
-        meta = got.get("metadata") or {}
-        rv = meta.get("resourceVersion", rv)
-        if not meta.get("continue"):
-            break
-        event = Listing("Pod", len(items), as_of, page_items) if HAS_PAGE else Listing("Pod", len(items), as_of)
-        timed("per page", lambda event=event: state.emit(event))  # type: ignore[misc]
-    timed("Listed", lambda: state.emit(Listed("Pod", items, rv)))
+    def list_pods(phase: str) -> None:  # watch.Informer._list, without the HTTP
+        as_of = time.time()
+        state.emit(Listing("Pod", 0, as_of))
+        items: list[dict] = []
+        rv = ""
+        for raw in data:
+            got = timed("decode", lambda raw=raw: decode(raw))  # type: ignore[misc]
+            page_items = got.get("items") or ()
+            items.extend(page_items)
+            meta = got.get("metadata") or {}
+            rv = meta.get("resourceVersion", rv)
+            if not meta.get("continue"):
+                break
+            event = Listing("Pod", len(items), as_of, page_items) if HAS_PAGE else Listing("Pod", len(items), as_of)
+            timed("per page", lambda event=event: state.emit(event))  # type: ignore[misc]
+            del got, page_items, event
+        mem(f"{phase}: pages read")
+        timed(phase, lambda: state.emit(Listed("Pod", items, rv)))
+        mem(f"{phase}: applied")
+        timed("dropped", items.clear)  # the informer's list goes with its `_list` (the dicts' frees)
+
+    mem("nodes listed")
+    list_pods("Listed")
+    mem("list dropped")
 
     def first_screen() -> None:  # app.refresh_state's header, then NodesScreen.update_from_state
         with state.lock:
@@ -119,6 +151,15 @@ def run(nodes: int, pods: int, page: int, profile: int) -> None:
     # the Pods screen's index, read after the first screen (app._warm_screens, or a visit): this tree
     # builds it at its first read, not in Listed (tui/state.py); main built it in Listed (then ~0 here)
     timed("pods index", lambda: len(state.pods_by_name) + len(state.pod_search))
+    mem("screens built")
+    if relist:
+        hwm = vm("VmHWM")
+        list_pods("relist")
+        mem("relist dropped")
+        memory.append(f"relist peak +{vm('VmHWM') - base:,.0f} (before it +{hwm - base:,.0f})")
+    memory.append(f"peak +{vm('VmHWM') - base:,.0f}")
+    print(f"MiB above the nodes-listed state ({base:,.0f} MiB RSS, the generator's pages among it): "
+          + "; ".join(memory))
     after = cpu["Listed"] + cpu["first screen"]  # decode and per page overlap the next page's transfer
     print("cpu s: " + "  ".join(f"{k} {v:.2f}" for k, v in cpu.items()) + f"  | after the last page {after:.2f}")
     if prof is not None:
@@ -133,8 +174,13 @@ def main() -> None:
     parser.add_argument("--page", type=int, default=5000, help="pods per list page (default %(default)s)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the apply phases, print the top N functions")
+    parser.add_argument("--relist", action="store_true",
+                        help="list the pods again over the built state (a relist after a 410) and print its memory")
+    parser.add_argument("--keep-pages", action="store_true",
+                        help="the model keeps each page whole until Listed (as the extender's feed, which reads "
+                             "them after it) instead of cutting it to its identities once built")
     args = parser.parse_args()
-    run(args.nodes, args.pods, args.page, args.profile)
+    run(args.nodes, args.pods, args.page, args.profile, args.relist, args.keep_pages)
 
 
 if __name__ == "__main__":

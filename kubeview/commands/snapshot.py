@@ -146,7 +146,7 @@ def sync(source: ClusterSource, timeout: float = SYNC_TIMEOUT, positions: bool =
         source.want_positions.set()
     thread = threading.Thread(target=body, name="kubeview-snapshot-source", daemon=True)
     thread.start()
-    model = ClusterModel(title=source.title)
+    model = ClusterModel(title=source.title, slim_pages=True)  # the only reader of the events
     deadline = time.monotonic() + timeout  # from the last event: a big list's pages keep it going
     try:  # the kinds are read each time: a kube source adds the DRA kinds once discovery answered
         # Events are optional (never fatal) but waited for once asked: listed, or refused (`unavailable`)

@@ -50,6 +50,7 @@ from kubeview.model.quota.reads import KeptQuotaUses, all_held
 from kubeview.model.quota.store import QUOTA_KIND, QuotaStore
 from kubeview.model.quota.tally import QuotaTally
 from kubeview.model.server_version import ServerVersion, parse_version, scheduler_skew
+from kubeview.model.staged import build_page, nothing_to_build
 from kubeview.model.usage import Usage, UsageUpdate
 from kubeview.model.views import NodeView, PodView
 from kubeview.model.workloads import WORKLOAD_KINDS, WorkloadStore, WorkloadView
@@ -60,8 +61,9 @@ WorkloadKey = tuple[str, str, str]
 class ClusterModel:
     """Nodes, pods and workloads of one cluster, with the allocation matrix kept up to date."""
 
-    def __init__(self, title: str = "") -> None:
+    def __init__(self, title: str = "", *, slim_pages: bool = False) -> None:
         self.title = title
+        self.slim_pages = slim_pages  # the only reader of its events: built pages may be cut (staged.py)
         self.partial: str | None = None  # why node figures do not count every pod (the source's scope)
         # the namespace whose pods are listed for display (-n); node figures still count every pod held
         self.display_namespace: str | None = None
@@ -86,8 +88,7 @@ class ClusterModel:
         self.compute_domains = ComputeDomainStore()  # NVIDIA's ComputeDomains (NVLink domains, #35)
         self._shapes: tuple[int, GpuShapes] | None = None
         self.node_pods = NodePods(self.gpus)  # nodes, pods, and the allocation table's sums
-        # per namespace, its pods' requests and limits for the quotas' counts (first in the Pod row: it
-        # reads a pod's old view before NodePods replaces it)
+        # pods' requests per namespace for the quotas (first in the Pod row: it reads a pod's old view)
         self.quota_tally = QuotaTally(lambda: self.node_pods.pods)
         self._workloads = WorkloadStore()
         self.workloads: dict[WorkloadKey, WorkloadView] = self._workloads.views
@@ -96,11 +97,11 @@ class ClusterModel:
         self._alloc: Allocation | None = None
         self._alloc_version = -1
         # The kinds: list/watch events of each go to these stores, in this order. A new kind is a row.
-        jobs, gangs, scaling = self.jobs, self.gangs, self.autoscaling
+        jobs, gangs, scaling, tally = self.jobs, self.gangs, self.autoscaling, self.quota_tally
         self._waits: tuple[tuple[int, int], dict[PodKey, PodWait]] | None = None
         self.kinds: dict[str, tuple[KindStore, ...]] = {
             "Node": (self.node_pods.node_kind, Calls(scaling.put_node, scaling.delete_node, scaling.relist_nodes)),
-            "Pod": (Calls(self.quota_tally.put_pod, self.quota_tally.delete_pod, self.quota_tally.relist_pods),
+            "Pod": (Calls(tally.put_pod, tally.delete_pod, tally.relist_pods, nothing_to_build),
                     self.node_pods.pod_kind, Calls(jobs.put_pod, jobs.delete_pod, jobs.relist_pods, jobs.prepare_pods),
                     Calls(gangs.put_pod, gangs.delete_pod, gangs.relist_pods, gangs.prepare_pods)),
             "Job": (Calls(jobs.put_job, jobs.delete_job, jobs.relist_jobs),),
@@ -136,8 +137,8 @@ class ClusterModel:
         elif isinstance(event, Listing):
             self.listing[event.kind] = event.items
             self.listing_as_of.setdefault(event.kind, event.as_of)  # a 410 mid-list: as of the first start
-            for prepare in (s.prepare for s in self.kinds.get(event.kind, ()) if isinstance(s, Calls) and s.prepare):
-                prepare(event.page)  # built while the next page is in transit; held back until Listed
+            prepares = [s.prepare if isinstance(s, Calls) else None for s in self.kinds.get(event.kind, ())]
+            build_page(prepares, event.page, self.slim_pages)  # while the next page is in transit (staged.py)
             changed = True  # the header says how far a big list got
         elif isinstance(event, ConnectionState):
             changed = (event.state, event.detail) != (self.connection.state, self.connection.detail)

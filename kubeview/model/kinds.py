@@ -43,7 +43,8 @@ class Calls:
     delete: Callable[[dict], bool]
     replace: Callable[[list[dict]], object]
     # a page of a list in progress (`Listing.page`; empty: a list begins): build what `replace` will
-    # want of it now, while the next page is in transit; `replace` must give what it gives without it
+    # want of it now, while the next page is in transit; `replace` must give what it gives without it,
+    # and read of an object it prepared no more than its identity (model/staged.py `slim`)
     prepare: Callable[[Sequence[dict]], None] | None = None
 
 

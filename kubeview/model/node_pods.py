@@ -151,12 +151,14 @@ class NodePods:
             if r is not None:
                 self.table.add_pod(r, pod.requests, pod.limits, -1)
 
-    def _staged_view(self, obj: dict) -> PodView | None:
-        """A page's pod, built while the list is read (None: the view held now is current)."""
+    def _staged_view(self, obj: dict) -> PodView:
+        """A page's pod, built while the list is read: the view held now where it is of this very
+        resourceVersion (a relist's unchanged pod), so `replace_pods` never needs more of `obj` than its
+        identity, even if the held view changes before `Listed` (model/staged.py `slim`)."""
         meta = obj.get("metadata") or {}
         old = self.pods.get((meta.get("namespace", ""), meta.get("name", ""))) if self.pods else None
         if old is not None and old.resource_version and old.resource_version == meta.get("resourceVersion"):
-            return None
+            return old
         return PodView.from_api(obj)
 
     def replace_pods(self, objects: list[dict]) -> None:
@@ -184,7 +186,7 @@ class NodePods:
                 key = (meta.get("namespace", ""), meta.get("name", ""))
                 view = old_pods.get(key) if old_pods else None
                 if view is None or not view.resource_version or view.resource_version != meta.get("resourceVersion"):
-                    view = pre if isinstance(pre, PodView) else from_api(obj)  # staged: built of this obj
+                    view = pre if isinstance(pre, PodView) else from_api(obj)  # staged: a view of this obj
                 pods[key] = view
                 if view.phase in TERMINAL_PHASES:
                     continue

@@ -63,7 +63,7 @@ class ClusterState:
     """One model, one lock; readers on the UI thread, `emit` on the source's thread."""
 
     def __init__(self, title: str = "") -> None:
-        self.model = ClusterModel(title)
+        self.model = ClusterModel(title, slim_pages=True)  # the only reader of its source's events
         self.lock = threading.RLock()
         self._pods_by_name = KeyIndex()
         self.workloads_by_name = KeyIndex()

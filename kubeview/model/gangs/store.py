@@ -46,6 +46,14 @@ from kubeview.model.gangs.messages import (
 from kubeview.model.gangs.objects import GroupHeader, header_from, workload_owner
 from kubeview.model.staged import NOT_BUILT, Staged
 
+
+def _reading(obj: dict) -> tuple[tuple[GroupKey, ...], GangMember | None]:
+    """What a relist reads of a pod: its groups, and its member entry when it has any (a list's page is
+    read as it arrives, and then kept as its identity alone: model/staged.py)."""
+    keys = group_keys(obj)
+    return keys, member_from(obj) if keys else None
+
+
 _BY_PLACE = itemgetter(1, 2, 0)  # a GroupKey (kind, namespace, name) as gangs() sort: namespace, name, kind
 
 
@@ -59,7 +67,7 @@ class GangStore:
         self._owners: dict[tuple[str, str], str | None] = {}  # upstream Workload -> its controllerRef
         self._members: dict[GroupKey, dict[PodKey, GangMember]] = {}
         self._of_pod: dict[PodKey, tuple[GroupKey, ...]] = {}
-        self._staged = Staged(group_keys)  # a pod list in progress, its pods' groups read per page
+        self._staged = Staged(_reading)  # a pod list in progress, its pods' groups and members read per page
         self.prepare_pods = self._staged.add  # `Calls.prepare`
         self.listed: set[str] = set()  # gang kinds listed at least once (the source serves them)
         self.version = 0
@@ -162,8 +170,8 @@ class GangStore:
         self._changed(True)
 
     # -- pods -------------------------------------------------------------------------------------
-    def put_pod(self, obj: dict, keys: tuple[GroupKey, ...] | None = None) -> bool:
-        """One pod's event (`keys`: its `group_keys`, when the caller has them)."""
+    def put_pod(self, obj: dict, keys: tuple[GroupKey, ...] | None = None, member: GangMember | None = None) -> bool:
+        """One pod's event (`keys`, `member`: its `group_keys` and `member_from`, when the caller has them)."""
         keys = group_keys(obj) if keys is None else keys
         meta = obj.get("metadata") or {}
         pod = (meta.get("namespace", ""), meta.get("name", ""))
@@ -175,7 +183,7 @@ class GangStore:
         if not keys:
             self._of_pod.pop(pod, None)
             return self._changed(changed)
-        member = member_from(obj)
+        member = member_from(obj) if member is None else member
         for key in keys:
             members = self._members.setdefault(key, {})
             if members.get(pod) != member:
@@ -196,9 +204,9 @@ class GangStore:
         self._touch()
         self._members, self._of_pod = {}, {}
         for obj, pre in zip(objects, self._staged.take(objects), strict=True):
-            keys = group_keys(obj) if pre is NOT_BUILT else pre  # staged: read of this obj
+            keys, member = _reading(obj) if pre is NOT_BUILT else pre  # staged: read of this obj
             if keys:
-                self.put_pod(obj, keys)
+                self.put_pod(obj, keys, member)
         self._changed(True)
 
     def _drop(self, pod: PodKey, keys: Iterable[GroupKey]) -> bool:
