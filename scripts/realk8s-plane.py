@@ -4,6 +4,9 @@
     python scripts/realk8s-plane.py                      # start, print the kubeconfig, wait for Ctrl-C
     python scripts/realk8s-plane.py --modes names,nodes -- --scenarios FILE
                                                          # run the bench once per extender mode, then stop
+    python scripts/realk8s-plane.py --lean               # etcd, kube-apiserver, kcm and kwok only: for
+                                                         # `bench cluster` at 150,000 pods (its pods are bound
+                                                         # by nodeName; each scheduler holds ~2.7 GB of them)
     python scripts/realk8s-plane.py --gated -- kubeview/bench/scenarios/scheduler-gang-realk8s.yaml \
         --schedulers default-scheduler               # gangs: the plane with 1.37's gang gates on
 
@@ -42,6 +45,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--qps", type=float, default=1000.0, help="every scheduler's client QPS and burst")
     parser.add_argument("--gated", action="store_true", help="the gated plane (the gated_plane fixture's): 1.37's "
                         "gang and DRA gates on, scheduling.k8s.io/v1beta1 served, so gang workloads run")
+    parser.add_argument("--lean", action="store_true", help="no scheduler and no extender: the plane for "
+                        "`kubeview bench cluster`, whose pods are bound by nodeName; runs nothing, waits for Ctrl-C")
     args = parser.parse_args(own)
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
@@ -54,6 +59,17 @@ def main(argv: list[str]) -> int:
     plane = new_plane("kubeview-realk8s-bench-", gated=args.gated)
     plane.controllers = CONTROLLERS
     plane.start()
+    if args.lean:
+        plane.procs.pop("kube-scheduler").stop()
+        print(f"lean plane up in {time.monotonic() - started:.0f} s; kubeconfig {plane.kubeconfig}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop_all()
+        return 0
     bench = BenchPlane(plane, {"qps": args.qps, "burst": int(args.qps)}).start(MODES[modes[0]])
     print(f"plane up in {time.monotonic() - started:.0f} s; kubeconfig {plane.kubeconfig}; "
           f"schedulers {', '.join(SCHEDULERS)} (extender {bench.extender.url}), "

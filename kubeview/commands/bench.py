@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 
 from kubeview import cli_types as t
+from kubeview.bench.cluster import SKIPPABLE
 
 NAME = "bench"  # `kubeview bench`
 
@@ -51,7 +52,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     filled.add_argument("--churn-rate", metavar="N", type=t.int_range(0, 100_000),
                         help="pod label patches per second while the TUIs run (default: 1000)")
     filled.add_argument("--keep", action="store_true", help="leave the nodes and pods created (prints how to remove them)")
+    filled.add_argument("--skip", metavar="A,B", type=_skips, default=(),
+                        help=f"peers not to measure, of: {', '.join(SKIPPABLE)} (each is said skipped; kubeview's own "
+                             "figures and the raw transfer are always measured)")
     return bench
+
+
+def _skips(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    bad = [n for n in names if n not in SKIPPABLE]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"takes a comma-separated list of {', '.join(SKIPPABLE)}; not {text!r}")
+    return names
 
 
 def run(args: argparse.Namespace) -> int:

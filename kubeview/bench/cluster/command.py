@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from kubeview import __version__
+from kubeview.bench.cluster import SKIPPABLE
 from kubeview.bench.cluster.churn import Churn
 from kubeview.bench.cluster.churn_go import GoChurn, make_churn
 from kubeview.bench.cluster.fill import ClusterFill
@@ -88,15 +89,18 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
                  "churn": {"target": rate}, "kubeview": {"version": __version__}, "floor": {}, "peers": {},
                  "missing": {}}
     env = {"KUBECONFIG": kubeconfig}
+    skip = set(getattr(args, "skip", None) or ())
+    doc["skipped"] = [name for name in SKIPPABLE if name in skip]
     kubectl = find_peer("kubectl")
     if kubectl:
-        say("measuring the raw transfer and kubectl get pods -A -o json")
+        say("measuring the raw transfer" + ("" if "kubectl-json" in skip else " and kubectl get pods -A -o json"))
         raw = [timed([kubectl, "get", "--raw", path], env) for path in ("/api/v1/nodes", "/api/v1/pods")]
         doc["floor"]["raw"] = {**raw[0].as_dict(), "wall_s": round(raw[0].wall + raw[1].wall, 3),
                                "peak_rss_mib": round(max(r.rss for r in raw) / 2**20, 1),
                                "rc": raw[0].rc or raw[1].rc, "version": version_of(kubectl, "kubectl")}
         doc["floor"]["raw_pods"] = raw[1].as_dict()  # #41's measure: `kubectl get --raw /api/v1/pods` alone
-        doc["floor"]["kubectl_json"] = timed([kubectl, "get", "pods", "-A", "-o", "json"], env).as_dict()
+        if "kubectl-json" not in skip:
+            doc["floor"]["kubectl_json"] = timed([kubectl, "get", "pods", "-A", "-o", "json"], env).as_dict()
     else:
         doc["missing"]["kubectl"] = BUILD["kubectl"]
     say("measuring kubeview snapshot --json and kubeview snapshot")
@@ -105,6 +109,8 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
     doc["kubeview"]["snapshot_tables"] = _checked(timed(snapshot))
     for name, argv in (("kubectl-view-allocations", ["-g", "node"]), ("kube-capacity", [])):
         binary = find_peer(name)
+        if name in skip:
+            continue
         if binary is None:
             doc["missing"][name] = BUILD[name]
             continue
@@ -127,9 +133,9 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
     except TuiError as exc:
         doc["kubeview"]["tui"] = {"error": str(exc)}
     k9s = find_peer("k9s")
-    if k9s is None:
+    if k9s is None and "k9s" not in skip:
         doc["missing"]["k9s"] = BUILD["k9s"]
-    else:
+    elif k9s is not None and "k9s" not in skip:
         say(f"measuring k9s ({duration:.0f} s, churn {rate:,.0f}/s)")
         try:
             fig = k9s_tui(k9s, kubeconfig, len(fill._list_nodes()), duration, churn)

@@ -94,7 +94,7 @@ class ClusterFill(KubeBench):
         """Delete the run's pods and wait until none is left. 20,000 pods at once can outlast the API
         server's 60 s request timeout (the reply is a reset or a 504; the server goes on deleting),
         and while it deletes it may drop other calls: each failure is waited out and asked again
-        until the deadline, then said."""
+        until the deadline, then said; a connection refused (the API server gone) is said at once."""
         deadline = time.monotonic() + max(self.options.settle, 300.0)
         last: BenchError | None = None
         while True:
@@ -109,7 +109,7 @@ class ClusterFill(KubeBench):
                 return
             except BenchError as exc:
                 last = exc
-                if time.monotonic() > deadline:
+                if exc.unreachable or time.monotonic() > deadline:  # a server that is gone is not asked again
                     raise last from None
                 time.sleep(2.0)
 

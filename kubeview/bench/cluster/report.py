@@ -87,6 +87,8 @@ def lines(doc: dict) -> list[str]:
                 out.append(f"  {section + ' ' + name:<44} FAILED: {fig['error']}")
     for name, how in doc.get("missing", {}).items():
         out.append(f"  peer {name}: not installed; build it with {how}")
+    for name in doc.get("skipped", ()):
+        out.append(f"  peer {name}: skipped (--skip)")
     out.append("  targets (ratio = kubeview / other; one run):")
     for t in doc["targets"]:
         verdict = {True: "met", False: "MISSED", None: "not measured" if t["target"] is not None else ""}[t["met"]]

@@ -61,7 +61,12 @@ POD_GROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 
 
 class BenchError(Exception):
-    """The bench cannot go on; the message is one sentence for the user."""
+    """The bench cannot go on; the message is one sentence for the user. `unreachable`: no connection
+    could be made (the API server is gone: a cleanup says what it leaves instead of asking again)."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass
@@ -299,6 +304,8 @@ class KubeBench:
                 step()
             except BenchError as exc:
                 problems.append(str(exc))
+                if exc.unreachable:  # the API server is gone: each step after would only fail the same way
+                    break
         self._watch_stop.set()
         if self._informer is not None:
             self._informer.interrupt()
@@ -355,7 +362,8 @@ class KubeBench:
             data = resp.data  # read whole, so the connection goes back to the pool
             resp.release_conn()
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-            raise BenchError(describe_call_error(exc, self.conn.server, action) or str(exc)) from None
+            unreachable = isinstance(getattr(exc, "reason", exc), urllib3.exceptions.NewConnectionError | ConnectionRefusedError)
+            raise BenchError(describe_call_error(exc, self.conn.server, action) or str(exc), unreachable=unreachable) from None
         return data
 
 
