@@ -78,6 +78,23 @@ def _karpenter_words(events: list[client.CoreV1Event], pod: str) -> list[str]:
             and (e.source.component if e.source else None) == "karpenter"]
 
 
+def _limit_is_last_word(events: list[client.CoreV1Event], pod: str, pool: str) -> bool:
+    """Karpenter's newest event on the pod is its limit words. kubeview shows a pod's newest word, and
+    Karpenter may nominate a pod to a node it launched past the limit for a moment (`_recreate_gone`):
+    a Nominated after the limit words means the state has not settled yet (CI, stop 49: the view
+    waited 30 s on "Pod should schedule on: nodeclaim/…" taken after the premise)."""
+    ours = [e for e in events if e.involved_object.name == pod and (e.source.component if e.source else None) == "karpenter"]
+    if not ours:
+        return False
+
+    def when(e: client.CoreV1Event) -> object:
+        return e.last_timestamp or e.event_time or e.metadata.creation_timestamp
+
+    newest = max(when(e) for e in ours)  # type: ignore[type-var]
+    return all(e.reason == "FailedScheduling" and LIMIT_WORDS in e.message and f"NodePool={pool}" in e.message
+               for e in ours if when(e) == newest)
+
+
 def _pool_settled(k: Karpenter, pool: str, nodes: int, events: list[client.CoreV1Event]) -> dict | None:
     """The pool's state once Karpenter has done all it can (None until then)."""
     status = k.nodepool(pool).get("status", {})
@@ -94,7 +111,7 @@ def _pool_settled(k: Karpenter, pool: str, nodes: int, events: list[client.CoreV
     if len(bound) != nodes or not all(p.spec.node_name in node_names for p in bound):
         return None
     words = {p.metadata.name: _karpenter_words(events, p.metadata.name) for p in pending}
-    if not all(any(LIMIT_WORDS in w and f"NodePool={pool}" in w for w in ws) for ws in words.values()):
+    if not all(_limit_is_last_word(events, p.metadata.name, pool) for p in pending):
         return None
     return {"status": status, "claims": claims, "nodes": node_names, "bound": bound, "pending": pending,
             "words": words}
