@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import re
 
 from kubeview import cli_types as t
 from kubeview.bench.cluster import SKIPPABLE
@@ -52,10 +53,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     filled.add_argument("--churn-rate", metavar="N", type=t.int_range(0, 100_000),
                         help="pod label patches per second while the TUIs run (default: 1000)")
     filled.add_argument("--keep", action="store_true", help="leave the nodes and pods created (prints how to remove them)")
+    filled.add_argument("--reuse", metavar="RUN", type=_run_id,
+                        help="measure on the nodes and pods that run RUN left with --keep, instead of filling "
+                             "(--nodes and --pods must be that run's; left as they are afterwards)")
     filled.add_argument("--skip", metavar="A,B", type=_skips, default=(),
                         help=f"peers not to measure, of: {', '.join(SKIPPABLE)} (each is said skipped; kubeview's own "
                              "figures and the raw transfer are always measured)")
     return bench
+
+
+def _run_id(text: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{6}", text):
+        raise argparse.ArgumentTypeError(f"takes a run id of 6 hex digits, as bench cluster printed it; not {text!r}")
+    return text
 
 
 def _skips(text: str) -> tuple[str, ...]:

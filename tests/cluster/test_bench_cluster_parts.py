@@ -16,7 +16,8 @@ from kubeapi.live import LiveCluster
 from kubeview.bench.cluster import SKIPPABLE
 from kubeview.bench.cluster.fill import ClusterFill
 from kubeview.bench.cluster.report import lines, targets
-from kubeview.bench.scheduler.kube import KubeOptions
+from kubeview.bench.cluster.tui_run import K9S_VIEWS, k9s_title
+from kubeview.bench.scheduler.kube import BenchError, KubeOptions
 from kubeview.cluster.kube.config import connect
 
 
@@ -55,3 +56,43 @@ def test_skipped_peers_are_said_and_a_bad_name_is_one_line() -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert all(name in done.stderr for name in SKIPPABLE) and "'kubectl-json,top'" in done.stderr
+
+
+def test_reuse_measures_a_kept_run_and_leaves_it(tmp_path: Path) -> None:
+    """--reuse RUN: a run kept with --keep is taken as it is (its pod names and bound count from the same
+    plan, its counts checked against the API server), and left as it was; the wrong size is one line."""
+    live = LiveCluster([])
+    api = KubeAPI(live=live).start()
+    said: list[str] = []
+    try:
+        conn = connect(str(api.write_kubeconfig(tmp_path / "kubeconfig")))
+        with ClusterFill(conn, KubeOptions(yes=True, workers=4), said.append, keep=True) as first:
+            first.fill(4, 20)
+        run, names, bound = first.run_id, list(first.pod_names), first.bound
+        assert len(live.pods) == 20 and 0 < bound <= 20
+        again = ClusterFill(conn, KubeOptions(yes=True, workers=4), said.append)
+        with again:
+            again.adopt(run, 4, 20)
+            assert (again.run_id, again.pod_names, again.bound, again.cluster_pod_count()) == (run, names, bound, 20)
+        assert len(live.pods) == 20 and any(n.startswith("kubeview-bench-") for n in live.namespaces)
+        wrong = ClusterFill(conn, KubeOptions(yes=True, workers=4), said.append)
+        with wrong:
+            try:
+                wrong.adopt(run, 4, 30)
+            except BenchError as exc:
+                assert "lists 4 nodes and 20 pods" in str(exc) and "\n" not in str(exc)
+            else:
+                raise AssertionError("a kept run of another size was taken")
+        assert len(live.pods) == 20
+    finally:
+        api.stop()
+    done = subprocess.run([sys.executable, "-m", "kubeview", "bench", "cluster", "--reuse", "zz"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "6 hex digits" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_k9s_titles_count_its_views() -> None:
+    assert {v: k9s_title(v).search(t).group(1) for v, t in (("nodes", " Nodes[5,000] "),
+                                                            ("pods", " Pods(all)[150,000] "))} == \
+        {"nodes": "5,000", "pods": "150,000"}
+    assert k9s_title("pods").search(" Nodes[5,000] ") is None and K9S_VIEWS == ("nodes", "pods")

@@ -1,8 +1,9 @@
 """`kubeview bench cluster --kubeconfig FILE [--nodes N] [--pods M] [--duration S] [--churn-rate R]
-[--json] [--yes] [--keep]`: kubeview's read path on a real API server, beside the peers, in one run.
+[--json] [--yes] [--keep] [--reuse RUN] [--skip A,B]`: kubeview's read path on a real API server, beside the peers, in one run.
 
 Fills the cluster (fill.py: N kwok nodes, a tenth with GPUs and a fifth of those publishing them as
-DRA ResourceSlices, and M pods of `bench model`'s mix bound by nodeName), then measures, one after
+DRA ResourceSlices, and M pods of `bench model`'s mix bound by nodeName; or, with --reuse, takes what
+an earlier run kept), then measures, one after
 the other so none competes with another: the raw transfer (`kubectl get --raw` of nodes and pods),
 `kubectl get pods -A -o json`, `kubeview snapshot --json` and `kubeview snapshot` (wall, peak RSS of
 the process), kubectl-view-allocations -g node and kube-capacity where installed, then the TUIs:
@@ -30,7 +31,7 @@ from kubeview.bench.cluster.fill import ClusterFill
 from kubeview.bench.cluster.measure import BUILD, find_peer, timed, version_of
 from kubeview.bench.cluster.objects import gpu_counts
 from kubeview.bench.cluster.report import lines, targets
-from kubeview.bench.cluster.tui_run import TuiError, k9s_tui, kubeview_tui
+from kubeview.bench.cluster.tui_run import K9S_VIEWS, TuiError, k9s_tui, kubeview_tui
 from kubeview.bench.scheduler.kube import BenchError, KubeOptions
 from kubeview.cluster.kube.config import connect
 from kubeview.cluster.source import SourceError
@@ -61,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kubeview bench cluster: {exc}\n")
         return exc.exit_code if isinstance(exc, SourceError) else 1
     except KeyboardInterrupt:
-        sys.stderr.write("kubeview bench cluster: interrupted; what it created is removed\n")
+        left = bool(getattr(args, "keep", False) or getattr(args, "reuse", None))
+        sys.stderr.write("kubeview bench cluster: interrupted; " + ("its nodes and pods are left as they are\n" if left
+                         else "what it created is removed\n"))
         return 130
     if as_json:
         print(json.dumps(doc, indent=1))
@@ -78,13 +81,19 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
     rate = float(getattr(args, "churn_rate", None) or 1000.0)
     kubeconfig = args.kubeconfig
     load_start = _load()
-    say(f"filling {conn.title}: {nodes:,} nodes, {pods:,} pods; run {fill.run_id} (namespace {fill.namespace})")
+    reuse = getattr(args, "reuse", None)
     t0 = time.monotonic()
-    fill.fill(nodes, pods)
+    if reuse:
+        say(f"measuring on run {reuse}'s {nodes:,} nodes and {pods:,} pods, kept on {conn.title} (left as they are)")
+        fill.adopt(reuse, nodes, pods)
+    else:
+        say(f"filling {conn.title}: {nodes:,} nodes, {pods:,} pods; run {fill.run_id} (namespace {fill.namespace})")
+        fill.fill(nodes, pods)
     gpu, dra = gpu_counts(nodes)
     doc: dict = {"version": 1, "duration_s": duration,
                  "cluster": {"title": conn.title, "nodes": nodes, "gpu_nodes": gpu, "dra_nodes": dra, "pods": pods,
-                             "bound": fill.bound, "fill_s": round(time.monotonic() - t0, 1), "run": fill.run_id},
+                             "bound": fill.bound, "fill_s": None if reuse else round(time.monotonic() - t0, 1),
+                             "run": fill.run_id},
                  "machine": {"cores": os.cpu_count(), "load_start": load_start, "load_after_fill": _load()},
                  "churn": {"target": rate}, "kubeview": {"version": __version__}, "floor": {}, "peers": {},
                  "missing": {}}
@@ -136,13 +145,16 @@ def measure_all(args: argparse.Namespace, conn, fill: ClusterFill, say: Callable
     if k9s is None and "k9s" not in skip:
         doc["missing"]["k9s"] = BUILD["k9s"]
     elif k9s is not None and "k9s" not in skip:
-        say(f"measuring k9s ({duration:.0f} s, churn {rate:,.0f}/s)")
-        try:
-            fig = k9s_tui(k9s, kubeconfig, len(fill._list_nodes()), duration, churn)
-            doc["peers"]["k9s"] = {**fig.as_dict(), "churn_rate": _achieved(churns), **_churn_figures(churns),
-                                  "version": version_of(k9s, "k9s")}
-        except TuiError as exc:
-            doc["peers"]["k9s"] = {"error": str(exc)}
+        totals = {"nodes": len(fill._list_nodes()), "pods": fill.cluster_pod_count()}
+        for view in K9S_VIEWS:  # its Nodes view (no allocation), then its Pods view of every namespace
+            key = "k9s" if view == "nodes" else f"k9s_{view}"
+            say(f"measuring k9s's {view} view ({totals[view]:,} {view}; {duration:.0f} s, churn {rate:,.0f}/s)")
+            try:
+                fig = k9s_tui(k9s, kubeconfig, totals[view], duration, churn, view=view)
+                doc["peers"][key] = {**fig.as_dict(), "churn_rate": _achieved(churns), **_churn_figures(churns),
+                                     "version": version_of(k9s, "k9s")}
+            except TuiError as exc:
+                doc["peers"][key] = {"error": str(exc)}
     doc["machine"]["load_end"] = _load()
     doc["targets"] = targets(doc)
     return doc

@@ -16,7 +16,7 @@ from kubernetes import client
 
 from kubeview.bench.cluster.objects import plan
 from kubeview.bench.scheduler.kube import BenchError, KubeBench, KubeOptions, _sigterm_as_interrupt
-from kubeview.bench.scheduler.kube_plan import RUN_LABEL, bench_namespace
+from kubeview.bench.scheduler.kube_plan import RUN_LABEL, bench_namespace, namespace_name
 from kubeview.cluster.kube.config import Connection
 
 SLICES = ("resource.k8s.io", "v1", "resourceslices")
@@ -69,8 +69,25 @@ class ClusterFill(KubeBench):
         self.say(f"  created {len(pod_objs)} pods ({self.bound} bound by nodeName) in {time.monotonic() - start:.1f} s")
         self._wait_counts(nodes, pods)
 
+    def adopt(self, run: str, nodes: int, pods: int) -> None:
+        """Measure on what an earlier run left with --keep: the same plan gives its pod names and bound
+        count; the API server must list exactly its nodes and pods. Left as it was on the way out."""
+        self.run_id, self.namespace, self.keep = run, namespace_name(run), True
+        have_nodes, have_pods = len(self.node_names()), self.pod_count()
+        if (have_nodes, have_pods) != (nodes, pods):
+            raise BenchError(f"run {run} lists {have_nodes:,} nodes and {have_pods:,} pods; --nodes {nodes:,} --pods "
+                             f"{pods:,} must be what it was filled with (its first line said so)")
+        _, _, pod_objs = plan(run, nodes, pods)
+        self.bound = sum(1 for p in pod_objs if p["spec"].get("nodeName"))
+        self.pod_names = [p["metadata"]["name"] for p in pod_objs]
+
     def pod_count(self) -> int:
         data = json.loads(self._call("Counting pods", self.core.list_namespaced_pod, self.namespace, limit=1))
+        return len(data.get("items") or []) + int((data.get("metadata") or {}).get("remainingItemCount") or 0)
+
+    def cluster_pod_count(self) -> int:
+        """Every pod of every namespace (what k9s's Pods view in all namespaces counts)."""
+        data = json.loads(self._call("Counting the cluster's pods", self.core.list_pod_for_all_namespaces, limit=1))
         return len(data.get("items") or []) + int((data.get("metadata") or {}).get("remainingItemCount") or 0)
 
     def node_names(self) -> list[str]:

@@ -18,7 +18,7 @@ PEERS_CACHE = Path(os.environ.get("KUBEVIEW_PEERS_CACHE") or _CACHE / "peers")
 K8S_CACHE = Path(os.environ.get("KUBEVIEW_K8S_CACHE") or _CACHE / "kubernetes")
 BUILD = {  # how to get each peer, printed when it is missing
     "kubectl-view-allocations": "scripts/build-peers.sh kubectl-view-allocations (cargo install from crates.io)",
-    "kube-capacity": "scripts/build-peers.sh kube-capacity (go build of github.com/robscott/kube-capacity)",
+    "kube-capacity": "KUBE_CAPACITY_REPO=<its git dir> scripts/build-peers.sh kube-capacity (go build of github.com/robscott/kube-capacity: the module proxy refuses it)",
     "k9s": "scripts/build-peers.sh k9s (go build of github.com/derailed/k9s)",
     "kubectl": "bash scripts/build-kubernetes.sh (kubectl of the realk8s plane)",
 }

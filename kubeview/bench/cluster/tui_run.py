@@ -26,7 +26,12 @@ from kubeview.bench.cluster.measure import cpu_seconds, vm_hwm
 from kubeview.bench.cluster.screen import Screen
 
 K9S_SIZE = (200, 60)
-_K9S_TITLE = re.compile(r"nodes(?:\([^)]*\))?\[([\d,]+)\]", re.I)
+K9S_VIEWS = ("nodes", "pods")  # k9s's Nodes view, and its Pods view in every namespace (-A)
+
+
+def k9s_title(view: str) -> re.Pattern[str]:
+    """k9s's table title, e.g. `Nodes[5,000]` or `Pods(all)[150,000]`: the count it has listed."""
+    return re.compile(view + r"(?:\([^)]*\))?\[([\d,]+)\]", re.I)
 
 
 class TuiError(Exception):
@@ -100,17 +105,19 @@ def _line(proc: subprocess.Popen, word: str, deadline: float) -> str:
     raise TuiError(f"kubeview's TUI did not print {word!r} (exit {proc.poll()})")
 
 
-def k9s_tui(binary: str, kubeconfig: str, nodes_total: int, duration: float,
-            churn: Callable[[], Callable[[], object]], timeout: float = 600.0) -> TuiFigures:
-    """k9s on its nodes view in a pty; complete when its title counts every node of the cluster."""
+def k9s_tui(binary: str, kubeconfig: str, total: int, duration: float,
+            churn: Callable[[], Callable[[], object]], timeout: float = 600.0, view: str = "nodes") -> TuiFigures:
+    """k9s on one view (K9S_VIEWS) in a pty; complete when its title counts `total` objects: every node,
+    or every pod of every namespace (the work of a complete kubeview Nodes screen, which sums them)."""
+    title = k9s_title(view)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", K9S_SIZE[1], K9S_SIZE[0], 0, 0))
     home = tempfile.mkdtemp(prefix="kubeview-bench-k9s-")
     env = {**os.environ, "TERM": "xterm-256color", "XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home,
            "XDG_DATA_HOME": home, "XDG_CACHE_HOME": home, "K9S_CONFIG_DIR": home, "KUBECONFIG": kubeconfig}
     start = time.monotonic()
-    proc = subprocess.Popen([binary, "--kubeconfig", kubeconfig, "--command", "nodes", "--readonly", "--logoless",
-                             "--refresh", "2"], stdin=slave, stdout=slave, stderr=slave, env=env,
+    proc = subprocess.Popen([binary, "--kubeconfig", kubeconfig, "--command", view, "--readonly", "--logoless",
+                             "--refresh", "2", *(["--all-namespaces"] if view == "pods" else [])], stdin=slave, stdout=slave, stderr=slave, env=env,
                             start_new_session=True, preexec_fn=_controlling_tty)
     os.close(slave)
     screen = Screen(*K9S_SIZE)
@@ -119,10 +126,10 @@ def k9s_tui(binary: str, kubeconfig: str, nodes_total: int, duration: float,
         first_s = None
         while first_s is None:
             if time.monotonic() - start > timeout or proc.poll() is not None:
-                raise TuiError(f"k9s showed no nodes title counting {nodes_total} nodes in {timeout:.0f} s "
+                raise TuiError(f"k9s showed no {view} title counting {total:,} {view} in {timeout:.0f} s "
                                f"(exit {proc.poll()}); its screen: {' | '.join(s.strip() for s in screen.lines()[6:16] if s.strip())[:600]}")
             _pump(master, screen, 0.05)
-            if any(int(m.group(1).replace(",", "")) >= nodes_total for line in screen.lines() for m in _K9S_TITLE.finditer(line)):
+            if any(int(m.group(1).replace(",", "")) >= total for line in screen.lines() for m in title.finditer(line)):
                 first_s = time.monotonic() - start
         stop = churn()
         c0, t0 = cpu_seconds(proc.pid), time.monotonic()
