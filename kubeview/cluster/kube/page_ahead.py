@@ -22,56 +22,8 @@ PEEK_BYTES = 4096  # a token is a few hundred bytes; metadata holds nothing long
 def peek_continue(data: bytes) -> str | None:
     """The `continue` token of a list page as the API server writes it, from its first bytes; None
     when the page has none there (the last page, or another writer's order)."""
-    if data[:4] == _PROTOBUF:
-        return _proto_continue(data[4:PEEK_BYTES])
     m = _HEAD.match(data, 0, PEEK_BYTES)
     return m.group(1).decode("ascii", "replace") if m else None
-
-
-# A protobuf page (pod_proto.py) is runtime.Unknown{1: typeMeta, 2: raw}, raw a PodList{1: ListMeta
-# {1: selfLink, 2: resourceVersion, 3: continue, 4: remainingItemCount}, 2: items}: the fields in that
-# order, so the token is within the first bytes too. The protobuf parser takes whole messages only,
-# hence these few lines of wire format.
-_PROTOBUF = b"k8s\x00"
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while at < len(data) and shift < 64:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at, shift = at + 1, shift + 7
-        if byte < 0x80:
-            return value, at
-    raise IndexError("varint past the peeked bytes")
-
-
-def _field(data: bytes, at: int, number: int) -> tuple[int, int] | None:
-    """(start, end) of length-delimited field `number` at `at`, skipping the fields before it."""
-    while at < len(data):
-        key, at = _varint(data, at)
-        if key & 7 == 0:
-            _, at = _varint(data, at)
-            continue
-        if key & 7 != 2:
-            return None
-        size, at = _varint(data, at)
-        if key >> 3 == number:
-            return at, at + size
-        at += size
-    return None
-
-
-def _proto_continue(data: bytes) -> str | None:
-    try:
-        raw = _field(data, 0, 2)  # Unknown.raw, past typeMeta
-        meta = raw and _field(data, raw[0], 1)  # PodList.metadata
-        token = meta and _field(data[:meta[1]], meta[0], 3)  # ListMeta.continue
-    except IndexError:
-        return None
-    if not token or token[1] > len(data):
-        return None
-    return data[token[0]:token[1]].decode("ascii", "replace") or None  # "" on the last page
 
 
 class Ahead:

@@ -91,22 +91,20 @@ class RawApi:
         return self._get(f"{self.prefix}/namespaces/{namespace}/{plural}/{name}", [], False, _request_timeout)
 
     def call(self, plural: str, namespace: str | None, _preload_content: bool = False,
-             _request_timeout: object = None, _headers: dict[str, str] | None = None, **kwargs: object) -> object:
-        """GET the collection; the raw urllib3 response (kubeview reads every list undecoded).
-        `_headers` as the generated methods take it (an Accept of protobuf: pod_proto.py)."""
+             _request_timeout: object = None, **kwargs: object) -> object:
+        """GET the collection; the raw urllib3 response (kubeview reads every list undecoded)."""
         path = self.prefix + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
         unknown = set(kwargs) - set(QUERY)
         if unknown:
             raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(unknown))}")
         query = [(QUERY[k], str(v).lower() if isinstance(v, bool) else v) for k, v in kwargs.items() if v is not None]
-        return self._get(path, query, _preload_content, _request_timeout, _headers)
+        return self._get(path, query, _preload_content, _request_timeout)
 
-    def _get(self, path: str, query: list, _preload_content: bool, _request_timeout: object,
-             headers: dict[str, str] | None = None) -> object:
+    def _get(self, path: str, query: list, _preload_content: bool, _request_timeout: object) -> object:
         if _preload_content:
             raise ValueError("RawApi returns raw responses only (_preload_content=False)")
         request = self.api_client.param_serialize("GET", path, query_params=query,
-                                                  header_params={"Accept": "application/json", **(headers or {})},
+                                                  header_params={"Accept": "application/json"},
                                                   auth_settings=["BearerToken"])
         return self.api_client._call_with_legacy_options(request, {}, None, False, _request_timeout, True)
 

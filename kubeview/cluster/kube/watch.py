@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
 
-from kubeview.cluster.kube import pod_proto, pod_wire
+from kubeview.cluster.kube import pod_wire
 from kubeview.cluster.kube.errors import describe_api_error, describe_connection_error, retry_after
 from kubeview.cluster.kube.page_ahead import Ahead, peek_continue
 from kubeview.cluster.kube.watch_settings import WatchSettings as WatchSettings  # callers import it from here
@@ -246,8 +246,6 @@ class Informer:
             kwargs["limit"] = self.settings.page_size
         if token:
             kwargs["_continue"] = token
-        if self.spec.kind == "Pod" and self.settings.pod_protobuf:
-            kwargs["_headers"] = {"Accept": pod_proto.ACCEPT}  # pod_proto.py
         return self._call(**kwargs).data  # type: ignore[attr-defined]
 
     # -- watch ---------------------------------------------------------------------------------
@@ -272,9 +270,7 @@ class Informer:
                 resp.release_conn()  # type: ignore[attr-defined]
 
     def _decode_page(self, data: bytes) -> dict:
-        if self.spec.kind != "Pod":
-            return json.loads(data)
-        return pod_proto.pod_list(data) if pod_proto.is_protobuf(data) else pod_wire.pod_list(data)
+        return pod_wire.pod_list(data) if self.spec.kind == "Pod" else json.loads(data)
 
     def _decode_event(self, line: bytes) -> dict:
         return pod_wire.pod_event(line) if self.spec.kind == "Pod" else json.loads(line)

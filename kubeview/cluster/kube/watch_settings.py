@@ -37,32 +37,24 @@ class WatchSettings:
     retry_after_max: float = 60.0
     """Longest wait honoured from a 429's `Retry-After`; also the wait when the header is missing is 1 s."""
 
-    pod_protobuf: bool = True
-    """Ask for pod list pages as protobuf (pod_proto.py; JSON where the server gives none): the API
-    server spends ~25% less CPU on them than on JSON. `KUBEVIEW_POD_LIST=json` asks for JSON."""
-
     give_up_before_sync: bool = True
     """If the very first list of a kind cannot connect, fail (SourceError) instead of retrying:
     a wrong server address should be one clear line, not a spinner."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> WatchSettings:
-        """The defaults, with `connect_timeout` from `KUBEVIEW_CONNECT_TIMEOUT` (seconds) and
-        `pod_protobuf` from `KUBEVIEW_POD_LIST` (protobuf or json) when set; SourceError (exit 1, one
-        line) for a value that is neither."""
-        encoding = environ.get("KUBEVIEW_POD_LIST", "").strip().lower() or "protobuf"
-        if encoding not in ("protobuf", "json"):
-            raise SourceError(f"KUBEVIEW_POD_LIST must be protobuf or json, not {environ['KUBEVIEW_POD_LIST']!r}.")
+        """The defaults, with `connect_timeout` from `KUBEVIEW_CONNECT_TIMEOUT` (seconds) when set;
+        SourceError (exit 1, one line) for a value that is not a positive number."""
         raw = environ.get("KUBEVIEW_CONNECT_TIMEOUT", "").strip()
         if not raw:
-            return cls(pod_protobuf=encoding == "protobuf")
+            return cls()
         try:
             seconds = float(raw)
         except ValueError:
             seconds = 0.0
         if not 0 < seconds < float("inf"):
             raise SourceError(f"KUBEVIEW_CONNECT_TIMEOUT must be a number of seconds above 0, not {raw!r}.")
-        return cls(connect_timeout=seconds, pod_protobuf=encoding == "protobuf")
+        return cls(connect_timeout=seconds)
 
     def backoff(self, failures: int) -> float:
         """Wait before retry number `failures` (1-based)."""
