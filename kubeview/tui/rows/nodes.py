@@ -181,6 +181,12 @@ def matches(rows: NodeRows, text: str, cache: dict[str, tuple[str, str]]) -> np.
     return out
 
 
+def measure_stamp(rows: NodeRows, name: str) -> object:
+    """What the measured columns show (the name, and STATUS: the node's conditions), for `Rows.measure`."""
+    i = rows.row.get(name)
+    return None if i is None else rows.views[i].resource_version
+
+
 def stamp(rows: NodeRows, name: str) -> tuple:
     """Everything a node's row shows, as one hashable value (the table caches the row's strip by it)."""
     i = rows.row.get(name)

@@ -51,6 +51,7 @@ class NodesScreen(ClusterScreen):
         self.sort_column = "name"
         self.sort_reverse = False
         self.data = rows.NodeRows()
+        self._builds = 0  # one more per `data`: with the filter, what the table's rows hold (`Rows.content`)
         self._search: dict[str, tuple[str, str]] = {}
         self._usage: dict = {}
 
@@ -67,6 +68,7 @@ class NodesScreen(ClusterScreen):
             model = state.model
             self.data = rows.build(model, state.memo("gpu_fit", lambda: model.largest_fit(GPU)), self._usage,
                                    state.memo("gpu_shaped", lambda: shaped(model)), self.node_figures())
+        self._builds += 1
         self._show()
 
     def _show(self) -> None:
@@ -76,7 +78,8 @@ class NodesScreen(ClusterScreen):
         table = self.main_widget()
         table.sort_column, table.sort_reverse = self.sort_column, self.sort_reverse
         table.rows = Rows(names, lambda name: rows.cells(data, name, table.width_of), position.get,
-                          self.sort_reverse, lambda name: rows.stamp(data, name))
+                          self.sort_reverse, lambda name: rows.stamp(data, name), (self._builds, self.filter_text),
+                          lambda name: rows.measure_stamp(data, name))
 
     def apply_filter(self, text: str) -> None:
         self._show()

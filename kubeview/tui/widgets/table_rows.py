@@ -24,6 +24,12 @@ class Rows:
     position: Callable[[Any], int | None] | None = None  # fast key -> index (else a scan)
     reverse: bool = False
     stamp: Callable[[Any], Hashable] | None = None  # what a row shows: its cached strip lives while this holds
+    # What the rows hold apart from their order: rows of the content the table last measured (a
+    # re-sort of the same build, the same filter) keep its column widths without a row measured again.
+    content: Hashable | None = None
+    # What a row's measured columns (names, a reason's point: `Column.whole`/`point`) show, where that is
+    # cheaper to say than `stamp`: a refresh of 5,000 nodes read every row's stamp (~13 us) to measure.
+    measure: Callable[[Any], Hashable] | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
