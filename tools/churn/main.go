@@ -5,7 +5,10 @@
 //
 // It stops at --duration, when stdin closes (--stdin), or on SIGTERM/SIGINT, and prints one JSON line:
 // {"done":N,"errors":N,"seconds":S,"achieved":R,"target":T,"workers":W,"first_error":"..."}.
-// Pod i's label value is the index i of the call that wrote it, so a reader can check the writes.
+// Pod i's label value is RUN-i, i the index of the call that wrote it (so a reader can check the writes)
+// and RUN this run's --run, by default a new one each run: a run over pods an earlier run patched
+// writes values they do not hold yet, so every patch is a change and an event (the same values again
+// were no-op patches: no event at all, and a TUI measured "under churn" saw none).
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +55,7 @@ func main() {
 	stdin := flag.Bool("stdin", false, "stop when stdin closes")
 	workers := flag.Int("workers", 64, "goroutines issuing patches")
 	protobuf := flag.Bool("protobuf", true, "ask for the patched pod back as protobuf, not JSON (less API server CPU)")
+	run := flag.String("run", strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of every label value written (default: new each run)")
 	flag.Parse()
 	if *kubeconfig == "" || *namespace == "" || *rate <= 0 || *workers < 1 {
 		fail("needs --kubeconfig, --namespace, --rate > 0 and --workers >= 1")
@@ -86,14 +91,14 @@ func main() {
 	if *stdin {
 		go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
 	}
-	res := churn(ctx, clientset, *namespace, names, *rate, *workers)
+	res := churn(ctx, clientset, *namespace, names, *rate, *workers, *run)
 	line, _ := json.Marshal(res)
 	fmt.Println(string(line))
 }
 
 // churn runs the workers until ctx ends; call i (a shared counter) is due at start + i/rate, and a
 // worker behind schedule calls at once, so the achieved rate is what the server and client allow.
-func churn(ctx context.Context, cs *kubernetes.Clientset, ns string, names []string, rate float64, workers int) result {
+func churn(ctx context.Context, cs *kubernetes.Clientset, ns string, names []string, rate float64, workers int, run string) result {
 	pods := cs.CoreV1().Pods(ns)
 	var next, done, errs atomic.Int64
 	var firstErr sync.Once
@@ -117,7 +122,7 @@ func churn(ctx context.Context, cs *kubernetes.Clientset, ns string, names []str
 				if ctx.Err() != nil {
 					return
 				}
-				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"%d"}}}`, label, i)
+				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"%s-%d"}}}`, label, run, i)
 				// A patch already sent finishes even when ctx ends, so `done` counts every write made.
 				call, stop := context.WithTimeout(context.Background(), 30*time.Second)
 				_, err := pods.Patch(call, names[i%int64(len(names))], types.MergePatchType, []byte(patch), metav1.PatchOptions{})

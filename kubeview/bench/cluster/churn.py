@@ -1,6 +1,8 @@
 """Pod events at a target rate for `bench cluster`: label patches on the run's pods from worker
 threads, paced against the clock (call i is due at i / rate; behind schedule, the workers call as
-fast as they can). The achieved rate is what is reported, not the target."""
+fast as they can). The achieved rate is what is reported, not the target. Each value written is
+`<run>-<i>` with a run of its own, as the Go churn's (tools/churn): a patch that writes the value a pod
+already holds is no change and makes no event, and `bench cluster --reuse` churns the same pods again."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ class Churn:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._t0 = 0.0
+        self.run = format(time.time_ns(), "x")  # every value this churn writes is new to the pods
 
     def start(self) -> Churn:
         if not self.names or self.rate <= 0:
@@ -56,7 +59,7 @@ class Churn:
                 return
             name = self.names[i % len(self.names)]
             try:
-                resp = self.core.patch_namespaced_pod(name, self.namespace, {"metadata": {"labels": {LABEL: str(i)}}},
+                resp = self.core.patch_namespaced_pod(name, self.namespace, {"metadata": {"labels": {LABEL: f"{self.run}-{i}"}}},
                                                       _preload_content=False, _request_timeout=(10, 30))
                 raw_response(resp).release_conn()
                 ok = True
