@@ -26,30 +26,12 @@ build_k9s() {
         "-s -w -X github.com/derailed/k9s/cmd.version=$K9S" k9s=.
 }
 build_kube_capacity() {
-    local out="$PEERS/kube-capacity-$KUBE_CAPACITY/bin"
-    local ldflags="-s -w -X github.com/robscott/kube-capacity/pkg/cmd.version=$KUBE_CAPACITY"
-    if [ -z "${KUBE_CAPACITY_REPO:-}" ] || [ -x "$out/kube-capacity" ]; then
-        go_module_build kube-capacity github.com/robscott/kube-capacity "$KUBE_CAPACITY" "$out" "$ldflags" kube-capacity=. \
-            && return 0
-        echo "kube-capacity: the module proxy refuses it; bring its repository and name its git directory in" \
-             "KUBE_CAPACITY_REPO (its dependencies still come from the proxy)" >&2
-        return 1
-    fi
-    # Its repository at the pinned tag (a git directory, e.g. one the search library's fetch brought), built
-    # with its own go.mod: every dependency through the module proxy.
-    local start work; start=$(date +%s)
-    mkdir -p "$out" "$PEERS/src"
-    work="$(mktemp -d "$PEERS/src/kube-capacity.XXXXXX")"
-    if git -C "$KUBE_CAPACITY_REPO" archive "$KUBE_CAPACITY" | tar -x -C "$work" \
-        && (cd "$work" && GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0 \
-            go build -ldflags "$ldflags" -o "$out/kube-capacity.tmp" .) \
-        && mv "$out/kube-capacity.tmp" "$out/kube-capacity"; then
-        rm -rf "$work"
-        echo "kube-capacity: built $KUBE_CAPACITY from $KUBE_CAPACITY_REPO in $(( $(date +%s) - start )) s into $out"
-        return 0
-    fi
-    rm -rf "$work"
-    echo "kube-capacity: building $KUBE_CAPACITY from $KUBE_CAPACITY_REPO failed (above)" >&2
+    # Its repository at the pinned tag when KUBE_CAPACITY_REPO names one (go-module-build.sh GO_MODULE_REPO)
+    GO_MODULE_REPO="${KUBE_CAPACITY_REPO:-}" go_module_build kube-capacity github.com/robscott/kube-capacity \
+        "$KUBE_CAPACITY" "$PEERS/kube-capacity-$KUBE_CAPACITY/bin" \
+        "-s -w -X github.com/robscott/kube-capacity/pkg/cmd.version=$KUBE_CAPACITY" kube-capacity=. && return 0
+    [ -n "${KUBE_CAPACITY_REPO:-}" ] || echo "kube-capacity: the module proxy refuses it; bring its repository" \
+        "and name its git directory in KUBE_CAPACITY_REPO (its dependencies still come from the proxy)" >&2
     return 1
 }
 build_view_allocations() {

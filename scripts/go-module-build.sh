@@ -9,6 +9,8 @@
 # GO_MODULE_FILES (module-relative paths, space-separated) are copied from the module into
 # GO_MODULE_FILES_DIR too (build-karpenter.sh: the CRDs), and count for "cached" like the binaries.
 # build-churn.sh uses only build_lock (its source is in this repository, not a published module).
+# GO_MODULE_REPO (a git directory of the module's repository): build VERSION, a tag there, instead of
+# downloading the module (build-peers.sh: kube-capacity, which the module proxy refuses).
 
 # Two builds into one cache take turns: the lock stays held on fd 9 until the calling shell exits.
 build_lock() {
@@ -38,12 +40,17 @@ go_module_build() {
         set -e
         export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0
         cd "$work"
-        if ! go mod download -json "$module@$version" > mod.json; then
-            echo "$tool: cannot download $module@$version (GOPROXY=$(go env GOPROXY))" >&2
-            exit 1
+        if [ -n "${GO_MODULE_REPO:-}" ]; then  # the module's repository at the tag (its deps still from the proxy)
+            mkdir src && git -C "$GO_MODULE_REPO" archive "$version" | tar -x -C src
+        else
+            if ! go mod download -json "$module@$version" > mod.json; then
+                echo "$tool: cannot download $module@$version (GOPROXY=$(go env GOPROXY))" >&2
+                exit 1
+            fi
+            dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
+            cp -r "$dir" src && chmod -R u+w src
         fi
-        dir="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' mod.json)"
-        cp -r "$dir" src && chmod -R u+w src && cd src
+        cd src
         if [ -n "${GO_MODULE_FILES:-}" ]; then
             mkdir -p "$GO_MODULE_FILES_DIR"
             for file in $GO_MODULE_FILES; do cp "$file" "$GO_MODULE_FILES_DIR/${file##*/}"; done

@@ -72,10 +72,14 @@ def _true(obj: dict, *types: str) -> bool:
     return all(conditions.get(t) == "True" for t in types)
 
 
+def _karpenter_events(events: list[client.CoreV1Event], pod: str) -> list[client.CoreV1Event]:
+    """Karpenter's own events on this pod (not kube-scheduler's)."""
+    return [e for e in events if e.involved_object.name == pod and (e.source.component if e.source else None) == "karpenter"]
+
+
 def _karpenter_words(events: list[client.CoreV1Event], pod: str) -> list[str]:
     """Karpenter's own FailedScheduling messages on this pod (not kube-scheduler's)."""
-    return [e.message for e in events if e.involved_object.name == pod and e.reason == "FailedScheduling"
-            and (e.source.component if e.source else None) == "karpenter"]
+    return [e.message for e in _karpenter_events(events, pod) if e.reason == "FailedScheduling"]
 
 
 def _limit_is_last_word(events: list[client.CoreV1Event], pod: str, pool: str) -> bool:
@@ -83,7 +87,7 @@ def _limit_is_last_word(events: list[client.CoreV1Event], pod: str, pool: str) -
     Karpenter may nominate a pod to a node it launched past the limit for a moment (`_recreate_gone`):
     a Nominated after the limit words means the state has not settled yet (CI, stop 49: the view
     waited 30 s on "Pod should schedule on: nodeclaim/…" taken after the premise)."""
-    ours = [e for e in events if e.involved_object.name == pod and (e.source.component if e.source else None) == "karpenter"]
+    ours = _karpenter_events(events, pod)
     if not ours:
         return False
 

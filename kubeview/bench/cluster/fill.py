@@ -82,12 +82,15 @@ class ClusterFill(KubeBench):
         self.pod_names = [p["metadata"]["name"] for p in pod_objs]
 
     def pod_count(self) -> int:
-        data = json.loads(self._call("Counting pods", self.core.list_namespaced_pod, self.namespace, limit=1))
-        return len(data.get("items") or []) + int((data.get("metadata") or {}).get("remainingItemCount") or 0)
+        return self._count("Counting pods", self.core.list_namespaced_pod, self.namespace)
 
     def cluster_pod_count(self) -> int:
         """Every pod of every namespace (what k9s's Pods view in all namespaces counts)."""
-        data = json.loads(self._call("Counting the cluster's pods", self.core.list_pod_for_all_namespaces, limit=1))
+        return self._count("Counting the cluster's pods", self.core.list_pod_for_all_namespaces)
+
+    def _count(self, what: str, call: Callable[..., object], *args: object) -> int:
+        """A list of one item and its remainingItemCount: the count without the list."""
+        data = json.loads(self._call(what, call, *args, limit=1))
         return len(data.get("items") or []) + int((data.get("metadata") or {}).get("remainingItemCount") or 0)
 
     def node_names(self) -> list[str]:
